@@ -1,0 +1,280 @@
+//! Calendar values: `date`, `time`, `datetime` and `duration`, in UTC (NebulaGraph's default time zone).
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Date {
+    pub year: i16,
+    pub month: u8,
+    pub day: u8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time {
+    pub hour: u8,
+    pub minute: u8,
+    pub sec: u8,
+    pub microsec: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DateTime {
+    pub date: Date,
+    pub time: Time,
+}
+
+/// A duration: months kept apart from seconds, as in openCypher and NebulaGraph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Duration {
+    pub months: i32,
+    pub seconds: i64,
+    pub microseconds: i32,
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719468;
+    let era = if z >= 0 { z } else { z - 146096 } / 146097;
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        _ => 28,
+    }
+}
+
+impl Date {
+    pub fn new(year: i64, month: i64, day: i64) -> Option<Date> {
+        if !(-32768..=32767).contains(&year) || !(1..=12).contains(&month) {
+            return None;
+        }
+        if day < 1 || day > days_in_month(year, month as u32) as i64 {
+            return None;
+        }
+        Some(Date { year: year as i16, month: month as u8, day: day as u8 })
+    }
+
+    pub fn to_days(&self) -> i64 {
+        days_from_civil(self.year as i64, self.month as u32, self.day as u32)
+    }
+
+    pub fn from_days(days: i64) -> Option<Date> {
+        let (y, m, d) = civil_from_days(days);
+        Date::new(y, m as i64, d as i64)
+    }
+
+    /// Parses `YYYY-MM-DD` (also `YYYY-MM` and `YYYY`).
+    pub fn parse(s: &str) -> Option<Date> {
+        let s = s.trim();
+        let (neg, body) = match s.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, s),
+        };
+        let mut parts = body.split('-');
+        let y: i64 = parts.next()?.parse().ok()?;
+        let m: i64 = match parts.next() {
+            Some(p) => p.parse().ok()?,
+            None => 1,
+        };
+        let d: i64 = match parts.next() {
+            Some(p) => p.parse().ok()?,
+            None => 1,
+        };
+        if parts.next().is_some() {
+            return None;
+        }
+        Date::new(if neg { -y } else { y }, m, d)
+    }
+
+    pub fn add_months(&self, months: i64) -> Option<Date> {
+        let total = self.year as i64 * 12 + (self.month as i64 - 1) + months;
+        let y = total.div_euclid(12);
+        let m = total.rem_euclid(12) + 1;
+        let d = (self.day as u32).min(days_in_month(y, m as u32));
+        Date::new(y, m, d as i64)
+    }
+}
+
+impl Time {
+    pub fn new(hour: i64, minute: i64, sec: i64, microsec: i64) -> Option<Time> {
+        if !(0..24).contains(&hour) || !(0..60).contains(&minute) || !(0..60).contains(&sec) {
+            return None;
+        }
+        if !(0..1_000_000).contains(&microsec) {
+            return None;
+        }
+        Some(Time { hour: hour as u8, minute: minute as u8, sec: sec as u8, microsec: microsec as u32 })
+    }
+
+    /// Parses `HH:MM[:SS[.ffffff]]`.
+    pub fn parse(s: &str) -> Option<Time> {
+        let s = s.trim();
+        let mut parts = s.split(':');
+        let h: i64 = parts.next()?.parse().ok()?;
+        let m: i64 = parts.next()?.parse().ok()?;
+        let (sec, micro) = match parts.next() {
+            Some(p) => parse_seconds(p)?,
+            None => (0, 0),
+        };
+        if parts.next().is_some() {
+            return None;
+        }
+        Time::new(h, m, sec, micro)
+    }
+
+    pub fn to_micros(&self) -> i64 {
+        ((self.hour as i64 * 60 + self.minute as i64) * 60 + self.sec as i64) * 1_000_000 + self.microsec as i64
+    }
+
+    pub fn from_micros(us: i64) -> Time {
+        let us = us.rem_euclid(86_400_000_000);
+        let secs = us / 1_000_000;
+        Time {
+            hour: (secs / 3600) as u8,
+            minute: ((secs / 60) % 60) as u8,
+            sec: (secs % 60) as u8,
+            microsec: (us % 1_000_000) as u32,
+        }
+    }
+}
+
+fn parse_seconds(p: &str) -> Option<(i64, i64)> {
+    match p.split_once('.') {
+        Some((s, frac)) => {
+            if frac.is_empty() || frac.len() > 6 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let mut micro: i64 = frac.parse().ok()?;
+            for _ in frac.len()..6 {
+                micro *= 10;
+            }
+            Some((s.parse().ok()?, micro))
+        }
+        None => Some((p.parse().ok()?, 0)),
+    }
+}
+
+impl DateTime {
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.ffffff]` (a space also separates date and time; the time part is optional).
+    pub fn parse(s: &str) -> Option<DateTime> {
+        let s = s.trim();
+        let (d, t) = match s.find(['T', ' ']) {
+            Some(i) => (&s[..i], Some(&s[i + 1..])),
+            None => (s, None),
+        };
+        let date = Date::parse(d)?;
+        let time = match t {
+            Some(t) => Time::parse(t)?,
+            None => Time { hour: 0, minute: 0, sec: 0, microsec: 0 },
+        };
+        Some(DateTime { date, time })
+    }
+
+    /// Seconds since the Unix epoch.
+    pub fn to_timestamp(&self) -> i64 {
+        self.date.to_days() * 86_400 + self.time.to_micros() / 1_000_000
+    }
+
+    pub fn to_micros(&self) -> i64 {
+        self.date.to_days() * 86_400_000_000 + self.time.to_micros()
+    }
+
+    pub fn from_micros(us: i64) -> Option<DateTime> {
+        let days = us.div_euclid(86_400_000_000);
+        Some(DateTime { date: Date::from_days(days)?, time: Time::from_micros(us.rem_euclid(86_400_000_000)) })
+    }
+
+    pub fn from_timestamp(secs: i64) -> Option<DateTime> {
+        DateTime::from_micros(secs.checked_mul(1_000_000)?)
+    }
+
+    pub fn add_duration(&self, d: &Duration, sign: i64) -> Option<DateTime> {
+        let date = self.date.add_months(d.months as i64 * sign)?;
+        let base = DateTime { date, time: self.time }.to_micros();
+        let delta = (d.seconds.checked_mul(1_000_000)?.checked_add(d.microseconds as i64)?).checked_mul(sign)?;
+        DateTime::from_micros(base.checked_add(delta)?)
+    }
+}
+
+impl Duration {
+    pub fn zero() -> Duration {
+        Duration { months: 0, seconds: 0, microseconds: 0 }
+    }
+
+    pub fn negate(&self) -> Duration {
+        Duration { months: -self.months, seconds: -self.seconds, microseconds: -self.microseconds }
+    }
+
+    pub fn add(&self, o: &Duration) -> Option<Duration> {
+        let mut micro = self.microseconds as i64 + o.microseconds as i64;
+        let mut secs = self.seconds.checked_add(o.seconds)?;
+        secs = secs.checked_add(micro.div_euclid(1_000_000))?;
+        micro = micro.rem_euclid(1_000_000);
+        Some(Duration { months: self.months.checked_add(o.months)?, seconds: secs, microseconds: micro as i32 })
+    }
+}
+
+impl fmt::Display for Date {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:02}:{:02}:{:02}.{:06}", self.hour, self.minute, self.sec, self.microsec)
+    }
+}
+
+impl fmt::Display for DateTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}T{}", self.date, self.time)
+    }
+}
+
+impl fmt::Display for Duration {
+    /// ISO 8601 form, like `P1MT3600.000000S`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let total_us = self.seconds as i128 * 1_000_000 + self.microseconds as i128;
+        let sign = if total_us < 0 { "-" } else { "" };
+        let abs = total_us.abs();
+        write!(f, "P{}MT{}{}.{:06}S", self.months, sign, abs / 1_000_000, abs % 1_000_000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_round_trip() {
+        for days in [-800_000i64, -1, 0, 1, 18_000, 2_932_896] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+        assert_eq!(Date::parse("2019-02-29"), None);
+        assert_eq!(DateTime::parse("1970-01-02T00:00:01").unwrap().to_timestamp(), 86_401);
+        assert_eq!(Time::parse("12:30:01.5").unwrap().to_string(), "12:30:01.500000");
+    }
+}

@@ -1,0 +1,25 @@
+//! Named bounds on everything that can grow. Units last in names.
+
+/// Longest statement text accepted, in bytes.
+pub const STATEMENT_BYTES_MAX: usize = 4 * 1024 * 1024;
+/// Deepest nesting of expressions the parser accepts before it refuses the statement (guards the stack).
+pub const EXPR_DEPTH_MAX: usize = 96;
+/// Most statements in one request.
+pub const STATEMENTS_PER_REQUEST_MAX: usize = 10_000;
+/// Longest FIXED_STRING VID a space may declare.
+pub const VID_BYTES_MAX: usize = 256;
+/// Most partitions a space may have.
+pub const PARTITIONS_MAX: u32 = 1024;
+/// Most properties in one tag or edge type.
+pub const PROPS_PER_SCHEMA_MAX: usize = 1024;
+/// Longest string property value, in bytes.
+pub const STRING_PROP_BYTES_MAX: usize = 16 * 1024 * 1024;
+/// Longest list a function such as `range()` may build.
+pub const LIST_LEN_MAX: usize = 10_000_000;
+/// Longest comment on a space, tag or edge type, in bytes.
+pub const COMMENT_BYTES_MAX: usize = 256;
+/// Longest regular expression source accepted by `=~`, in bytes, and the compiled size limit.
+pub const REGEX_BYTES_MAX: usize = 4096;
+pub const REGEX_COMPILED_BYTES_MAX: usize = 1 << 20;
+/// Largest HTTP request body, in bytes.
+pub const HTTP_BODY_BYTES_MAX: usize = 64 * 1024 * 1024;

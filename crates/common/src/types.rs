@@ -1,0 +1,94 @@
+//! Property types of tags and edge types.
+
+use std::fmt;
+
+/// The type of a tag or edge property, as declared in `CREATE TAG|EDGE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PropType {
+    Bool,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Float,
+    Double,
+    String,
+    FixedString(u16),
+    Date,
+    Time,
+    DateTime,
+    Timestamp,
+    Duration,
+}
+
+impl PropType {
+    /// The name NebulaGraph prints in `DESCRIBE TAG` and `SHOW CREATE TAG`.
+    pub fn name(&self) -> String {
+        match self {
+            PropType::Bool => "bool".into(),
+            PropType::Int8 => "int8".into(),
+            PropType::Int16 => "int16".into(),
+            PropType::Int32 => "int32".into(),
+            PropType::Int64 => "int64".into(),
+            PropType::Float => "float".into(),
+            PropType::Double => "double".into(),
+            PropType::String => "string".into(),
+            PropType::FixedString(n) => format!("fixed_string({n})"),
+            PropType::Date => "date".into(),
+            PropType::Time => "time".into(),
+            PropType::DateTime => "datetime".into(),
+            PropType::Timestamp => "timestamp".into(),
+            PropType::Duration => "duration".into(),
+        }
+    }
+
+    /// Stable one-byte tag used in the persisted catalog.
+    pub fn code(&self) -> u8 {
+        match self {
+            PropType::Bool => 1,
+            PropType::Int8 => 2,
+            PropType::Int16 => 3,
+            PropType::Int32 => 4,
+            PropType::Int64 => 5,
+            PropType::Float => 6,
+            PropType::Double => 7,
+            PropType::String => 8,
+            PropType::FixedString(_) => 9,
+            PropType::Date => 10,
+            PropType::Time => 11,
+            PropType::DateTime => 12,
+            PropType::Timestamp => 13,
+            PropType::Duration => 14,
+        }
+    }
+
+    pub fn from_code(code: u8, len: u16) -> Option<PropType> {
+        Some(match code {
+            1 => PropType::Bool,
+            2 => PropType::Int8,
+            3 => PropType::Int16,
+            4 => PropType::Int32,
+            5 => PropType::Int64,
+            6 => PropType::Float,
+            7 => PropType::Double,
+            8 => PropType::String,
+            9 => PropType::FixedString(len),
+            10 => PropType::Date,
+            11 => PropType::Time,
+            12 => PropType::DateTime,
+            13 => PropType::Timestamp,
+            14 => PropType::Duration,
+            _ => return None,
+        })
+    }
+
+    pub fn is_integer(&self) -> bool {
+        matches!(self, PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64 | PropType::Timestamp)
+    }
+}
+
+impl fmt::Display for PropType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}

@@ -1,0 +1,139 @@
+//! Statement syntax trees. Names are unchecked here: the query layer validates them against the catalog.
+
+use quiver_common::expr::Expr;
+use quiver_common::PropType;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaKind {
+    Tag,
+    Edge,
+}
+
+impl SchemaKind {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            SchemaKind::Tag => "TAG",
+            SchemaKind::Edge => "EDGE",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum VidTypeSpec {
+    FixedString(i64),
+    Int64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PropSpec {
+    pub name: String,
+    pub ty: PropType,
+    pub nullable: bool,
+    pub default: Option<Expr>,
+    pub comment: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SchemaOptions {
+    pub ttl_duration: Option<i64>,
+    pub ttl_col: Option<String>,
+    pub comment: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AlterOp {
+    Add(Vec<PropSpec>),
+    Change(Vec<PropSpec>),
+    Drop(Vec<String>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct YieldColumn {
+    pub expr: Expr,
+    pub alias: Option<String>,
+}
+
+impl YieldColumn {
+    /// The column name: the alias, or the expression's canonical text.
+    pub fn name(&self) -> String {
+        match &self.alias {
+            Some(a) => a.clone(),
+            None => self.expr.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct YieldClause {
+    pub distinct: bool,
+    pub columns: Vec<YieldColumn>,
+}
+
+/// `src -> dst [@rank]` of an edge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeKey {
+    pub src: Expr,
+    pub dst: Expr,
+    pub rank: Option<Expr>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct VertexRow {
+    pub vid: Expr,
+    pub values: Vec<Expr>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeRow {
+    pub key: EdgeKey,
+    pub values: Vec<Expr>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum UpdateTarget {
+    Vertex { tag: String, vid: Expr },
+    Edge { edge: String, key: EdgeKey },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Statement {
+    CreateSpace {
+        if_not_exists: bool,
+        name: String,
+        partition_num: Option<i64>,
+        replica_factor: Option<i64>,
+        vid_type: Option<VidTypeSpec>,
+        comment: Option<String>,
+    },
+    DropSpace { if_exists: bool, name: String },
+    ClearSpace { if_exists: bool, name: String },
+    UseSpace(String),
+    ShowSpaces,
+    DescribeSpace(String),
+    ShowCreateSpace(String),
+    CreateSchema { kind: SchemaKind, if_not_exists: bool, name: String, props: Vec<PropSpec>, options: SchemaOptions },
+    AlterSchema { kind: SchemaKind, name: String, ops: Vec<AlterOp>, options: SchemaOptions },
+    DropSchema { kind: SchemaKind, if_exists: bool, name: String },
+    ShowSchemas(SchemaKind),
+    DescribeSchema { kind: SchemaKind, name: String },
+    ShowCreateSchema { kind: SchemaKind, name: String },
+    InsertVertices { if_not_exists: bool, tags: Vec<(String, Vec<String>)>, rows: Vec<VertexRow> },
+    InsertEdges { if_not_exists: bool, edge: String, props: Vec<String>, rows: Vec<EdgeRow> },
+    Update {
+        upsert: bool,
+        target: UpdateTarget,
+        set: Vec<(String, Expr)>,
+        when: Option<Expr>,
+        yield_clause: Option<YieldClause>,
+    },
+    DeleteVertices { vids: Vec<Expr>, with_edge: bool },
+    /// `tags: None` is `DELETE TAG *`.
+    DeleteTags { tags: Option<Vec<String>>, vids: Vec<Expr> },
+    DeleteEdges { edge: String, keys: Vec<EdgeKey> },
+    /// `tags: None` is `FETCH PROP ON *`.
+    FetchVertices { tags: Option<Vec<String>>, vids: Vec<Expr>, yield_clause: YieldClause },
+    FetchEdges { edge: String, keys: Vec<EdgeKey>, yield_clause: YieldClause },
+    Yield { yield_clause: YieldClause, filter: Option<Expr> },
+    /// A statement the parser recognizes but Quiver does not run yet (named for the error message).
+    Unsupported(String),
+}

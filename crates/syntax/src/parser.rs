@@ -1,0 +1,1229 @@
+//! Recursive-descent parser for nGQL statements and expressions.
+
+use crate::ast::*;
+use crate::lexer::{lex, near_error, Tok, Token};
+use quiver_common::expr::{BinaryOp, EdgeMeta, Expr, UnaryOp, VertexRef};
+use quiver_common::limits::{EXPR_DEPTH_MAX, STATEMENTS_PER_REQUEST_MAX, STATEMENT_BYTES_MAX};
+use quiver_common::{functions, PropType, QError, QResult, Value};
+
+/// Words that cannot be used as names without backquotes.
+const RESERVED: &[&str] = &[
+    "ADD", "ALTER", "AND", "AS", "ASC", "BY", "CASE", "CHANGE", "CLEAR", "CONTAINS", "CREATE", "DELETE", "DESC",
+    "DESCRIBE", "DISTINCT", "DROP", "EDGE", "EDGES", "ELSE", "END", "ENDS", "EXISTS", "EXPLAIN", "FALSE", "FETCH",
+    "FROM", "GET", "GO", "GROUP", "IF", "IN", "INSERT", "INTERSECT", "IS", "LIMIT", "LOOKUP", "MATCH", "MINUS", "NOT",
+    "NULL", "OF", "OFFSET", "ON", "OR", "ORDER", "OVER", "PROFILE", "PROP", "REVERSELY", "SET", "SHOW", "SPACE",
+    "SPACES", "STARTS", "STEP", "STEPS", "TAG", "TAGS", "THEN", "TO", "TRUE", "UNION", "UPDATE", "UPSERT", "USE",
+    "VALUES", "VERTEX", "VERTICES", "WHEN", "WHERE", "WITH", "XOR", "YIELD",
+];
+
+/// Parses a request: one or more statements separated by `;`.
+pub fn parse(src: &str) -> QResult<Vec<Statement>> {
+    if src.len() > STATEMENT_BYTES_MAX {
+        return Err(QError::syntax(format!("statement longer than {STATEMENT_BYTES_MAX} bytes")));
+    }
+    let tokens = lex(src)?;
+    let mut p = Parser { src, tokens, pos: 0, depth: 0 };
+    let mut out = Vec::new();
+    loop {
+        while p.eat_sym(";") {}
+        if p.at_eof() {
+            break;
+        }
+        if out.len() >= STATEMENTS_PER_REQUEST_MAX {
+            return Err(QError::syntax(format!("more than {STATEMENTS_PER_REQUEST_MAX} statements in one request")));
+        }
+        out.push(p.statement()?);
+        if p.at_eof() {
+            break;
+        }
+        if p.peek_sym("|") {
+            return Err(QError::not_supported("Pipe `|'"));
+        }
+        if !p.eat_sym(";") {
+            return Err(p.error_here());
+        }
+    }
+    if out.is_empty() {
+        return Err(QError::new(quiver_common::ErrorCode::StatementEmpty, "StatementEmpty: "));
+    }
+    Ok(out)
+}
+
+/// Parses a single expression (used for DEFAULT values kept in the catalog).
+pub fn parse_expr(src: &str) -> QResult<Expr> {
+    let tokens = lex(src)?;
+    let mut p = Parser { src, tokens, pos: 0, depth: 0 };
+    let e = p.expr()?;
+    if !p.at_eof() {
+        return Err(p.error_here());
+    }
+    Ok(e)
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    tokens: Vec<Token>,
+    pos: usize,
+    depth: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> &Tok {
+        &self.tokens[self.pos].tok
+    }
+
+    fn peek_at(&self, n: usize) -> &Tok {
+        &self.tokens[(self.pos + n).min(self.tokens.len() - 1)].tok
+    }
+
+    fn at_eof(&self) -> bool {
+        matches!(self.peek(), Tok::Eof)
+    }
+
+    fn bump(&mut self) -> Tok {
+        let t = self.tokens[self.pos].tok.clone();
+        if self.pos < self.tokens.len() - 1 {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn error_here(&self) -> QError {
+        let t = &self.tokens[self.pos];
+        near_error(self.src, t.start, t.end)
+    }
+
+    fn peek_kw(&self, kw: &str) -> bool {
+        matches!(self.peek(), Tok::Ident(s) if s.eq_ignore_ascii_case(kw))
+    }
+
+    fn peek_kw_at(&self, n: usize, kw: &str) -> bool {
+        matches!(self.peek_at(n), Tok::Ident(s) if s.eq_ignore_ascii_case(kw))
+    }
+
+    fn eat_kw(&mut self, kw: &str) -> bool {
+        if self.peek_kw(kw) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_kw(&mut self, kw: &str) -> QResult<()> {
+        if self.eat_kw(kw) {
+            Ok(())
+        } else {
+            Err(self.error_here())
+        }
+    }
+
+    fn peek_sym(&self, sym: &str) -> bool {
+        matches!(self.peek(), Tok::Sym(s) if *s == sym)
+    }
+
+    fn eat_sym(&mut self, sym: &str) -> bool {
+        if self.peek_sym(sym) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_sym(&mut self, sym: &str) -> QResult<()> {
+        if self.eat_sym(sym) {
+            Ok(())
+        } else {
+            Err(self.error_here())
+        }
+    }
+
+    /// A name: a non-reserved word or a backquoted name.
+    fn name(&mut self) -> QResult<String> {
+        match self.peek().clone() {
+            Tok::Ident(s) if !is_reserved(&s) => {
+                self.bump();
+                Ok(s)
+            }
+            Tok::Quoted(s) if !s.is_empty() => {
+                self.bump();
+                Ok(s)
+            }
+            _ => Err(self.error_here()),
+        }
+    }
+
+    fn string_lit(&mut self) -> QResult<String> {
+        match self.peek().clone() {
+            Tok::Str(s) => {
+                self.bump();
+                Ok(s)
+            }
+            _ => Err(self.error_here()),
+        }
+    }
+
+    fn int_lit(&mut self) -> QResult<i64> {
+        let neg = self.eat_sym("-");
+        match self.peek().clone() {
+            Tok::Int(v) => {
+                let v = if neg { -v } else { v };
+                if v > i64::MAX as i128 || v < i64::MIN as i128 {
+                    return Err(self.error_here());
+                }
+                self.bump();
+                Ok(v as i64)
+            }
+            _ => Err(self.error_here()),
+        }
+    }
+
+    fn if_not_exists(&mut self) -> QResult<bool> {
+        if self.peek_kw("IF") {
+            self.bump();
+            self.expect_kw("NOT")?;
+            self.expect_kw("EXISTS")?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn if_exists(&mut self) -> QResult<bool> {
+        if self.eat_kw("IF") {
+            self.expect_kw("EXISTS")?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn statement(&mut self) -> QResult<Statement> {
+        let Tok::Ident(word) = self.peek().clone() else { return Err(self.error_here()) };
+        match word.to_uppercase().as_str() {
+            "CREATE" => self.create(),
+            "DROP" => self.drop(),
+            "CLEAR" => {
+                self.bump();
+                self.expect_kw("SPACE")?;
+                let if_exists = self.if_exists()?;
+                Ok(Statement::ClearSpace { if_exists, name: self.name()? })
+            }
+            "USE" => {
+                self.bump();
+                Ok(Statement::UseSpace(self.name()?))
+            }
+            "SHOW" => self.show(),
+            "DESCRIBE" | "DESC" => {
+                self.bump();
+                if self.eat_kw("SPACE") {
+                    return Ok(Statement::DescribeSpace(self.name()?));
+                }
+                let kind = self.schema_kind()?;
+                Ok(Statement::DescribeSchema { kind, name: self.name()? })
+            }
+            "ALTER" => self.alter(),
+            "INSERT" => self.insert(),
+            "UPDATE" | "UPSERT" => self.update(),
+            "DELETE" => self.delete(),
+            "FETCH" => self.fetch(),
+            "YIELD" => {
+                let yield_clause = self.yield_clause()?;
+                let filter = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+                Ok(Statement::Yield { yield_clause, filter })
+            }
+            "GO" | "MATCH" | "LOOKUP" | "FIND" | "GET" | "EXPLAIN" | "PROFILE" | "UNWIND" | "RETURN" | "WITH"
+            | "OPTIONAL" | "SUBMIT" | "REBUILD" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
+                self.skip_to_statement_end();
+                Ok(Statement::Unsupported(word.to_uppercase()))
+            }
+            _ => Err(self.error_here()),
+        }
+    }
+
+    /// Skips a statement Quiver does not run yet, so the request still reports a clear error for it.
+    fn skip_to_statement_end(&mut self) {
+        while !self.at_eof() && !self.peek_sym(";") {
+            self.bump();
+        }
+    }
+
+    fn schema_kind(&mut self) -> QResult<SchemaKind> {
+        if self.eat_kw("TAG") {
+            Ok(SchemaKind::Tag)
+        } else if self.eat_kw("EDGE") {
+            Ok(SchemaKind::Edge)
+        } else {
+            Err(self.error_here())
+        }
+    }
+
+    fn create(&mut self) -> QResult<Statement> {
+        self.expect_kw("CREATE")?;
+        if self.eat_kw("SPACE") {
+            return self.create_space();
+        }
+        if (self.peek_kw("TAG") || self.peek_kw("EDGE")) && self.peek_kw_at(1, "INDEX") {
+            self.skip_to_statement_end();
+            return Ok(Statement::Unsupported("CREATE INDEX".into()));
+        }
+        if self.peek_kw("USER") || self.peek_kw("SNAPSHOT") || self.peek_kw("FULLTEXT") {
+            self.skip_to_statement_end();
+            return Ok(Statement::Unsupported("CREATE".into()));
+        }
+        let kind = self.schema_kind()?;
+        let if_not_exists = self.if_not_exists()?;
+        let name = self.name()?;
+        self.expect_sym("(")?;
+        let mut props = Vec::new();
+        if !self.eat_sym(")") {
+            loop {
+                props.push(self.prop_spec()?);
+                if self.eat_sym(")") {
+                    break;
+                }
+                self.expect_sym(",")?;
+            }
+        }
+        let options = self.schema_options()?;
+        Ok(Statement::CreateSchema { kind, if_not_exists, name, props, options })
+    }
+
+    fn create_space(&mut self) -> QResult<Statement> {
+        let if_not_exists = self.if_not_exists()?;
+        let name = self.name()?;
+        let (mut partition_num, mut replica_factor, mut vid_type) = (None, None, None);
+        if self.eat_sym("(") {
+            loop {
+                let Tok::Ident(opt) = self.peek().clone() else { return Err(self.error_here()) };
+                match opt.to_lowercase().as_str() {
+                    "partition_num" => {
+                        self.bump();
+                        self.expect_sym("=")?;
+                        partition_num = Some(self.int_lit()?);
+                    }
+                    "replica_factor" => {
+                        self.bump();
+                        self.expect_sym("=")?;
+                        replica_factor = Some(self.int_lit()?);
+                    }
+                    "vid_type" => {
+                        self.bump();
+                        self.expect_sym("=")?;
+                        vid_type = Some(self.vid_type()?);
+                    }
+                    "charset" | "collate" => {
+                        self.bump();
+                        self.expect_sym("=")?;
+                        let Tok::Ident(_) = self.bump() else { return Err(self.error_here()) };
+                    }
+                    "atomic_edge" => {
+                        self.bump();
+                        self.expect_sym("=")?;
+                        self.bump();
+                    }
+                    _ => return Err(self.error_here()),
+                }
+                if self.eat_sym(")") {
+                    break;
+                }
+                self.expect_sym(",")?;
+            }
+        }
+        let comment = if self.eat_kw("COMMENT") {
+            self.expect_sym("=")?;
+            Some(self.string_lit()?)
+        } else {
+            None
+        };
+        Ok(Statement::CreateSpace { if_not_exists, name, partition_num, replica_factor, vid_type, comment })
+    }
+
+    fn vid_type(&mut self) -> QResult<VidTypeSpec> {
+        let Tok::Ident(t) = self.peek().clone() else { return Err(self.error_here()) };
+        match t.to_lowercase().as_str() {
+            "int" | "int64" => {
+                self.bump();
+                Ok(VidTypeSpec::Int64)
+            }
+            "fixed_string" => {
+                self.bump();
+                self.expect_sym("(")?;
+                let n = self.int_lit()?;
+                self.expect_sym(")")?;
+                Ok(VidTypeSpec::FixedString(n))
+            }
+            _ => Err(self.error_here()),
+        }
+    }
+
+    fn prop_type(&mut self) -> QResult<PropType> {
+        let Tok::Ident(t) = self.peek().clone() else { return Err(self.error_here()) };
+        let ty = match t.to_lowercase().as_str() {
+            "bool" => PropType::Bool,
+            "int8" => PropType::Int8,
+            "int16" => PropType::Int16,
+            "int32" => PropType::Int32,
+            "int64" | "int" => PropType::Int64,
+            "float" => PropType::Float,
+            "double" => PropType::Double,
+            "string" => PropType::String,
+            "date" => PropType::Date,
+            "time" => PropType::Time,
+            "datetime" => PropType::DateTime,
+            "timestamp" => PropType::Timestamp,
+            "duration" => PropType::Duration,
+            "fixed_string" => {
+                self.bump();
+                self.expect_sym("(")?;
+                let n = self.int_lit()?;
+                if !(1..=u16::MAX as i64).contains(&n) {
+                    return Err(QError::semantic(format!("fixed_string length must be between 1 and {}, got {n}", u16::MAX)));
+                }
+                self.expect_sym(")")?;
+                return Ok(PropType::FixedString(n as u16));
+            }
+            "geography" => return Err(QError::not_supported("Property type `geography'")),
+            _ => return Err(self.error_here()),
+        };
+        self.bump();
+        Ok(ty)
+    }
+
+    fn prop_spec(&mut self) -> QResult<PropSpec> {
+        let name = self.name()?;
+        let ty = self.prop_type()?;
+        let mut spec = PropSpec { name, ty, nullable: true, default: None, comment: None };
+        loop {
+            if self.eat_kw("NULL") {
+                spec.nullable = true;
+            } else if self.peek_kw("NOT") && self.peek_kw_at(1, "NULL") {
+                self.bump();
+                self.bump();
+                spec.nullable = false;
+            } else if self.eat_kw("DEFAULT") {
+                spec.default = Some(self.expr()?);
+            } else if self.eat_kw("COMMENT") {
+                spec.comment = Some(self.string_lit()?);
+            } else {
+                break;
+            }
+        }
+        Ok(spec)
+    }
+
+    fn schema_options(&mut self) -> QResult<SchemaOptions> {
+        let mut opts = SchemaOptions::default();
+        loop {
+            if self.eat_kw("TTL_DURATION") {
+                self.expect_sym("=")?;
+                opts.ttl_duration = Some(self.int_lit()?);
+            } else if self.eat_kw("TTL_COL") {
+                self.expect_sym("=")?;
+                opts.ttl_col = Some(self.string_lit()?);
+            } else if self.eat_kw("COMMENT") {
+                self.expect_sym("=")?;
+                opts.comment = Some(self.string_lit()?);
+            } else {
+                break;
+            }
+            self.eat_sym(",");
+        }
+        Ok(opts)
+    }
+
+    fn alter(&mut self) -> QResult<Statement> {
+        self.expect_kw("ALTER")?;
+        let kind = self.schema_kind()?;
+        let name = self.name()?;
+        let mut ops = Vec::new();
+        loop {
+            if self.eat_kw("ADD") {
+                ops.push(AlterOp::Add(self.prop_spec_list()?));
+            } else if self.eat_kw("CHANGE") {
+                ops.push(AlterOp::Change(self.prop_spec_list()?));
+            } else if self.eat_kw("DROP") {
+                self.expect_sym("(")?;
+                let mut names = vec![self.name()?];
+                while self.eat_sym(",") {
+                    names.push(self.name()?);
+                }
+                self.expect_sym(")")?;
+                ops.push(AlterOp::Drop(names));
+            } else {
+                break;
+            }
+            if !self.eat_sym(",") {
+                break;
+            }
+        }
+        let options = self.schema_options()?;
+        if ops.is_empty() && options == SchemaOptions::default() {
+            return Err(self.error_here());
+        }
+        Ok(Statement::AlterSchema { kind, name, ops, options })
+    }
+
+    fn prop_spec_list(&mut self) -> QResult<Vec<PropSpec>> {
+        self.expect_sym("(")?;
+        let mut specs = vec![self.prop_spec()?];
+        while self.eat_sym(",") {
+            specs.push(self.prop_spec()?);
+        }
+        self.expect_sym(")")?;
+        Ok(specs)
+    }
+
+    fn drop(&mut self) -> QResult<Statement> {
+        self.expect_kw("DROP")?;
+        if self.eat_kw("SPACE") {
+            let if_exists = self.if_exists()?;
+            return Ok(Statement::DropSpace { if_exists, name: self.name()? });
+        }
+        if (self.peek_kw("TAG") || self.peek_kw("EDGE")) && self.peek_kw_at(1, "INDEX") {
+            self.skip_to_statement_end();
+            return Ok(Statement::Unsupported("DROP INDEX".into()));
+        }
+        let kind = self.schema_kind()?;
+        let if_exists = self.if_exists()?;
+        Ok(Statement::DropSchema { kind, if_exists, name: self.name()? })
+    }
+
+    fn show(&mut self) -> QResult<Statement> {
+        self.expect_kw("SHOW")?;
+        if self.eat_kw("SPACES") {
+            return Ok(Statement::ShowSpaces);
+        }
+        if self.eat_kw("TAGS") {
+            return Ok(Statement::ShowSchemas(SchemaKind::Tag));
+        }
+        if self.eat_kw("EDGES") {
+            return Ok(Statement::ShowSchemas(SchemaKind::Edge));
+        }
+        if self.eat_kw("CREATE") {
+            if self.eat_kw("SPACE") {
+                return Ok(Statement::ShowCreateSpace(self.name()?));
+            }
+            if (self.peek_kw("TAG") || self.peek_kw("EDGE")) && self.peek_kw_at(1, "INDEX") {
+                self.skip_to_statement_end();
+                return Ok(Statement::Unsupported("SHOW CREATE INDEX".into()));
+            }
+            let kind = self.schema_kind()?;
+            return Ok(Statement::ShowCreateSchema { kind, name: self.name()? });
+        }
+        if matches!(self.peek(), Tok::Ident(_)) {
+            let Tok::Ident(w) = self.peek().clone() else { unreachable!() };
+            self.skip_to_statement_end();
+            return Ok(Statement::Unsupported(format!("SHOW {}", w.to_uppercase())));
+        }
+        Err(self.error_here())
+    }
+
+    fn insert(&mut self) -> QResult<Statement> {
+        self.expect_kw("INSERT")?;
+        if self.eat_kw("VERTEX") {
+            let if_not_exists = self.if_not_exists()?;
+            let mut tags = Vec::new();
+            if !self.peek_kw("VALUES") {
+                loop {
+                    let tag = self.name()?;
+                    self.expect_sym("(")?;
+                    let props = self.name_list_until(")")?;
+                    tags.push((tag, props));
+                    if !self.eat_sym(",") {
+                        break;
+                    }
+                }
+            }
+            self.eat_kw("IGNORE_EXISTED_INDEX");
+            self.expect_kw("VALUES")?;
+            let mut rows = Vec::new();
+            loop {
+                let vid = self.expr()?;
+                self.expect_sym(":")?;
+                let values = self.value_tuple()?;
+                rows.push(VertexRow { vid, values });
+                if !self.eat_sym(",") {
+                    break;
+                }
+            }
+            return Ok(Statement::InsertVertices { if_not_exists, tags, rows });
+        }
+        self.expect_kw("EDGE")?;
+        let if_not_exists = self.if_not_exists()?;
+        let edge = self.name()?;
+        self.expect_sym("(")?;
+        let props = self.name_list_until(")")?;
+        self.eat_kw("IGNORE_EXISTED_INDEX");
+        self.expect_kw("VALUES")?;
+        let mut rows = Vec::new();
+        loop {
+            let key = self.edge_key()?;
+            self.expect_sym(":")?;
+            let values = self.value_tuple()?;
+            rows.push(EdgeRow { key, values });
+            if !self.eat_sym(",") {
+                break;
+            }
+        }
+        Ok(Statement::InsertEdges { if_not_exists, edge, props, rows })
+    }
+
+    fn name_list_until(&mut self, close: &str) -> QResult<Vec<String>> {
+        let mut names = Vec::new();
+        if self.eat_sym(close) {
+            return Ok(names);
+        }
+        loop {
+            names.push(self.name()?);
+            if self.eat_sym(close) {
+                return Ok(names);
+            }
+            self.expect_sym(",")?;
+        }
+    }
+
+    fn value_tuple(&mut self) -> QResult<Vec<Expr>> {
+        self.expect_sym("(")?;
+        let mut values = Vec::new();
+        if self.eat_sym(")") {
+            return Ok(values);
+        }
+        loop {
+            values.push(self.expr()?);
+            if self.eat_sym(")") {
+                return Ok(values);
+            }
+            self.expect_sym(",")?;
+        }
+    }
+
+    /// A VID in a key position: a literal, `hash(...)`, or another constant expression, but not a comparison.
+    fn vid_expr(&mut self) -> QResult<Expr> {
+        self.additive()
+    }
+
+    fn edge_key(&mut self) -> QResult<EdgeKey> {
+        let src = self.vid_expr()?;
+        self.expect_sym("->")?;
+        let dst = self.vid_expr()?;
+        let rank = if self.eat_sym("@") { Some(self.unary()?) } else { None };
+        Ok(EdgeKey { src, dst, rank })
+    }
+
+    fn vid_list(&mut self) -> QResult<Vec<Expr>> {
+        if matches!(self.peek(), Tok::InputRef | Tok::Var(_)) {
+            return Err(QError::not_supported("Input from a pipe or variable"));
+        }
+        let mut vids = vec![self.vid_expr()?];
+        while self.eat_sym(",") {
+            vids.push(self.vid_expr()?);
+        }
+        Ok(vids)
+    }
+
+    fn update(&mut self) -> QResult<Statement> {
+        let upsert = self.peek_kw("UPSERT");
+        self.bump();
+        let target = if self.eat_kw("VERTEX") {
+            self.expect_kw("ON")?;
+            let tag = self.name()?;
+            let vid = self.vid_expr()?;
+            UpdateTarget::Vertex { tag, vid }
+        } else {
+            self.expect_kw("EDGE")?;
+            self.expect_kw("ON")?;
+            let edge = self.name()?;
+            let key = self.edge_key()?;
+            UpdateTarget::Edge { edge, key }
+        };
+        self.expect_kw("SET")?;
+        let mut set = Vec::new();
+        loop {
+            let mut prop = self.name()?;
+            // `tag.prop = ...` is accepted and means the same as `prop = ...`.
+            if self.eat_sym(".") {
+                prop = self.name()?;
+            }
+            self.expect_sym("=")?;
+            set.push((prop, self.expr()?));
+            if !self.eat_sym(",") {
+                break;
+            }
+        }
+        let when = if self.eat_kw("WHEN") { Some(self.expr()?) } else { None };
+        let yield_clause = if self.peek_kw("YIELD") { Some(self.yield_clause()?) } else { None };
+        Ok(Statement::Update { upsert, target, set, when, yield_clause })
+    }
+
+    fn delete(&mut self) -> QResult<Statement> {
+        self.expect_kw("DELETE")?;
+        if self.eat_kw("VERTEX") {
+            let vids = self.vid_list()?;
+            let with_edge = if self.eat_kw("WITH") {
+                self.expect_kw("EDGE")?;
+                true
+            } else {
+                false
+            };
+            return Ok(Statement::DeleteVertices { vids, with_edge });
+        }
+        if self.eat_kw("TAG") {
+            let tags = if self.eat_sym("*") {
+                None
+            } else {
+                let mut tags = vec![self.name()?];
+                while self.eat_sym(",") {
+                    tags.push(self.name()?);
+                }
+                Some(tags)
+            };
+            self.expect_kw("FROM")?;
+            return Ok(Statement::DeleteTags { tags, vids: self.vid_list()? });
+        }
+        self.expect_kw("EDGE")?;
+        let edge = self.name()?;
+        let mut keys = vec![self.edge_key()?];
+        while self.eat_sym(",") {
+            keys.push(self.edge_key()?);
+        }
+        Ok(Statement::DeleteEdges { edge, keys })
+    }
+
+    fn fetch(&mut self) -> QResult<Statement> {
+        self.expect_kw("FETCH")?;
+        self.expect_kw("PROP")?;
+        self.expect_kw("ON")?;
+        let tags = if self.eat_sym("*") {
+            None
+        } else {
+            let mut names = vec![self.name()?];
+            while self.eat_sym(",") {
+                names.push(self.name()?);
+            }
+            Some(names)
+        };
+        // An edge fetch is recognized by its `->` after the first key.
+        let save = self.pos;
+        let is_edge = tags.as_ref().is_some_and(|t| t.len() == 1) && {
+            let probe = self.vid_expr().is_ok() && self.peek_sym("->");
+            self.pos = save;
+            probe
+        };
+        if is_edge {
+            let edge = tags.expect("checked").remove(0);
+            let mut keys = vec![self.edge_key()?];
+            while self.eat_sym(",") {
+                keys.push(self.edge_key()?);
+            }
+            let yield_clause = self.required_yield()?;
+            return Ok(Statement::FetchEdges { edge, keys, yield_clause });
+        }
+        let vids = self.vid_list()?;
+        let yield_clause = self.required_yield()?;
+        Ok(Statement::FetchVertices { tags, vids, yield_clause })
+    }
+
+    fn required_yield(&mut self) -> QResult<YieldClause> {
+        if !self.peek_kw("YIELD") {
+            return Err(self.error_here());
+        }
+        self.yield_clause()
+    }
+
+    fn yield_clause(&mut self) -> QResult<YieldClause> {
+        self.expect_kw("YIELD")?;
+        let distinct = self.eat_kw("DISTINCT");
+        let mut columns = Vec::new();
+        loop {
+            let expr = self.expr()?;
+            let alias = if self.eat_kw("AS") { Some(self.name()?) } else { None };
+            columns.push(YieldColumn { expr, alias });
+            if !self.eat_sym(",") {
+                break;
+            }
+        }
+        Ok(YieldClause { distinct, columns })
+    }
+
+    // ---- expressions, lowest precedence first ----
+
+    pub fn expr(&mut self) -> QResult<Expr> {
+        self.depth += 1;
+        if self.depth > EXPR_DEPTH_MAX {
+            return Err(QError::syntax(format!("expression nested deeper than {EXPR_DEPTH_MAX} levels")));
+        }
+        let r = self.or_expr();
+        self.depth -= 1;
+        r
+    }
+
+    fn or_expr(&mut self) -> QResult<Expr> {
+        let mut lhs = self.and_expr()?;
+        loop {
+            let op = if self.eat_kw("OR") || self.eat_sym("||") {
+                BinaryOp::Or
+            } else if self.eat_kw("XOR") {
+                BinaryOp::Xor
+            } else {
+                return Ok(lhs);
+            };
+            lhs = Expr::binary(op, lhs, self.and_expr()?);
+        }
+    }
+
+    fn and_expr(&mut self) -> QResult<Expr> {
+        let mut lhs = self.not_expr()?;
+        while self.eat_kw("AND") || self.eat_sym("&&") {
+            lhs = Expr::binary(BinaryOp::And, lhs, self.not_expr()?);
+        }
+        Ok(lhs)
+    }
+
+    fn not_expr(&mut self) -> QResult<Expr> {
+        if self.eat_kw("NOT") {
+            self.depth += 1;
+            if self.depth > EXPR_DEPTH_MAX {
+                return Err(QError::syntax(format!("expression nested deeper than {EXPR_DEPTH_MAX} levels")));
+            }
+            let e = self.not_expr();
+            self.depth -= 1;
+            return Ok(Expr::unary(UnaryOp::Not, e?));
+        }
+        self.relational()
+    }
+
+    fn relational(&mut self) -> QResult<Expr> {
+        let mut lhs = self.additive()?;
+        loop {
+            if self.eat_kw("IS") {
+                let not = self.eat_kw("NOT");
+                let op = if self.eat_kw("NULL") {
+                    if not { UnaryOp::IsNotNull } else { UnaryOp::IsNull }
+                } else if self.eat_kw("EMPTY") {
+                    if not { UnaryOp::IsNotEmpty } else { UnaryOp::IsEmpty }
+                } else {
+                    return Err(self.error_here());
+                };
+                lhs = Expr::unary(op, lhs);
+                continue;
+            }
+            let op = match self.peek().clone() {
+                Tok::Sym("==") => BinaryOp::Eq,
+                Tok::Sym("!=") | Tok::Sym("<>") => BinaryOp::Ne,
+                Tok::Sym("<") => BinaryOp::Lt,
+                Tok::Sym("<=") => BinaryOp::Le,
+                Tok::Sym(">") => BinaryOp::Gt,
+                Tok::Sym(">=") => BinaryOp::Ge,
+                Tok::Sym("=~") => BinaryOp::Regex,
+                Tok::Ident(w) => match w.to_uppercase().as_str() {
+                    "IN" => BinaryOp::In,
+                    "CONTAINS" => BinaryOp::Contains,
+                    "STARTS" => BinaryOp::StartsWith,
+                    "ENDS" => BinaryOp::EndsWith,
+                    "NOT" => match self.peek_at(1) {
+                        Tok::Ident(w2) => match w2.to_uppercase().as_str() {
+                            "IN" => BinaryOp::NotIn,
+                            "CONTAINS" => BinaryOp::NotContains,
+                            "STARTS" => BinaryOp::NotStartsWith,
+                            "ENDS" => BinaryOp::NotEndsWith,
+                            _ => return Ok(lhs),
+                        },
+                        _ => return Ok(lhs),
+                    },
+                    _ => return Ok(lhs),
+                },
+                _ => return Ok(lhs),
+            };
+            if matches!(op, BinaryOp::NotIn | BinaryOp::NotContains | BinaryOp::NotStartsWith | BinaryOp::NotEndsWith) {
+                self.bump();
+            }
+            self.bump();
+            if matches!(op, BinaryOp::StartsWith | BinaryOp::NotStartsWith | BinaryOp::EndsWith | BinaryOp::NotEndsWith) {
+                self.expect_kw("WITH")?;
+            }
+            lhs = Expr::binary(op, lhs, self.additive()?);
+        }
+    }
+
+    fn additive(&mut self) -> QResult<Expr> {
+        let mut lhs = self.multiplicative()?;
+        loop {
+            let op = if self.eat_sym("+") {
+                BinaryOp::Add
+            } else if self.eat_sym("-") {
+                BinaryOp::Sub
+            } else {
+                return Ok(lhs);
+            };
+            lhs = Expr::binary(op, lhs, self.multiplicative()?);
+        }
+    }
+
+    fn multiplicative(&mut self) -> QResult<Expr> {
+        let mut lhs = self.unary()?;
+        loop {
+            let op = if self.eat_sym("*") {
+                BinaryOp::Mul
+            } else if self.eat_sym("/") {
+                BinaryOp::Div
+            } else if self.eat_sym("%") {
+                BinaryOp::Mod
+            } else {
+                return Ok(lhs);
+            };
+            lhs = Expr::binary(op, lhs, self.unary()?);
+        }
+    }
+
+    fn unary(&mut self) -> QResult<Expr> {
+        self.depth += 1;
+        if self.depth > EXPR_DEPTH_MAX {
+            return Err(QError::syntax(format!("expression nested deeper than {EXPR_DEPTH_MAX} levels")));
+        }
+        let r = self.unary_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn unary_inner(&mut self) -> QResult<Expr> {
+        if self.eat_sym("-") {
+            // Fold `-<int literal>` so that i64::MIN can be written.
+            if let Tok::Int(v) = self.peek().clone() {
+                if !matches!(self.peek_at(1), Tok::Sym("[") | Tok::Sym(".")) {
+                    self.bump();
+                    return Ok(Expr::Const(Value::Int(-v as i64)));
+                }
+            }
+            return Ok(Expr::unary(UnaryOp::Minus, self.unary()?));
+        }
+        if self.eat_sym("+") {
+            return Ok(Expr::unary(UnaryOp::Plus, self.unary()?));
+        }
+        if self.eat_sym("!") {
+            return Ok(Expr::unary(UnaryOp::Not, self.unary()?));
+        }
+        self.postfix()
+    }
+
+    fn postfix(&mut self) -> QResult<Expr> {
+        let mut e = self.primary()?;
+        loop {
+            if self.eat_sym("[") {
+                if self.eat_sym("..") {
+                    let hi = if self.peek_sym("]") { None } else { Some(Box::new(self.expr()?)) };
+                    self.expect_sym("]")?;
+                    e = Expr::Slice { base: Box::new(e), lo: None, hi };
+                    continue;
+                }
+                let idx = self.expr()?;
+                if self.eat_sym("..") {
+                    let hi = if self.peek_sym("]") { None } else { Some(Box::new(self.expr()?)) };
+                    self.expect_sym("]")?;
+                    e = Expr::Slice { base: Box::new(e), lo: Some(Box::new(idx)), hi };
+                    continue;
+                }
+                self.expect_sym("]")?;
+                e = Expr::Subscript { base: Box::new(e), index: Box::new(idx) };
+            } else if self.peek_sym(".") && matches!(self.peek_at(1), Tok::Ident(_) | Tok::Quoted(_)) {
+                self.bump();
+                let name = self.any_name()?;
+                e = Expr::Attribute { base: Box::new(e), name };
+            } else {
+                return Ok(e);
+            }
+        }
+    }
+
+    /// A name after `.`: reserved words are allowed there (`e._dst`, `$$.player.name`).
+    fn any_name(&mut self) -> QResult<String> {
+        match self.bump() {
+            Tok::Ident(s) | Tok::Quoted(s) => Ok(s),
+            _ => {
+                self.pos -= 1;
+                Err(self.error_here())
+            }
+        }
+    }
+
+    fn primary(&mut self) -> QResult<Expr> {
+        let tok = self.peek().clone();
+        match tok {
+            Tok::Int(v) => {
+                if v > i64::MAX as i128 {
+                    return Err(QError::syntax(format!("Out of range: near `{v}'")));
+                }
+                self.bump();
+                Ok(Expr::Const(Value::Int(v as i64)))
+            }
+            Tok::Float(f) => {
+                self.bump();
+                Ok(Expr::Const(Value::Float(f)))
+            }
+            Tok::Str(s) => {
+                self.bump();
+                Ok(Expr::Const(Value::String(s)))
+            }
+            Tok::Sym("(") => {
+                self.bump();
+                let e = self.expr()?;
+                self.expect_sym(")")?;
+                Ok(e)
+            }
+            Tok::Sym("[") => {
+                self.bump();
+                let mut items = Vec::new();
+                if !self.eat_sym("]") {
+                    loop {
+                        items.push(self.expr()?);
+                        if self.eat_sym("]") {
+                            break;
+                        }
+                        self.expect_sym(",")?;
+                    }
+                }
+                Ok(Expr::List(items))
+            }
+            Tok::Sym("{") => {
+                self.bump();
+                if self.eat_sym("}") {
+                    return Ok(Expr::Map(vec![]));
+                }
+                let is_map = matches!(self.peek(), Tok::Ident(_) | Tok::Quoted(_) | Tok::Str(_)) && matches!(self.peek_at(1), Tok::Sym(":"));
+                if is_map {
+                    let mut items = Vec::new();
+                    loop {
+                        let key = match self.bump() {
+                            Tok::Ident(s) | Tok::Quoted(s) | Tok::Str(s) => s,
+                            _ => {
+                                self.pos -= 1;
+                                return Err(self.error_here());
+                            }
+                        };
+                        self.expect_sym(":")?;
+                        items.push((key, self.expr()?));
+                        if self.eat_sym("}") {
+                            break;
+                        }
+                        self.expect_sym(",")?;
+                    }
+                    return Ok(Expr::Map(items));
+                }
+                let mut items = Vec::new();
+                loop {
+                    items.push(self.expr()?);
+                    if self.eat_sym("}") {
+                        break;
+                    }
+                    self.expect_sym(",")?;
+                }
+                Ok(Expr::Set(items))
+            }
+            Tok::SrcRef | Tok::DstRef => {
+                self.bump();
+                let which = if tok == Tok::SrcRef { VertexRef::Src } else { VertexRef::Dst };
+                if self.peek_sym(".") {
+                    self.bump();
+                    let tag = self.any_name()?;
+                    self.expect_sym(".")?;
+                    let prop = self.any_name()?;
+                    return Ok(match which {
+                        VertexRef::Src => Expr::SrcProp { tag, prop },
+                        _ => Expr::DstProp { tag, prop },
+                    });
+                }
+                Ok(Expr::Vertex(which))
+            }
+            Tok::InputRef => {
+                self.bump();
+                self.expect_sym(".")?;
+                Ok(Expr::InputProp(self.any_name()?))
+            }
+            Tok::Var(v) => {
+                self.bump();
+                if self.peek_sym(".") && matches!(self.peek_at(1), Tok::Ident(_) | Tok::Quoted(_)) {
+                    self.bump();
+                    let prop = self.any_name()?;
+                    return Ok(Expr::VarProp { var: v, prop });
+                }
+                Ok(Expr::Param(v))
+            }
+            Tok::Quoted(name) => {
+                self.bump();
+                self.after_name(name)
+            }
+            Tok::Ident(word) => {
+                let upper = word.to_uppercase();
+                match upper.as_str() {
+                    "TRUE" => {
+                        self.bump();
+                        return Ok(Expr::Const(Value::Bool(true)));
+                    }
+                    "FALSE" => {
+                        self.bump();
+                        return Ok(Expr::Const(Value::Bool(false)));
+                    }
+                    "NULL" => {
+                        self.bump();
+                        return Ok(Expr::Const(Value::NULL));
+                    }
+                    "CASE" => {
+                        self.bump();
+                        return self.case_expr();
+                    }
+                    "VERTEX" if !matches!(self.peek_at(1), Tok::Sym("(")) => {
+                        self.bump();
+                        return Ok(Expr::Vertex(VertexRef::Current));
+                    }
+                    "EDGE" if !matches!(self.peek_at(1), Tok::Sym("(")) => {
+                        self.bump();
+                        return Ok(Expr::Edge);
+                    }
+                    _ => {}
+                }
+                if matches!(self.peek_at(1), Tok::Sym("(")) {
+                    self.bump();
+                    return self.call(word);
+                }
+                if is_reserved(&word) {
+                    return Err(self.error_here());
+                }
+                self.bump();
+                self.after_name(word)
+            }
+            _ => Err(self.error_here()),
+        }
+    }
+
+    /// `name`, `name.prop` (tag or edge property) or `name._dst` (edge metadata).
+    fn after_name(&mut self, name: String) -> QResult<Expr> {
+        if self.peek_sym(".") && matches!(self.peek_at(1), Tok::Ident(_) | Tok::Quoted(_)) {
+            self.bump();
+            let prop = self.any_name()?;
+            if let Some(meta) = EdgeMeta::from_name(&prop) {
+                return Ok(Expr::EdgeMetaProp { edge: name, meta });
+            }
+            return Ok(Expr::LabelProp { label: name, prop });
+        }
+        Ok(Expr::Label(name))
+    }
+
+    fn call(&mut self, name: String) -> QResult<Expr> {
+        self.expect_sym("(")?;
+        if functions::is_aggregate(&name) {
+            let distinct = self.eat_kw("DISTINCT");
+            if self.eat_sym("*") {
+                self.expect_sym(")")?;
+                if !name.eq_ignore_ascii_case("count") {
+                    return Err(QError::semantic(format!("Could not apply aggregation function `{}(*)'", name.to_uppercase())));
+                }
+                return Ok(Expr::Aggregate { name, arg: None, distinct });
+            }
+            let arg = self.expr()?;
+            self.expect_sym(")")?;
+            return Ok(Expr::Aggregate { name, arg: Some(Box::new(arg)), distinct });
+        }
+        let mut args = Vec::new();
+        if !self.eat_sym(")") {
+            loop {
+                args.push(self.expr()?);
+                if self.eat_sym(")") {
+                    break;
+                }
+                self.expect_sym(",")?;
+            }
+        }
+        Ok(Expr::Function { name, args })
+    }
+
+    fn case_expr(&mut self) -> QResult<Expr> {
+        let operand = if self.peek_kw("WHEN") { None } else { Some(Box::new(self.expr()?)) };
+        let mut whens = Vec::new();
+        while self.eat_kw("WHEN") {
+            let w = self.expr()?;
+            self.expect_kw("THEN")?;
+            let t = self.expr()?;
+            whens.push((w, t));
+        }
+        if whens.is_empty() {
+            return Err(self.error_here());
+        }
+        let default = if self.eat_kw("ELSE") { Some(Box::new(self.expr()?)) } else { None };
+        self.expect_kw("END")?;
+        Ok(Expr::Case { operand, whens, default })
+    }
+}
+
+fn is_reserved(word: &str) -> bool {
+    RESERVED.iter().any(|r| r.eq_ignore_ascii_case(word))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(src: &str) -> Statement {
+        let mut v = parse(src).unwrap();
+        assert_eq!(v.len(), 1);
+        v.remove(0)
+    }
+
+    fn col(src: &str) -> String {
+        match one(&format!("YIELD {src}")) {
+            Statement::Yield { yield_clause, .. } => yield_clause.columns[0].name(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn canonical_column_names() {
+        assert_eq!(col("1+1"), "(1+1)");
+        assert_eq!(col("like.likeness > 90"), "(like.likeness>90)");
+        assert_eq!(col("id(vertex)"), "id(VERTEX)");
+        assert_eq!(col("\"a\" + 'b'"), "(\"a\"+\"b\")");
+        assert_eq!(col("NOT true AND x IS NULL"), "(!(true) AND x IS NULL)");
+        assert_eq!(col("-x"), "-(x)");
+        assert_eq!(col("$$.player.name"), "$$.player.name");
+        assert_eq!(col("[1, 2][0]"), "[1,2][0]");
+        assert_eq!(col("count(*)"), "COUNT(*)");
+        assert_eq!(col("1 IN [1,2]"), "(1 IN [1,2])");
+        assert_eq!(col("CASE WHEN 1 > 0 THEN 'y' ELSE 'n' END"), "CASE WHEN (1>0) THEN \"y\" ELSE \"n\" END");
+    }
+
+    #[test]
+    fn precedence() {
+        assert_eq!(col("1 + 2 * 3"), "(1+(2*3))");
+        assert_eq!(col("1 < 2 AND 2 < 3 OR false"), "(((1<2) AND (2<3)) OR false)");
+        assert_eq!(col("-9223372036854775808"), "-9223372036854775808");
+    }
+
+    #[test]
+    fn syntax_errors_say_near() {
+        let e = parse("CREATE TAGG t()").unwrap_err();
+        assert_eq!(e.message, "SyntaxError: syntax error near `TAGG'");
+        let e = parse("YIELD 1 +").unwrap_err();
+        assert_eq!(e.message, "SyntaxError: syntax error at end of input");
+        let e = parse("").unwrap_err();
+        assert_eq!(e.code, quiver_common::ErrorCode::StatementEmpty);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_crashed() {
+        let src = format!("YIELD {}1{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(parse(&src).is_err());
+        let src = format!("YIELD {}1", "-".repeat(100_000));
+        assert!(parse(&src).is_err());
+        let src = format!("YIELD {}true", "NOT ".repeat(100_000));
+        assert!(parse(&src).is_err());
+    }
+
+    #[test]
+    fn insert_edges_with_rank() {
+        match one("INSERT EDGE serve(start_year) VALUES \"a\"->\"b\"@-1:(2001), 1->2:(3)") {
+            Statement::InsertEdges { rows, .. } => {
+                assert_eq!(rows.len(), 2);
+                assert_eq!(rows[0].key.rank, Some(Expr::Const(Value::Int(-1))));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
