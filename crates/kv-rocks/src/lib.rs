@@ -1,0 +1,103 @@
+//! The RocksDB engine: the only crate that links RocksDB (Debian's `librocksdb`, through `rocksdb` 0.20.1).
+//!
+//! Durability: every batch is written with `sync = true`, so RocksDB's write-ahead log is fsynced before the write
+//! returns. Concurrent writers are grouped by RocksDB's write-group leader into one log write and one fsync
+//! (group commit).
+
+use quiver_kv::{KvEngine, KvError, KvResult, ScanFn, WriteBatch, WriteOp};
+use std::path::Path;
+
+pub struct RocksEngine {
+    db: rocksdb::DB,
+}
+
+fn err(e: rocksdb::Error) -> KvError {
+    KvError::Io(e.into_string())
+}
+
+impl RocksEngine {
+    pub fn open(path: &Path) -> KvResult<RocksEngine> {
+        let mut opts = rocksdb::Options::default();
+        opts.create_if_missing(true);
+        opts.set_max_background_jobs(2);
+        opts.set_bytes_per_sync(1 << 20);
+        let db = rocksdb::DB::open(&opts, path).map_err(err)?;
+        Ok(RocksEngine { db })
+    }
+}
+
+impl KvEngine for RocksEngine {
+    fn get(&self, key: &[u8]) -> KvResult<Option<Vec<u8>>> {
+        self.db.get(key).map_err(err)
+    }
+
+    fn multi_get(&self, keys: &[Vec<u8>]) -> KvResult<Vec<Option<Vec<u8>>>> {
+        self.db.multi_get(keys).into_iter().map(|r| r.map_err(err)).collect()
+    }
+
+    fn write(&self, batch: WriteBatch) -> KvResult<()> {
+        let mut wb = rocksdb::WriteBatch::default();
+        for op in batch.ops {
+            match op {
+                WriteOp::Put(k, v) => wb.put(k, v),
+                WriteOp::Delete(k) => wb.delete(k),
+                WriteOp::DeleteRange(s, e) => wb.delete_range(s, e),
+            }
+        }
+        let mut wo = rocksdb::WriteOptions::default();
+        wo.set_sync(true);
+        self.db.write_opt(wb, &wo).map_err(err)
+    }
+
+    fn scan_range(&self, start: &[u8], end: &[u8], f: &mut ScanFn<'_>) -> KvResult<()> {
+        let mut ro = rocksdb::ReadOptions::default();
+        ro.set_iterate_upper_bound(end.to_vec());
+        let mut it = self.db.raw_iterator_opt(ro);
+        it.seek(start);
+        while it.valid() {
+            let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
+            if k >= end || !f(k, v) {
+                break;
+            }
+            it.next();
+        }
+        it.status().map_err(err)
+    }
+
+    fn flush(&self) -> KvResult<()> {
+        self.db.flush().map_err(err)
+    }
+
+    fn name(&self) -> &'static str {
+        "rocksdb"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conformance() {
+        let dirs = std::sync::Mutex::new(Vec::new());
+        quiver_kv::conformance::run_all(&|| {
+            let dir = tempfile::tempdir().unwrap();
+            let e = RocksEngine::open(dir.path()).unwrap();
+            dirs.lock().unwrap().push(dir);
+            Box::new(e)
+        });
+    }
+
+    #[test]
+    fn survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let e = RocksEngine::open(dir.path()).unwrap();
+            let mut b = WriteBatch::new();
+            b.put(b"durable".to_vec(), b"yes".to_vec());
+            e.write(b).unwrap();
+        }
+        let e = RocksEngine::open(dir.path()).unwrap();
+        assert_eq!(e.get(b"durable").unwrap(), Some(b"yes".to_vec()));
+    }
+}

@@ -1,0 +1,105 @@
+//! The key-value engine boundary. Storage talks to a [`KvEngine`]; engines implement it.
+//!
+//! **Architecture invariant:** this crate depends on no storage engine. `kv-rocks` is the only crate that links
+//! RocksDB; [`MemEngine`] here proves the trait stands alone, and [`conformance`] is run against every engine.
+
+pub mod conformance;
+mod memory;
+
+pub use memory::MemEngine;
+
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum KvError {
+    #[error("io error: {0}")]
+    Io(String),
+    #[error("corruption: {0}")]
+    Corruption(String),
+}
+
+pub type KvResult<T> = Result<T, KvError>;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteOp {
+    Put(Vec<u8>, Vec<u8>),
+    Delete(Vec<u8>),
+    /// Deletes every key in `[start, end)`.
+    DeleteRange(Vec<u8>, Vec<u8>),
+}
+
+/// An atomic group of writes: after a crash either all of them are visible or none.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WriteBatch {
+    pub ops: Vec<WriteOp>,
+}
+
+impl WriteBatch {
+    pub fn new() -> WriteBatch {
+        WriteBatch::default()
+    }
+
+    pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.ops.push(WriteOp::Put(key, value));
+    }
+
+    pub fn delete(&mut self, key: Vec<u8>) {
+        self.ops.push(WriteOp::Delete(key));
+    }
+
+    pub fn delete_range(&mut self, start: Vec<u8>, end: Vec<u8>) {
+        self.ops.push(WriteOp::DeleteRange(start, end));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+}
+
+/// A visitor over scanned pairs; returns `false` to stop the scan.
+pub type ScanFn<'a> = dyn FnMut(&[u8], &[u8]) -> bool + 'a;
+
+pub trait KvEngine: Send + Sync + 'static {
+    fn get(&self, key: &[u8]) -> KvResult<Option<Vec<u8>>>;
+
+    fn multi_get(&self, keys: &[Vec<u8>]) -> KvResult<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.get(k)).collect()
+    }
+
+    /// Applies `batch` atomically. When it returns `Ok`, the batch is durable: it survives a crash of the process
+    /// (and, for a durable engine, of the machine).
+    fn write(&self, batch: WriteBatch) -> KvResult<()>;
+
+    /// Visits keys in `[start, end)` in ascending byte order.
+    fn scan_range(&self, start: &[u8], end: &[u8], f: &mut ScanFn<'_>) -> KvResult<()>;
+
+    /// Visits every key that starts with `prefix`, in ascending byte order.
+    fn scan_prefix(&self, prefix: &[u8], f: &mut ScanFn<'_>) -> KvResult<()> {
+        match prefix_end(prefix) {
+            Some(end) => self.scan_range(prefix, &end, f),
+            None => self.scan_range(prefix, &[0xff; 64], f),
+        }
+    }
+
+    /// Flushes in-memory state to disk (a no-op where there is none).
+    fn flush(&self) -> KvResult<()> {
+        Ok(())
+    }
+
+    /// A short name for logs and errors.
+    fn name(&self) -> &'static str;
+}
+
+/// The smallest key greater than every key starting with `prefix`, or `None` if the prefix is all `0xff`.
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}

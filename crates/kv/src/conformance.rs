@@ -1,0 +1,108 @@
+//! One conformance suite, run against every engine (`MemEngine` here, RocksDB in `kv-rocks`).
+
+use crate::{prefix_end, KvEngine, WriteBatch};
+
+type Factory<'a> = &'a dyn Fn() -> Box<dyn KvEngine>;
+
+pub fn run_all(make: Factory<'_>) {
+    put_get_delete(make().as_ref());
+    batch_is_atomic_and_ordered(make().as_ref());
+    scans_are_ordered_and_bounded(make().as_ref());
+    delete_range(make().as_ref());
+    multi_get(make().as_ref());
+    binary_keys(make().as_ref());
+}
+
+fn collect(e: &dyn KvEngine, prefix: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    e.scan_prefix(prefix, &mut |k, v| {
+        out.push((k.to_vec(), v.to_vec()));
+        true
+    })
+    .unwrap();
+    out
+}
+
+fn put_get_delete(e: &dyn KvEngine) {
+    assert_eq!(e.get(b"a").unwrap(), None);
+    let mut b = WriteBatch::new();
+    b.put(b"a".to_vec(), b"1".to_vec());
+    e.write(b).unwrap();
+    assert_eq!(e.get(b"a").unwrap(), Some(b"1".to_vec()));
+    let mut b = WriteBatch::new();
+    b.put(b"a".to_vec(), b"2".to_vec());
+    e.write(b).unwrap();
+    assert_eq!(e.get(b"a").unwrap(), Some(b"2".to_vec()), "a put overwrites");
+    let mut b = WriteBatch::new();
+    b.delete(b"a".to_vec());
+    e.write(b).unwrap();
+    assert_eq!(e.get(b"a").unwrap(), None);
+}
+
+fn batch_is_atomic_and_ordered(e: &dyn KvEngine) {
+    let mut b = WriteBatch::new();
+    b.put(b"k".to_vec(), b"first".to_vec());
+    b.delete(b"k".to_vec());
+    b.put(b"k".to_vec(), b"last".to_vec());
+    b.put(b"other".to_vec(), b"x".to_vec());
+    e.write(b).unwrap();
+    assert_eq!(e.get(b"k").unwrap(), Some(b"last".to_vec()), "ops in a batch apply in order");
+    assert_eq!(e.get(b"other").unwrap(), Some(b"x".to_vec()));
+}
+
+fn scans_are_ordered_and_bounded(e: &dyn KvEngine) {
+    let mut b = WriteBatch::new();
+    for k in [&b"p\x02"[..], b"p\x01", b"p\x01\x00", b"q", b"o\xff", b"p"] {
+        b.put(k.to_vec(), k.to_vec());
+    }
+    e.write(b).unwrap();
+    let keys: Vec<Vec<u8>> = collect(e, b"p").into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, vec![b"p".to_vec(), b"p\x01".to_vec(), b"p\x01\x00".to_vec(), b"p\x02".to_vec()]);
+    let mut seen = 0;
+    e.scan_prefix(b"p", &mut |_, _| {
+        seen += 1;
+        seen < 2
+    })
+    .unwrap();
+    assert_eq!(seen, 2, "returning false stops the scan");
+    let mut range = Vec::new();
+    e.scan_range(b"p\x01", b"p\x02", &mut |k, _| {
+        range.push(k.to_vec());
+        true
+    })
+    .unwrap();
+    assert_eq!(range, vec![b"p\x01".to_vec(), b"p\x01\x00".to_vec()], "end is exclusive");
+}
+
+fn delete_range(e: &dyn KvEngine) {
+    let mut b = WriteBatch::new();
+    for i in 0u8..10 {
+        b.put(vec![b'r', i], vec![i]);
+    }
+    b.put(b"s".to_vec(), b"keep".to_vec());
+    e.write(b).unwrap();
+    let mut b = WriteBatch::new();
+    b.delete_range(b"r".to_vec(), prefix_end(b"r").unwrap());
+    e.write(b).unwrap();
+    assert!(collect(e, b"r").is_empty());
+    assert_eq!(e.get(b"s").unwrap(), Some(b"keep".to_vec()));
+}
+
+fn multi_get(e: &dyn KvEngine) {
+    let mut b = WriteBatch::new();
+    b.put(b"m1".to_vec(), b"1".to_vec());
+    b.put(b"m3".to_vec(), b"3".to_vec());
+    e.write(b).unwrap();
+    let got = e.multi_get(&[b"m1".to_vec(), b"m2".to_vec(), b"m3".to_vec()]).unwrap();
+    assert_eq!(got, vec![Some(b"1".to_vec()), None, Some(b"3".to_vec())]);
+}
+
+fn binary_keys(e: &dyn KvEngine) {
+    let k = vec![0u8, 0xff, 0, 0x80];
+    let mut b = WriteBatch::new();
+    b.put(k.clone(), vec![0; 100_000]);
+    e.write(b).unwrap();
+    assert_eq!(e.get(&k).unwrap().map(|v| v.len()), Some(100_000));
+    assert_eq!(prefix_end(&[0xff, 0xff]), None);
+    assert_eq!(prefix_end(&[1, 0xff]), Some(vec![2]));
+}
