@@ -1,0 +1,14 @@
+//! The boundaries between the query layer and the services it uses: catalog types, the [`Catalog`] and
+//! [`StorageClient`] traits, and the request and response types that cross them.
+//!
+//! **Architecture invariant:** the query layer reaches storage and the catalog only through these traits. The
+//! embedded server implements them in-process; a cluster will implement them over the network, with no change
+//! to the query layer. Every storage call takes a batch (of VIDs, keys or mutations), never one object.
+
+pub mod catalog;
+pub mod schema;
+pub mod storage;
+
+pub use catalog::*;
+pub use schema::*;
+pub use storage::*;

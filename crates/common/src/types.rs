@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// The type of a tag or edge property, as declared in `CREATE TAG|EDGE`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PropType {
     Bool,
     Int8,

@@ -1,0 +1,344 @@
+//! The catalog of the embedded server: spaces, tags and edge types with their schema versions, kept in memory and
+//! persisted in the key-value engine under the meta key range (see `docs/design/storage.md`).
+//!
+//! **Architecture invariant:** the catalog knows nothing of graph data; it stores only descriptions.
+
+use quiver_api::*;
+use quiver_common::{PropType, QError, QResult};
+use quiver_kv::{KvEngine, WriteBatch};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+/// Prefix of every catalog key: space id 0 is never given to a user space.
+pub const META_PREFIX: &[u8] = &[0, 0, 0, 0, 0xfe];
+
+#[derive(Serialize, Deserialize)]
+struct PropRecord {
+    name: String,
+    ty: PropType,
+    nullable: bool,
+    default: Option<String>,
+    comment: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SchemaRecord {
+    kind: SchemaKind,
+    id: i32,
+    name: String,
+    versions: Vec<(u32, Vec<PropRecord>)>,
+    ttl_duration: i64,
+    ttl_col: String,
+    comment: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SpaceRecord {
+    desc: SpaceDesc,
+    schemas: Vec<SchemaRecord>,
+    next_schema_id: i32,
+}
+
+struct SpaceState {
+    desc: Arc<SpaceDesc>,
+    schemas: Vec<SchemaRef>,
+    next_schema_id: i32,
+}
+
+pub struct MetaStore {
+    kv: Arc<dyn KvEngine>,
+    spaces: RwLock<BTreeMap<String, SpaceState>>,
+}
+
+fn space_key(id: u32) -> Vec<u8> {
+    let mut k = META_PREFIX.to_vec();
+    k.extend_from_slice(b"space");
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+fn kv_err(e: quiver_kv::KvError) -> QError {
+    QError::storage(e)
+}
+
+fn to_record(p: &PropDef) -> PropRecord {
+    PropRecord { name: p.name.clone(), ty: p.ty, nullable: p.nullable, default: p.default.as_ref().map(|(t, _)| t.clone()), comment: p.comment.clone() }
+}
+
+fn from_record(p: PropRecord) -> QResult<PropDef> {
+    let default = match p.default {
+        Some(text) => {
+            let e = quiver_syntax::parser::parse_expr(&text)?;
+            Some((text, e))
+        }
+        None => None,
+    };
+    Ok(PropDef { name: p.name, ty: p.ty, nullable: p.nullable, default, comment: p.comment })
+}
+
+impl MetaStore {
+    pub fn open(kv: Arc<dyn KvEngine>) -> QResult<MetaStore> {
+        let mut records = Vec::new();
+        let mut prefix = META_PREFIX.to_vec();
+        prefix.extend_from_slice(b"space");
+        let mut bad = None;
+        kv.scan_prefix(&prefix, &mut |_, v| match serde_json::from_slice::<SpaceRecord>(v) {
+            Ok(r) => {
+                records.push(r);
+                true
+            }
+            Err(e) => {
+                bad = Some(e.to_string());
+                false
+            }
+        })
+        .map_err(kv_err)?;
+        if let Some(e) = bad {
+            return Err(QError::storage(format!("corrupt catalog record: {e}")));
+        }
+        let mut spaces = BTreeMap::new();
+        for r in records {
+            let mut schemas = Vec::new();
+            for s in r.schemas {
+                let mut versions = Vec::new();
+                for (v, props) in s.versions {
+                    versions.push(SchemaVersion { version: v, props: props.into_iter().map(from_record).collect::<QResult<_>>()? });
+                }
+                schemas.push(Arc::new(SchemaDesc { kind: s.kind, id: s.id, name: s.name, versions, ttl_duration: s.ttl_duration, ttl_col: s.ttl_col, comment: s.comment }));
+            }
+            spaces.insert(r.desc.name.clone(), SpaceState { desc: Arc::new(r.desc), schemas, next_schema_id: r.next_schema_id });
+        }
+        Ok(MetaStore { kv, spaces: RwLock::new(spaces) })
+    }
+
+    fn persist(&self, st: &SpaceState) -> QResult<()> {
+        let rec = SpaceRecord {
+            desc: (*st.desc).clone(),
+            schemas: st
+                .schemas
+                .iter()
+                .map(|s| SchemaRecord {
+                    kind: s.kind,
+                    id: s.id,
+                    name: s.name.clone(),
+                    versions: s.versions.iter().map(|v| (v.version, v.props.iter().map(to_record).collect())).collect(),
+                    ttl_duration: s.ttl_duration,
+                    ttl_col: s.ttl_col.clone(),
+                    comment: s.comment.clone(),
+                })
+                .collect(),
+            next_schema_id: st.next_schema_id,
+        };
+        let mut b = WriteBatch::new();
+        b.put(space_key(st.desc.id), serde_json::to_vec(&rec).expect("catalog serializes"));
+        self.kv.write(b).map_err(kv_err)
+    }
+
+    fn with_space<T>(&self, space: &SpaceDesc, f: impl FnOnce(&mut SpaceState) -> QResult<T>) -> QResult<T> {
+        let mut spaces = self.spaces.write().expect("lock poisoned");
+        let st = spaces.get_mut(&space.name).filter(|s| s.desc.id == space.id).ok_or_else(|| QError::space_not_found(&space.name))?;
+        f(st)
+    }
+}
+
+fn not_found(kind: SchemaKind) -> QError {
+    match kind {
+        SchemaKind::Tag => QError::execution("Tag not existed!"),
+        SchemaKind::Edge => QError::execution("Edge not existed!"),
+    }
+}
+
+fn check_ttl(props: &[PropDef], ttl_col: &str, ttl_duration: i64) -> QResult<()> {
+    if ttl_duration < 0 {
+        return Err(QError::semantic("Ttl duration must be non-negative"));
+    }
+    if ttl_col.is_empty() {
+        return Ok(());
+    }
+    match props.iter().find(|p| p.name == ttl_col) {
+        None => Err(QError::semantic(format!("Ttl column `{ttl_col}' not found"))),
+        Some(p) if matches!(p.ty, PropType::Int64 | PropType::Int32 | PropType::Int16 | PropType::Int8 | PropType::Timestamp) => Ok(()),
+        Some(_) => Err(QError::semantic("Only support integer or timestamp type in ttl_col")),
+    }
+}
+
+fn check_unique(props: &[PropDef]) -> QResult<()> {
+    for (i, p) in props.iter().enumerate() {
+        if props[..i].iter().any(|q| q.name == p.name) {
+            return Err(QError::semantic(format!("Duplicate column name `{}'", p.name)));
+        }
+    }
+    if props.len() > quiver_common::limits::PROPS_PER_SCHEMA_MAX {
+        return Err(QError::semantic(format!("more than {} properties", quiver_common::limits::PROPS_PER_SCHEMA_MAX)));
+    }
+    Ok(())
+}
+
+impl Catalog for MetaStore {
+    fn create_space(&self, space: NewSpace, if_not_exists: bool) -> QResult<bool> {
+        let mut spaces = self.spaces.write().expect("lock poisoned");
+        if spaces.contains_key(&space.name) {
+            return if if_not_exists { Ok(false) } else { Err(QError::execution("Existed!")) };
+        }
+        // Ids are never reused, so no stale data of a dropped space can show up in a new one.
+        let mut max_id = 0u32;
+        let mut prefix = META_PREFIX.to_vec();
+        prefix.extend_from_slice(b"next_space_id");
+        if let Some(v) = self.kv.get(&prefix).map_err(kv_err)? {
+            max_id = u32::from_be_bytes(v.as_slice().try_into().map_err(|_| QError::storage("corrupt next_space_id"))?);
+        }
+        let id = max_id.max(spaces.values().map(|s| s.desc.id).max().unwrap_or(0)) + 1;
+        let mut b = WriteBatch::new();
+        b.put(prefix, id.to_be_bytes().to_vec());
+        self.kv.write(b).map_err(kv_err)?;
+        let desc = SpaceDesc { id, name: space.name.clone(), partition_num: space.partition_num, replica_factor: space.replica_factor, vid_type: space.vid_type, comment: space.comment };
+        let st = SpaceState { desc: Arc::new(desc), schemas: Vec::new(), next_schema_id: 1 };
+        self.persist(&st)?;
+        spaces.insert(space.name, st);
+        Ok(true)
+    }
+
+    fn drop_space(&self, name: &str, if_exists: bool) -> QResult<Option<Arc<SpaceDesc>>> {
+        let mut spaces = self.spaces.write().expect("lock poisoned");
+        let Some(st) = spaces.get(name) else {
+            return if if_exists { Ok(None) } else { Err(QError::space_not_found(name)) };
+        };
+        let desc = st.desc.clone();
+        let mut b = WriteBatch::new();
+        b.delete(space_key(desc.id));
+        self.kv.write(b).map_err(kv_err)?;
+        spaces.remove(name);
+        Ok(Some(desc))
+    }
+
+    fn space(&self, name: &str) -> QResult<Arc<SpaceDesc>> {
+        self.spaces.read().expect("lock poisoned").get(name).map(|s| s.desc.clone()).ok_or_else(|| QError::space_not_found(name))
+    }
+
+    fn spaces(&self) -> Vec<Arc<SpaceDesc>> {
+        self.spaces.read().expect("lock poisoned").values().map(|s| s.desc.clone()).collect()
+    }
+
+    fn create_schema(
+        &self,
+        space: &SpaceDesc,
+        kind: SchemaKind,
+        name: &str,
+        props: Vec<PropDef>,
+        ttl_duration: i64,
+        ttl_col: String,
+        comment: Option<String>,
+        if_not_exists: bool,
+    ) -> QResult<bool> {
+        check_unique(&props)?;
+        check_ttl(&props, &ttl_col, ttl_duration)?;
+        self.with_space(space, |st| {
+            // Tags and edge types share one namespace, as in NebulaGraph.
+            if let Some(existing) = st.schemas.iter().find(|s| s.name == name) {
+                if if_not_exists && existing.kind == kind {
+                    return Ok(false);
+                }
+                return Err(QError::execution("Existed!"));
+            }
+            let id = st.next_schema_id;
+            st.next_schema_id += 1;
+            st.schemas.push(Arc::new(SchemaDesc {
+                kind,
+                id,
+                name: name.to_string(),
+                versions: vec![SchemaVersion { version: 0, props }],
+                ttl_duration,
+                ttl_col,
+                comment,
+            }));
+            self.persist(st)?;
+            Ok(true)
+        })
+    }
+
+    fn alter_schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, changes: Vec<SchemaChange>, options: SchemaOptionsChange) -> QResult<()> {
+        self.with_space(space, |st| {
+            let idx = st.schemas.iter().position(|s| s.name == name && s.kind == kind).ok_or_else(|| not_found(kind))?;
+            let old = st.schemas[idx].clone();
+            let mut props = old.latest().props.clone();
+            let prop_missing = || match kind {
+                SchemaKind::Tag => QError::execution("Tag prop not existed!"),
+                SchemaKind::Edge => QError::execution("Edge prop not existed!"),
+            };
+            for change in changes {
+                match change {
+                    SchemaChange::Add(new) => {
+                        for p in new {
+                            if props.iter().any(|q| q.name == p.name) {
+                                return Err(QError::execution("Existed!"));
+                            }
+                            props.push(p);
+                        }
+                    }
+                    SchemaChange::Change(new) => {
+                        for p in new {
+                            let slot = props.iter_mut().find(|q| q.name == p.name).ok_or_else(prop_missing)?;
+                            *slot = p;
+                        }
+                    }
+                    SchemaChange::Drop(names) => {
+                        for n in names {
+                            if n == old.ttl_col && options.ttl_col.is_none() {
+                                return Err(QError::semantic(format!("Column `{n}' is the TTL column and cannot be dropped")));
+                            }
+                            let pos = props.iter().position(|q| q.name == n).ok_or_else(prop_missing)?;
+                            props.remove(pos);
+                        }
+                    }
+                }
+            }
+            check_unique(&props)?;
+            let ttl_duration = options.ttl_duration.unwrap_or(old.ttl_duration);
+            let ttl_col = options.ttl_col.clone().unwrap_or(old.ttl_col.clone());
+            check_ttl(&props, &ttl_col, ttl_duration)?;
+            let mut new = (*old).clone();
+            if props != old.latest().props {
+                let version = old.latest().version + 1;
+                new.versions.push(SchemaVersion { version, props });
+            }
+            new.ttl_duration = ttl_duration;
+            new.ttl_col = ttl_col;
+            if options.comment.is_some() {
+                new.comment = options.comment;
+            }
+            st.schemas[idx] = Arc::new(new);
+            self.persist(st)
+        })
+    }
+
+    fn drop_schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, if_exists: bool) -> QResult<Option<SchemaRef>> {
+        self.with_space(space, |st| {
+            let Some(idx) = st.schemas.iter().position(|s| s.name == name && s.kind == kind) else {
+                return if if_exists { Ok(None) } else { Err(not_found(kind)) };
+            };
+            let removed = st.schemas.remove(idx);
+            self.persist(st)?;
+            Ok(Some(removed))
+        })
+    }
+
+    fn schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str) -> QResult<SchemaRef> {
+        let spaces = self.spaces.read().expect("lock poisoned");
+        let st = spaces.get(&space.name).ok_or_else(|| QError::space_not_found(&space.name))?;
+        st.schemas.iter().find(|s| s.name == name && s.kind == kind).cloned().ok_or_else(|| match kind {
+            SchemaKind::Tag => QError::execution(format!("TagNotFound: Tag `{name}' not found")),
+            SchemaKind::Edge => QError::execution(format!("EdgeNotFound: Edge `{name}' not found")),
+        })
+    }
+
+    fn schema_by_id(&self, space: &SpaceDesc, kind: SchemaKind, id: i32) -> Option<SchemaRef> {
+        let spaces = self.spaces.read().expect("lock poisoned");
+        spaces.get(&space.name)?.schemas.iter().find(|s| s.id == id && s.kind == kind).cloned()
+    }
+
+    fn schemas(&self, space: &SpaceDesc, kind: SchemaKind) -> Vec<SchemaRef> {
+        let spaces = self.spaces.read().expect("lock poisoned");
+        spaces.get(&space.name).map(|st| st.schemas.iter().filter(|s| s.kind == kind).cloned().collect()).unwrap_or_default()
+    }
+}

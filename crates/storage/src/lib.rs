@@ -1,0 +1,287 @@
+//! Graph storage over a key-value engine: key layout ([`keys`]), row codec ([`codec`]) and the in-process
+//! [`StorageClient`] ([`EmbeddedStorage`]).
+//!
+//! **Architecture invariants:** storage knows nothing of nGQL text. Every mutation of one statement is applied as
+//! one atomic, synced `WriteBatch`: an edge's out-key and in-key, a vertex and its tags, always together.
+
+pub mod codec;
+pub mod keys;
+
+use quiver_api::*;
+use quiver_common::{QError, QResult, Value};
+use quiver_kv::{KvEngine, WriteBatch};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+pub struct EmbeddedStorage {
+    kv: Arc<dyn KvEngine>,
+    /// Serializes writers so read-modify-write and IF NOT EXISTS see a stable state. Readers never take it.
+    write_lock: Mutex<()>,
+}
+
+fn kv_err(e: quiver_kv::KvError) -> QError {
+    QError::storage(e)
+}
+
+impl EmbeddedStorage {
+    pub fn new(kv: Arc<dyn KvEngine>) -> EmbeddedStorage {
+        EmbeddedStorage { kv, write_lock: Mutex::new(()) }
+    }
+
+    fn exists(&self, key: &[u8], pending: &HashSet<Vec<u8>>) -> QResult<bool> {
+        Ok(pending.contains(key) || self.kv.get(key).map_err(kv_err)?.is_some())
+    }
+
+    fn keys_with_prefix(&self, prefix: &[u8]) -> QResult<Vec<Vec<u8>>> {
+        let mut keys = Vec::new();
+        self.kv
+            .scan_prefix(prefix, &mut |k, _| {
+                keys.push(k.to_vec());
+                true
+            })
+            .map_err(kv_err)?;
+        Ok(keys)
+    }
+
+    fn put_edge(&self, space: &SpaceDesc, key: &EdgeKeyVal, row: Vec<u8>, b: &mut WriteBatch) {
+        b.put(keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst), row.clone());
+        b.put(keys::edge_key(space, &key.dst, -key.edge_type, key.rank, &key.src), row);
+    }
+
+    fn delete_edge(&self, space: &SpaceDesc, key: &EdgeKeyVal, b: &mut WriteBatch) {
+        b.delete(keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst));
+        b.delete(keys::edge_key(space, &key.dst, -key.edge_type, key.rank, &key.src));
+    }
+
+    fn commit(&self, b: WriteBatch) -> QResult<()> {
+        if b.is_empty() {
+            return Ok(());
+        }
+        self.kv.write(b).map_err(kv_err)
+    }
+}
+
+impl StorageClient for EmbeddedStorage {
+    fn get_vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef]) -> QResult<Vec<Option<VertexData>>> {
+        let mut out = Vec::with_capacity(vids.len());
+        for vid in vids {
+            let mut data = VertexData { vid: vid.clone(), tags: Vec::new() };
+            let keys: Vec<Vec<u8>> = tags.iter().map(|t| keys::tag_key(space, vid, t.id)).collect();
+            for (t, row) in tags.iter().zip(self.kv.multi_get(&keys).map_err(kv_err)?) {
+                if let Some(row) = row {
+                    data.tags.push((t.clone(), codec::decode(t, &row)?));
+                }
+            }
+            let exists = !data.tags.is_empty() || self.kv.get(&keys::vertex_key(space, vid)).map_err(kv_err)?.is_some();
+            out.push(exists.then_some(data));
+        }
+        Ok(out)
+    }
+
+    fn get_edges(&self, space: &SpaceDesc, schema: &SchemaRef, edge_keys: &[EdgeKeyVal]) -> QResult<Vec<Option<Props>>> {
+        let ks: Vec<Vec<u8>> = edge_keys.iter().map(|k| keys::edge_key(space, &k.src, k.edge_type, k.rank, &k.dst)).collect();
+        self.kv
+            .multi_get(&ks)
+            .map_err(kv_err)?
+            .into_iter()
+            .map(|row| row.map(|r| codec::decode(schema, &r)).transpose())
+            .collect()
+    }
+
+    fn get_neighbors(&self, space: &SpaceDesc, req: &NeighborsRequest) -> QResult<Vec<NeighborEdge>> {
+        let mut out = Vec::new();
+        let limit = req.limit.unwrap_or(usize::MAX);
+        for vid in &req.vids {
+            for (et, schema) in &req.edge_types {
+                if out.len() >= limit {
+                    return Ok(out);
+                }
+                let mut err = None;
+                self.kv
+                    .scan_prefix(&keys::edge_type_prefix(space, vid, *et), &mut |k, v| {
+                        let parsed = keys::parse_edge_key(space, k).and_then(|(_, rank, to)| {
+                            let props = if req.with_props { Some(codec::decode(schema, v)?) } else { None };
+                            Ok(NeighborEdge { from: vid.clone(), edge_type: *et, rank, to, props })
+                        });
+                        match parsed {
+                            Ok(e) => {
+                                out.push(e);
+                                out.len() < limit
+                            }
+                            Err(e) => {
+                                err = Some(e);
+                                false
+                            }
+                        }
+                    })
+                    .map_err(kv_err)?;
+                if let Some(e) = err {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn write(&self, space: &SpaceDesc, mutations: Vec<Mutation>) -> QResult<()> {
+        let _guard = self.write_lock.lock().expect("lock poisoned");
+        let mut b = WriteBatch::new();
+        let mut pending: HashSet<Vec<u8>> = HashSet::new();
+        for m in mutations {
+            match m {
+                Mutation::InsertVertex { vid, tags, if_not_exists } => {
+                    b.put(keys::vertex_key(space, &vid), Vec::new());
+                    for (schema, values) in tags {
+                        let key = keys::tag_key(space, &vid, schema.id);
+                        if if_not_exists && self.exists(&key, &pending)? {
+                            continue;
+                        }
+                        b.put(key.clone(), codec::encode(schema.latest(), &values));
+                        pending.insert(key);
+                    }
+                }
+                Mutation::InsertEdge { key, schema, values, if_not_exists } => {
+                    let out_key = keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst);
+                    if if_not_exists && self.exists(&out_key, &pending)? {
+                        continue;
+                    }
+                    self.put_edge(space, &key, codec::encode(schema.latest(), &values), &mut b);
+                    pending.insert(out_key);
+                }
+                Mutation::DeleteVertex { vid, with_edges } => {
+                    b.delete(keys::vertex_key(space, &vid));
+                    for k in self.keys_with_prefix(&keys::tag_prefix(space, &vid))? {
+                        b.delete(k);
+                    }
+                    if with_edges {
+                        for k in self.keys_with_prefix(&keys::edge_prefix(space, &vid))? {
+                            let (et, rank, other) = keys::parse_edge_key(space, &k)?;
+                            let (src, dst, et) = if et > 0 { (vid.clone(), other, et) } else { (other, vid.clone(), -et) };
+                            self.delete_edge(space, &EdgeKeyVal { src, edge_type: et, rank, dst }, &mut b);
+                        }
+                    }
+                }
+                Mutation::DeleteTags { vid, tags } => match tags {
+                    Some(tags) => tags.iter().for_each(|t| b.delete(keys::tag_key(space, &vid, t.id))),
+                    None => {
+                        for k in self.keys_with_prefix(&keys::tag_prefix(space, &vid))? {
+                            b.delete(k);
+                        }
+                    }
+                },
+                Mutation::DeleteEdge { key } => self.delete_edge(space, &key, &mut b),
+            }
+        }
+        self.commit(b)
+    }
+
+    fn rmw_vertex(
+        &self,
+        space: &SpaceDesc,
+        vid: &Value,
+        schema: &SchemaRef,
+        decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
+    ) -> QResult<Option<Props>> {
+        let _guard = self.write_lock.lock().expect("lock poisoned");
+        let key = keys::tag_key(space, vid, schema.id);
+        let current = self.kv.get(&key).map_err(kv_err)?.map(|r| codec::decode(schema, &r)).transpose()?;
+        match decide(current.as_ref())? {
+            RmwDecision::Keep => Ok(current),
+            RmwDecision::Write(values) => {
+                let row = codec::encode(schema.latest(), &values);
+                let props = codec::decode(schema, &row)?;
+                let mut b = WriteBatch::new();
+                b.put(keys::vertex_key(space, vid), Vec::new());
+                b.put(key, row);
+                self.commit(b)?;
+                Ok(Some(props))
+            }
+        }
+    }
+
+    fn rmw_edge(
+        &self,
+        space: &SpaceDesc,
+        key: &EdgeKeyVal,
+        schema: &SchemaRef,
+        decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
+    ) -> QResult<Option<Props>> {
+        let _guard = self.write_lock.lock().expect("lock poisoned");
+        let out_key = keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst);
+        let current = self.kv.get(&out_key).map_err(kv_err)?.map(|r| codec::decode(schema, &r)).transpose()?;
+        match decide(current.as_ref())? {
+            RmwDecision::Keep => Ok(current),
+            RmwDecision::Write(values) => {
+                let row = codec::encode(schema.latest(), &values);
+                let props = codec::decode(schema, &row)?;
+                let mut b = WriteBatch::new();
+                self.put_edge(space, key, row, &mut b);
+                self.commit(b)?;
+                Ok(Some(props))
+            }
+        }
+    }
+
+    fn scan_vertices(&self, space: &SpaceDesc, schema: Option<&SchemaRef>, limit: usize) -> QResult<Vec<Value>> {
+        let mut out = Vec::new();
+        let vl = space.vid_type.key_len();
+        for part in 1..=space.partition_num {
+            let kind = if schema.is_some() { keys::KIND_TAG } else { keys::KIND_VERTEX };
+            let mut err = None;
+            self.kv
+                .scan_prefix(&keys::prefix(space.id, part, kind), &mut |k, _| {
+                    if let Some(s) = schema {
+                        if keys::tag_id_of_key(space, k) != s.id {
+                            return true;
+                        }
+                    }
+                    match keys::decode_vid(space, &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl]) {
+                        Ok(v) => out.push(v),
+                        Err(e) => err = Some(e),
+                    }
+                    err.is_none() && out.len() < limit
+                })
+                .map_err(kv_err)?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    fn clear_space(&self, space: &SpaceDesc) -> QResult<()> {
+        let _guard = self.write_lock.lock().expect("lock poisoned");
+        let (start, end) = keys::space_range(space.id);
+        let mut b = WriteBatch::new();
+        b.delete_range(start, end);
+        self.commit(b)
+    }
+
+    fn drop_schema_data(&self, space: &SpaceDesc, schema: &SchemaRef) -> QResult<()> {
+        let _guard = self.write_lock.lock().expect("lock poisoned");
+        let mut b = WriteBatch::new();
+        let vl = space.vid_type.key_len();
+        for part in 1..=space.partition_num {
+            let kind = if schema.kind == SchemaKind::Tag { keys::KIND_TAG } else { keys::KIND_EDGE };
+            self.kv
+                .scan_prefix(&keys::prefix(space.id, part, kind), &mut |k, _| {
+                    let off = keys::PREFIX_LEN + vl;
+                    let id = if kind == keys::KIND_TAG {
+                        keys::tag_id_of_key(space, k)
+                    } else {
+                        ((u32::from_be_bytes(k[off..off + 4].try_into().expect("edge key")) ^ (1 << 31)) as i32).abs()
+                    };
+                    if id == schema.id {
+                        b.delete(k.to_vec());
+                    }
+                    true
+                })
+                .map_err(kv_err)?;
+        }
+        self.commit(b)
+    }
+}
+

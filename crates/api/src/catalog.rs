@@ -1,0 +1,56 @@
+//! The catalog trait: spaces, tags and edge types.
+
+use crate::schema::{PropDef, SchemaKind, SchemaRef, SpaceDesc, VidType};
+use quiver_common::QResult;
+use std::sync::Arc;
+
+/// A change to a schema, applied as one new schema version.
+#[derive(Debug, Clone)]
+pub enum SchemaChange {
+    Add(Vec<PropDef>),
+    Change(Vec<PropDef>),
+    Drop(Vec<String>),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SchemaOptionsChange {
+    pub ttl_duration: Option<i64>,
+    pub ttl_col: Option<String>,
+    pub comment: Option<String>,
+}
+
+pub struct NewSpace {
+    pub name: String,
+    pub partition_num: u32,
+    pub replica_factor: u32,
+    pub vid_type: VidType,
+    pub comment: Option<String>,
+}
+
+pub trait Catalog: Send + Sync {
+    /// Returns `Ok(false)` when the space exists and `if_not_exists` is set.
+    fn create_space(&self, space: NewSpace, if_not_exists: bool) -> QResult<bool>;
+    /// Removes the space from the catalog and returns it (its data is removed by storage).
+    fn drop_space(&self, name: &str, if_exists: bool) -> QResult<Option<Arc<SpaceDesc>>>;
+    fn space(&self, name: &str) -> QResult<Arc<SpaceDesc>>;
+    fn spaces(&self) -> Vec<Arc<SpaceDesc>>;
+
+    #[allow(clippy::too_many_arguments)]
+    fn create_schema(
+        &self,
+        space: &SpaceDesc,
+        kind: SchemaKind,
+        name: &str,
+        props: Vec<PropDef>,
+        ttl_duration: i64,
+        ttl_col: String,
+        comment: Option<String>,
+        if_not_exists: bool,
+    ) -> QResult<bool>;
+    fn alter_schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, changes: Vec<SchemaChange>, options: SchemaOptionsChange) -> QResult<()>;
+    fn drop_schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, if_exists: bool) -> QResult<Option<SchemaRef>>;
+    /// A tag or edge type by name; the error is NebulaGraph's not-found error.
+    fn schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str) -> QResult<SchemaRef>;
+    fn schema_by_id(&self, space: &SpaceDesc, kind: SchemaKind, id: i32) -> Option<SchemaRef>;
+    fn schemas(&self, space: &SpaceDesc, kind: SchemaKind) -> Vec<SchemaRef>;
+}

@@ -1,0 +1,108 @@
+//! The storage-client trait: batched reads, writes and scans.
+
+use crate::schema::{SchemaRef, SpaceDesc};
+use quiver_common::{QResult, Value};
+use std::collections::BTreeMap;
+
+pub type Props = BTreeMap<String, Value>;
+
+/// The identity of an edge in its stored (out) direction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeKeyVal {
+    pub src: Value,
+    pub edge_type: i32,
+    pub rank: i64,
+    pub dst: Value,
+}
+
+/// A vertex's tags with their properties, in the order the request asked for tags.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VertexData {
+    pub vid: Value,
+    pub tags: Vec<(SchemaRef, Props)>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Mutation {
+    /// `values` follow the latest schema's property order, already coerced.
+    InsertVertex { vid: Value, tags: Vec<(SchemaRef, Vec<Value>)>, if_not_exists: bool },
+    InsertEdge { key: EdgeKeyVal, schema: SchemaRef, values: Vec<Value>, if_not_exists: bool },
+    DeleteVertex { vid: Value, with_edges: bool },
+    /// `tags: None` deletes every tag of the vertex.
+    DeleteTags { vid: Value, tags: Option<Vec<SchemaRef>> },
+    DeleteEdge { key: EdgeKeyVal },
+}
+
+/// Neighbours of a batch of vertices.
+#[derive(Debug, Clone)]
+pub struct NeighborsRequest {
+    pub vids: Vec<Value>,
+    /// Signed edge types: positive follows out-edges, negative follows in-edges.
+    pub edge_types: Vec<(i32, SchemaRef)>,
+    /// Whether to decode edge properties (projection push-down: skip them when unused).
+    pub with_props: bool,
+    /// Stop after this many edges in total.
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NeighborEdge {
+    /// The vertex the edge was reached from.
+    pub from: Value,
+    /// Signed type as in the request.
+    pub edge_type: i32,
+    pub rank: i64,
+    /// The far end.
+    pub to: Value,
+    pub props: Option<Props>,
+}
+
+/// What a read-modify-write decides for one row.
+pub enum RmwDecision {
+    /// Write these values (latest schema order).
+    Write(Vec<Value>),
+    /// Leave the row as it is.
+    Keep,
+}
+
+pub trait StorageClient: Send + Sync {
+    /// Properties of a batch of vertices for the given tags. The result has one entry per input VID; `None` where
+    /// the vertex does not exist (no vertex key and none of the tags).
+    fn get_vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef]) -> QResult<Vec<Option<VertexData>>>;
+
+    /// Properties of a batch of edges of one type; `None` where the edge does not exist.
+    fn get_edges(&self, space: &SpaceDesc, schema: &SchemaRef, keys: &[EdgeKeyVal]) -> QResult<Vec<Option<Props>>>;
+
+    fn get_neighbors(&self, space: &SpaceDesc, req: &NeighborsRequest) -> QResult<Vec<NeighborEdge>>;
+
+    /// Applies all mutations in one atomic, durable batch: all of them or none.
+    fn write(&self, space: &SpaceDesc, mutations: Vec<Mutation>) -> QResult<()>;
+
+    /// Reads one vertex tag row (`None` if absent), lets `decide` compute the new row, and writes it, with no
+    /// other write to the space in between. Returns the props after the decision.
+    fn rmw_vertex(
+        &self,
+        space: &SpaceDesc,
+        vid: &Value,
+        schema: &SchemaRef,
+        decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
+    ) -> QResult<Option<Props>>;
+
+    /// The same for one edge; the reverse copy is written in the same batch.
+    fn rmw_edge(
+        &self,
+        space: &SpaceDesc,
+        key: &EdgeKeyVal,
+        schema: &SchemaRef,
+        decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
+    ) -> QResult<Option<Props>>;
+
+    /// VIDs of vertices that have `schema` (or any tag when `None`), at most `limit`.
+    fn scan_vertices(&self, space: &SpaceDesc, schema: Option<&SchemaRef>, limit: usize) -> QResult<Vec<Value>>;
+
+    /// Removes all data of a space (CLEAR SPACE, DROP SPACE).
+    fn clear_space(&self, space: &SpaceDesc) -> QResult<()>;
+
+    /// Removes all rows of a tag or edge type (after DROP TAG|EDGE).
+    fn drop_schema_data(&self, space: &SpaceDesc, schema: &SchemaRef) -> QResult<()>;
+}
