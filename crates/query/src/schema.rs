@@ -1,0 +1,241 @@
+//! Space, tag and edge-type statements.
+
+use crate::{DataSet, QueryEngine};
+use quiver_api::{coerce, NewSpace, PropDef, SchemaChange, SchemaKind, SchemaOptionsChange, SpaceDesc, VidType};
+use quiver_common::eval::eval_const;
+use quiver_common::limits::{COMMENT_BYTES_MAX, PARTITIONS_MAX, VID_BYTES_MAX};
+use quiver_common::value::write_quoted;
+use quiver_common::{QError, QResult, Value};
+use quiver_syntax::ast::{self, AlterOp, PropSpec, Statement, VidTypeSpec};
+
+/// NebulaGraph's default `partition_num` (3.6 and later).
+pub const DEFAULT_PARTITION_NUM: i64 = 10;
+
+fn kind_of(k: ast::SchemaKind) -> SchemaKind {
+    match k {
+        ast::SchemaKind::Tag => SchemaKind::Tag,
+        ast::SchemaKind::Edge => SchemaKind::Edge,
+    }
+}
+
+fn check_comment(c: &Option<String>) -> QResult<()> {
+    match c {
+        Some(c) if c.len() > COMMENT_BYTES_MAX => Err(QError::semantic(format!("Comment is longer than {COMMENT_BYTES_MAX} bytes"))),
+        _ => Ok(()),
+    }
+}
+
+/// Turns a property declaration into a catalog entry, checking that its DEFAULT fits its type.
+fn prop_def(spec: &PropSpec) -> QResult<PropDef> {
+    let mut def = PropDef { name: spec.name.clone(), ty: spec.ty, nullable: spec.nullable, default: None, comment: spec.comment.clone() };
+    if let Some(e) = &spec.default {
+        let v = eval_const(e)?;
+        // A DEFAULT must be a value of the property's type; NULL only for a nullable property.
+        coerce(&def, v).map_err(|_| QError::execution("Invalid param!"))?;
+        def.default = Some((e.to_string(), e.clone()));
+    }
+    check_comment(&spec.comment)?;
+    Ok(def)
+}
+
+fn default_text(def: &PropDef) -> Value {
+    match &def.default {
+        None => Value::Empty,
+        Some((text, e)) => match e {
+            quiver_common::expr::Expr::Const(v) => v.clone(),
+            _ => match eval_const(e) {
+                Ok(v) if !matches!(e, quiver_common::expr::Expr::Function { .. }) => v,
+                _ => Value::String(text.clone()),
+            },
+        },
+    }
+}
+
+impl QueryEngine {
+    pub(crate) fn space_statement(&self, stmt: &Statement) -> QResult<DataSet> {
+        match stmt {
+            Statement::CreateSpace { if_not_exists, name, partition_num, replica_factor, vid_type, comment } => {
+                let parts = partition_num.unwrap_or(DEFAULT_PARTITION_NUM);
+                if parts <= 0 || parts > PARTITIONS_MAX as i64 {
+                    return Err(QError::semantic(format!("partition_num must be between 1 and {PARTITIONS_MAX}, got {parts}")));
+                }
+                let replicas = replica_factor.unwrap_or(1);
+                if replicas <= 0 {
+                    return Err(QError::semantic(format!("replica_factor must be positive, got {replicas}")));
+                }
+                let vid_type = match vid_type {
+                    None => return Err(QError::semantic("space vid_type must be specified explicitly")),
+                    Some(VidTypeSpec::Int64) => VidType::Int64,
+                    Some(VidTypeSpec::FixedString(n)) => {
+                        if *n <= 0 || *n > VID_BYTES_MAX as i64 {
+                            return Err(QError::semantic(format!("Only support fixed string vid type with length between 1 and {VID_BYTES_MAX}, got {n}")));
+                        }
+                        VidType::FixedString(*n as u32)
+                    }
+                };
+                check_comment(comment)?;
+                let space = NewSpace { name: name.clone(), partition_num: parts as u32, replica_factor: replicas as u32, vid_type, comment: comment.clone() };
+                self.catalog.create_space(space, *if_not_exists)?;
+                Ok(DataSet::empty())
+            }
+            Statement::DropSpace { if_exists, name } => {
+                if let Some(space) = self.catalog.drop_space(name, *if_exists)? {
+                    self.storage.clear_space(&space)?;
+                }
+                Ok(DataSet::empty())
+            }
+            Statement::ClearSpace { if_exists, name } => {
+                match self.catalog.space(name) {
+                    Ok(space) => self.storage.clear_space(&space)?,
+                    Err(_) if *if_exists => {}
+                    Err(e) => return Err(e),
+                }
+                Ok(DataSet::empty())
+            }
+            Statement::ShowSpaces => {
+                let mut ds = DataSet::with_columns(&["Name"]);
+                let mut names: Vec<String> = self.catalog.spaces().iter().map(|s| s.name.clone()).collect();
+                names.sort();
+                ds.rows = names.into_iter().map(|n| vec![Value::String(n)]).collect();
+                Ok(ds)
+            }
+            Statement::DescribeSpace(name) => {
+                let s = self.catalog.space(name)?;
+                let mut ds = DataSet::with_columns(&[
+                    "ID", "Name", "Partition Number", "Replica Factor", "Charset", "Collate", "Vid Type", "Atomic Edge", "Zones", "Comment",
+                ]);
+                ds.rows.push(vec![
+                    Value::Int(s.id as i64),
+                    Value::str(s.name.clone()),
+                    Value::Int(s.partition_num as i64),
+                    Value::Int(s.replica_factor as i64),
+                    Value::str("utf8"),
+                    Value::str("utf8_bin"),
+                    Value::str(s.vid_type.name()),
+                    Value::Bool(false),
+                    Value::str("default_zone"),
+                    s.comment.clone().map(Value::String).unwrap_or(Value::Empty),
+                ]);
+                Ok(ds)
+            }
+            Statement::ShowCreateSpace(name) => {
+                let s = self.catalog.space(name)?;
+                let mut ds = DataSet::with_columns(&["Space", "Create Space"]);
+                ds.rows.push(vec![Value::str(s.name.clone()), Value::String(show_create_space(&s))]);
+                Ok(ds)
+            }
+            _ => unreachable!("not a space statement"),
+        }
+    }
+
+    pub(crate) fn schema_statement(&self, space: &SpaceDesc, stmt: &Statement) -> QResult<DataSet> {
+        match stmt {
+            Statement::CreateSchema { kind, if_not_exists, name, props, options } => {
+                let defs = props.iter().map(prop_def).collect::<QResult<Vec<_>>>()?;
+                check_comment(&options.comment)?;
+                self.catalog.create_schema(
+                    space,
+                    kind_of(*kind),
+                    name,
+                    defs,
+                    options.ttl_duration.unwrap_or(0),
+                    options.ttl_col.clone().unwrap_or_default(),
+                    options.comment.clone(),
+                    *if_not_exists,
+                )?;
+                Ok(DataSet::empty())
+            }
+            Statement::AlterSchema { kind, name, ops, options } => {
+                let mut changes = Vec::new();
+                for op in ops {
+                    changes.push(match op {
+                        AlterOp::Add(specs) => SchemaChange::Add(specs.iter().map(prop_def).collect::<QResult<_>>()?),
+                        AlterOp::Change(specs) => SchemaChange::Change(specs.iter().map(prop_def).collect::<QResult<_>>()?),
+                        AlterOp::Drop(names) => SchemaChange::Drop(names.clone()),
+                    });
+                }
+                check_comment(&options.comment)?;
+                let opts = SchemaOptionsChange { ttl_duration: options.ttl_duration, ttl_col: options.ttl_col.clone(), comment: options.comment.clone() };
+                self.catalog.alter_schema(space, kind_of(*kind), name, changes, opts)?;
+                Ok(DataSet::empty())
+            }
+            Statement::DropSchema { kind, if_exists, name } => {
+                if let Some(schema) = self.catalog.drop_schema(space, kind_of(*kind), name, *if_exists)? {
+                    self.storage.drop_schema_data(space, &schema)?;
+                }
+                Ok(DataSet::empty())
+            }
+            Statement::ShowSchemas(kind) => {
+                let mut ds = DataSet::with_columns(&["Name"]);
+                let mut names: Vec<String> = self.catalog.schemas(space, kind_of(*kind)).iter().map(|s| s.name.clone()).collect();
+                names.sort();
+                ds.rows = names.into_iter().map(|n| vec![Value::String(n)]).collect();
+                Ok(ds)
+            }
+            Statement::DescribeSchema { kind, name } => {
+                let schema = self.catalog.schema(space, kind_of(*kind), name).map_err(|_| not_existed(*kind))?;
+                let mut ds = DataSet::with_columns(&["Field", "Type", "Null", "Default", "Comment"]);
+                for p in &schema.latest().props {
+                    ds.rows.push(vec![
+                        Value::str(p.name.clone()),
+                        Value::str(p.ty.name()),
+                        Value::str(if p.nullable { "YES" } else { "NO" }),
+                        default_text(p),
+                        p.comment.clone().map(Value::String).unwrap_or(Value::Empty),
+                    ]);
+                }
+                Ok(ds)
+            }
+            Statement::ShowCreateSchema { kind, name } => {
+                let schema = self.catalog.schema(space, kind_of(*kind), name).map_err(|_| not_existed(*kind))?;
+                let (c1, c2) = match kind {
+                    ast::SchemaKind::Tag => ("Tag", "Create Tag"),
+                    ast::SchemaKind::Edge => ("Edge", "Create Edge"),
+                };
+                let mut text = format!("CREATE {} `{}` (\n", kind.keyword(), schema.name);
+                let props = &schema.latest().props;
+                for (i, p) in props.iter().enumerate() {
+                    text.push_str(&format!(" `{}` {} {}", p.name, p.ty.name(), if p.nullable { "NULL" } else { "NOT NULL" }));
+                    if let Some((t, _)) = &p.default {
+                        text.push_str(&format!(" DEFAULT {t}"));
+                    }
+                    if let Some(c) = &p.comment {
+                        text.push_str(" COMMENT ");
+                        write_quoted(&mut text, c).expect("string write");
+                    }
+                    text.push_str(if i + 1 < props.len() { ",\n" } else { "\n" });
+                }
+                text.push_str(&format!(") ttl_duration = {}, ttl_col = ", schema.ttl_duration));
+                write_quoted(&mut text, &schema.ttl_col).expect("string write");
+                text.push_str(", comment = ");
+                write_quoted(&mut text, schema.comment.as_deref().unwrap_or("")).expect("string write");
+                let mut ds = DataSet::with_columns(&[c1, c2]);
+                ds.rows.push(vec![Value::str(schema.name.clone()), Value::String(text)]);
+                Ok(ds)
+            }
+            _ => unreachable!("not a schema statement"),
+        }
+    }
+}
+
+fn not_existed(kind: ast::SchemaKind) -> QError {
+    match kind {
+        ast::SchemaKind::Tag => QError::execution("Tag not existed!"),
+        ast::SchemaKind::Edge => QError::execution("Edge not existed!"),
+    }
+}
+
+fn show_create_space(s: &SpaceDesc) -> String {
+    let mut text = format!(
+        "CREATE SPACE `{}` (partition_num = {}, replica_factor = {}, charset = utf8, collate = utf8_bin, vid_type = {})",
+        s.name,
+        s.partition_num,
+        s.replica_factor,
+        s.vid_type.name()
+    );
+    if let Some(c) = &s.comment {
+        text.push_str(" comment = ");
+        write_quoted(&mut text, c).expect("string write");
+    }
+    text
+}
