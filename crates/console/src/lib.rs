@@ -1,0 +1,265 @@
+//! `quiver console`: an interactive shell (line editing, history, multi-line statements ended by `;`) and a
+//! non-interactive runner (`-e`, `-f`) over the HTTP API.
+//!
+//! **Architecture invariant:** the console depends only on the public HTTP API, never on server crates.
+
+use serde_json::{json, Value as J};
+use std::fmt::Write as _;
+
+pub struct Client {
+    url: String,
+    agent: ureq::Agent,
+    pub space: Option<String>,
+}
+
+/// The outcome of one statement as the console shows it.
+pub struct Outcome {
+    pub text: String,
+    pub ok: bool,
+}
+
+impl Client {
+    pub fn new(addr: &str) -> Client {
+        let agent = ureq::AgentBuilder::new().timeout_connect(std::time::Duration::from_secs(5)).build();
+        Client { url: format!("http://{addr}/api/v1/exec"), agent, space: None }
+    }
+
+    /// Sends one request and renders its result.
+    pub fn run(&mut self, stmt: &str) -> Outcome {
+        let body = json!({"stmt": stmt, "space": self.space});
+        let started = std::time::Instant::now();
+        let resp: J = match self.agent.post(&self.url).send_json(body) {
+            Ok(r) => match r.into_json() {
+                Ok(j) => j,
+                Err(e) => return Outcome { text: format!("[ERROR]: bad response: {e}"), ok: false },
+            },
+            Err(ureq::Error::Status(_, r)) => match r.into_json() {
+                Ok(j) => j,
+                Err(e) => return Outcome { text: format!("[ERROR]: bad response: {e}"), ok: false },
+            },
+            Err(e) => return Outcome { text: format!("[ERROR]: cannot reach the server at {}: {e}", self.url), ok: false },
+        };
+        let total_us = started.elapsed().as_micros();
+        let result = &resp["results"][0];
+        if let Some(s) = result["spaceName"].as_str() {
+            self.space = Some(s.to_string());
+        }
+        let code = result["errors"]["code"].as_i64().unwrap_or(-1);
+        if code != 0 {
+            let msg = result["errors"]["message"].as_str().unwrap_or("unknown error");
+            return Outcome { text: format!("[ERROR ({code})]: {msg}"), ok: false };
+        }
+        let latency = result["latencyInUs"].as_u64().unwrap_or(0);
+        let columns: Vec<String> = result["columns"].as_array().map(|c| c.iter().map(|v| v.as_str().unwrap_or("").to_string()).collect()).unwrap_or_default();
+        let rows: Vec<Vec<String>> = result["data"]
+            .as_array()
+            .map(|d| {
+                d.iter()
+                    .map(|r| {
+                        let row = r["row"].as_array().cloned().unwrap_or_default();
+                        let meta = r["meta"].as_array().cloned().unwrap_or_default();
+                        row.iter().enumerate().map(|(i, v)| render(v, meta.get(i).unwrap_or(&J::Null))).collect()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut text = String::new();
+        if columns.is_empty() {
+            let _ = write!(text, "Execution succeeded (time spent {latency}/{total_us} us)");
+        } else {
+            text.push_str(&table(&columns, &rows));
+            let _ = write!(text, "Got {} rows (time spent {latency}/{total_us} us)", rows.len());
+        }
+        Outcome { text, ok: true }
+    }
+}
+
+/// Renders a JSON value the way NebulaGraph's console prints values: strings quoted, NULL as `__NULL__`,
+/// vertices as `("vid" :tag{...})`, edges as `[:type "src"->"dst" @rank {...}]`.
+pub fn render(v: &J, meta: &J) -> String {
+    match meta.get("type").and_then(J::as_str) {
+        Some("vertex") => {
+            let mut tags: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+            if let Some(m) = v.as_object() {
+                for (k, val) in m {
+                    let (tag, prop) = k.split_once('.').unwrap_or(("", k));
+                    tags.entry(tag.to_string()).or_default().push(format!("{prop}: {}", render(val, &J::Null)));
+                }
+            }
+            let mut s = format!("({}", render(&meta["id"], &J::Null));
+            for (t, props) in tags {
+                let _ = write!(s, " :{t}{{{}}}", props.join(", "));
+            }
+            s.push(')');
+            s
+        }
+        Some("edge") => {
+            let id = &meta["id"];
+            let props = v.as_object().map(|m| m.iter().map(|(k, val)| format!("{k}: {}", render(val, &J::Null))).collect::<Vec<_>>().join(", ")).unwrap_or_default();
+            format!("[:{} {}->{} @{} {{{props}}}]", id["name"].as_str().unwrap_or(""), render(&id["src"], &J::Null), render(&id["dst"], &J::Null), id["ranking"])
+        }
+        _ => match v {
+            J::Null => "__NULL__".into(),
+            J::String(s) => format!("{s:?}"),
+            J::Array(items) => format!("[{}]", items.iter().map(|x| render(x, &J::Null)).collect::<Vec<_>>().join(", ")),
+            J::Object(m) => format!("{{{}}}", m.iter().map(|(k, x)| format!("{k}: {}", render(x, &J::Null))).collect::<Vec<_>>().join(", ")),
+            other => other.to_string(),
+        },
+    }
+}
+
+/// An aligned text table.
+pub fn table(columns: &[String], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = columns.iter().map(|c| c.chars().count()).collect();
+    for r in rows {
+        for (i, cell) in r.iter().enumerate() {
+            if i < widths.len() {
+                widths[i] = widths[i].max(cell.chars().count());
+            }
+        }
+    }
+    let line = format!("+{}+\n", widths.iter().map(|w| "-".repeat(w + 2)).collect::<Vec<_>>().join("+"));
+    let fmt_row = |cells: &[String]| {
+        let mut s = String::from("|");
+        for (i, w) in widths.iter().enumerate() {
+            let c = cells.get(i).map(String::as_str).unwrap_or("");
+            let _ = write!(s, " {c}{} |", " ".repeat(w - c.chars().count()));
+        }
+        s.push('\n');
+        s
+    };
+    let mut out = line.clone();
+    out.push_str(&fmt_row(columns));
+    out.push_str(&line);
+    for r in rows {
+        out.push_str(&fmt_row(r));
+    }
+    if !rows.is_empty() {
+        out.push_str(&line);
+    }
+    out
+}
+
+/// Splits a script into statements at `;` outside quotes, backquotes and comments.
+pub fn split_statements(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = text.chars().peekable();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                cur.push(c);
+                if c == '\\' {
+                    if let Some(n) = chars.next() {
+                        cur.push(n);
+                    }
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '"' | '\'' | '`' => {
+                    quote = Some(c);
+                    cur.push(c);
+                }
+                '#' => {
+                    for n in chars.by_ref() {
+                        if n == '\n' {
+                            break;
+                        }
+                    }
+                }
+                '-' if chars.peek() == Some(&'-') => {
+                    for n in chars.by_ref() {
+                        if n == '\n' {
+                            break;
+                        }
+                    }
+                }
+                ';' => {
+                    if !cur.trim().is_empty() {
+                        out.push(cur.trim().to_string());
+                    }
+                    cur.clear();
+                }
+                _ => cur.push(c),
+            },
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+/// Runs statements one by one, printing each result; stops at the first error. Returns whether all succeeded.
+pub fn run_script(client: &mut Client, text: &str) -> bool {
+    for stmt in split_statements(text) {
+        let out = client.run(&stmt);
+        if out.ok {
+            println!("{}\n", out.text);
+        } else {
+            eprintln!("{}", out.text);
+            return false;
+        }
+    }
+    true
+}
+
+/// The interactive shell.
+pub fn repl(client: &mut Client) -> Result<(), String> {
+    let mut rl = rustyline::DefaultEditor::new().map_err(|e| e.to_string())?;
+    let history = std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".quiver_history"));
+    if let Some(h) = &history {
+        let _ = rl.load_history(h);
+    }
+    println!("Welcome to Quiver. Statements end with `;`. Type `:exit` or press Ctrl-D to leave.\n");
+    let mut buf = String::new();
+    loop {
+        let space = client.space.clone().unwrap_or_default();
+        let prompt = if buf.is_empty() { format!("(root@quiver) [{space}]> ") } else { "-> ".to_string() };
+        match rl.readline(&prompt) {
+            Ok(line) => {
+                let t = line.trim();
+                if buf.is_empty() && (t == ":exit" || t == ":quit" || t.eq_ignore_ascii_case("exit") || t.eq_ignore_ascii_case("quit")) {
+                    break;
+                }
+                buf.push_str(&line);
+                buf.push('\n');
+                if !t.ends_with(';') {
+                    continue;
+                }
+                let _ = rl.add_history_entry(buf.trim());
+                for stmt in split_statements(&buf) {
+                    let out = client.run(&stmt);
+                    println!("{}\n", out.text);
+                }
+                buf.clear();
+            }
+            Err(rustyline::error::ReadlineError::Interrupted) => buf.clear(),
+            Err(_) => break,
+        }
+    }
+    if let Some(h) = &history {
+        let _ = rl.save_history(h);
+    }
+    println!("Bye!");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_outside_quotes() {
+        assert_eq!(split_statements("YIELD \";\"; USE x ;; # c;\nYIELD 1"), vec!["YIELD \";\"", "USE x", "YIELD 1"]);
+    }
+
+    #[test]
+    fn renders_aligned_table() {
+        let t = table(&["a".into(), "bb".into()], &[vec!["\"xyz\"".into(), "1".into()]]);
+        assert_eq!(t, "+-------+----+\n| a     | bb |\n+-------+----+\n| \"xyz\" | 1  |\n+-------+----+\n");
+    }
+}

@@ -1,1 +1,123 @@
-fn main() {}
+//! The `quiver` binary: `quiver serve` runs the embedded server, `quiver console` the shell.
+
+use clap::{Parser, Subcommand};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(name = "quiver", version, about = "Quiver: a NebulaGraph-compatible graph database")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Runs the embedded server: catalog, storage and query engine in one process.
+    Serve {
+        #[arg(long, default_value = "./quiver-data")]
+        data_dir: PathBuf,
+        #[arg(long, default_value = "127.0.0.1:19669")]
+        http_addr: SocketAddr,
+        /// Reserved for the NebulaGraph wire protocol (not served yet).
+        #[arg(long, default_value = "127.0.0.1:9669")]
+        graph_addr: SocketAddr,
+        /// Loads the `nba` demo graph if it is absent.
+        #[arg(long)]
+        demo: bool,
+        /// Where the NebulaGraph test datasets are (for --demo).
+        #[arg(long, default_value = "../shared/data/nebula-tck-datasets")]
+        datasets: PathBuf,
+    },
+    /// Opens the interactive console, or runs statements with -e / -f.
+    Console {
+        #[arg(long, default_value = "127.0.0.1:19669")]
+        addr: String,
+        #[arg(short = 'e')]
+        exec: Option<String>,
+        #[arg(short = 'f')]
+        file: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve { data_dir, http_addr, graph_addr, demo, datasets } => match serve(data_dir, http_addr, graph_addr, demo, datasets) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("quiver serve: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Console { addr, exec, file } => {
+            let mut client = quiver_console::Client::new(&addr);
+            if let Some(stmt) = exec {
+                return if quiver_console::run_script(&mut client, &stmt) { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+            }
+            if let Some(path) = file {
+                return match std::fs::read_to_string(&path) {
+                    Ok(text) => if quiver_console::run_script(&mut client, &text) { ExitCode::SUCCESS } else { ExitCode::FAILURE },
+                    Err(e) => {
+                        eprintln!("quiver console: cannot read {}: {e}", path.display());
+                        ExitCode::FAILURE
+                    }
+                };
+            }
+            match quiver_console::repl(&mut client) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("quiver console: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+fn serve(data_dir: PathBuf, http_addr: SocketAddr, graph_addr: SocketAddr, demo: bool, datasets: PathBuf) -> Result<(), String> {
+    let db = Arc::new(quiver_server::Database::open(&data_dir).map_err(|e| e.to_string())?);
+    if demo {
+        let dir = datasets.join("nba");
+        match quiver_server::loader::load_if_absent(&db, &dir) {
+            Ok(Some(r)) => log::info!("loaded demo graph `{}`: {} vertices, {} edges ({} index statements skipped)", r.space, r.vertices, r.edges, r.skipped_statements.len()),
+            Ok(None) => log::info!("demo graph `nba` already present"),
+            Err(e) => return Err(format!("cannot load the demo graph from {}: {e}", dir.display())),
+        }
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(16 << 20)
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(http_addr).await.map_err(|e| format!("cannot listen on {http_addr}: {e}"))?;
+        log::info!("quiver serving HTTP on {http_addr} (data in {}); graph protocol port {graph_addr} is reserved", data_dir.display());
+        let app = quiver_server::http::router(db.clone());
+        axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await.map_err(|e| format!("server error: {e}"))?;
+        db.flush().map_err(|e| e.to_string())?;
+        log::info!("quiver stopped cleanly");
+        Ok(())
+    })
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

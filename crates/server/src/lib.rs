@@ -1,0 +1,49 @@
+//! The embedded server: wires the catalog, storage and query engine into one process, loads datasets, and serves
+//! the HTTP API. Thin by design: everything it wires lives in its own crate.
+
+pub mod http;
+pub mod loader;
+
+use quiver_common::{QError, QResult};
+use quiver_kv::{KvEngine, MemEngine};
+use quiver_kv_rocks::RocksEngine;
+use quiver_meta::MetaStore;
+use quiver_query::{DataSet, Params, QueryEngine, Session};
+use quiver_storage::EmbeddedStorage;
+use std::path::Path;
+use std::sync::Arc;
+
+/// One embedded database: catalog, storage and query engine over one key-value engine.
+pub struct Database {
+    pub engine: QueryEngine,
+    kv: Arc<dyn KvEngine>,
+}
+
+impl Database {
+    /// Opens (or creates) a durable database in `dir`.
+    pub fn open(dir: &Path) -> QResult<Database> {
+        std::fs::create_dir_all(dir).map_err(|e| QError::storage(format!("cannot create data directory {}: {e}", dir.display())))?;
+        let kv = RocksEngine::open(&dir.join("kv")).map_err(|e| QError::storage(format!("cannot open data directory {}: {e}", dir.display())))?;
+        Database::with_engine(Arc::new(kv))
+    }
+
+    /// A database that lives in memory only (tests).
+    pub fn in_memory() -> Database {
+        Database::with_engine(Arc::new(MemEngine::new())).expect("an empty in-memory catalog opens")
+    }
+
+    pub fn with_engine(kv: Arc<dyn KvEngine>) -> QResult<Database> {
+        let meta = Arc::new(MetaStore::open(kv.clone())?);
+        let storage = Arc::new(EmbeddedStorage::new(kv.clone()));
+        Ok(Database { engine: QueryEngine::new(meta, storage), kv })
+    }
+
+    pub fn execute(&self, session: &mut Session, stmt: &str, params: &Params) -> QResult<DataSet> {
+        self.engine.execute(session, stmt, params)
+    }
+
+    /// Flushes memtables so a clean shutdown leaves nothing to replay.
+    pub fn flush(&self) -> QResult<()> {
+        self.kv.flush().map_err(QError::storage)
+    }
+}

@@ -1,0 +1,110 @@
+//! The HTTP API: `POST /api/v1/exec` answers in the JSON shape of NebulaGraph's `executeJson`;
+//! `GET /api/v1/health` answers 200 when the server is ready.
+
+use crate::Database;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use quiver_common::limits::HTTP_BODY_BYTES_MAX;
+use quiver_common::{ErrorCode, QError, Value};
+use quiver_query::{DataSet, Params, Session};
+use serde_json::{json, Value as J};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+pub fn router(db: Arc<Database>) -> Router {
+    Router::new()
+        .route("/api/v1/health", get(|| async { "ok" }))
+        .route("/api/v1/exec", post(exec))
+        .layer(DefaultBodyLimit::max(HTTP_BODY_BYTES_MAX))
+        .with_state(db)
+}
+
+/// A JSON parameter as a query value: integers stay integers, other numbers become floats.
+pub fn json_to_value(j: &J) -> Value {
+    match j {
+        J::Null => Value::NULL,
+        J::Bool(b) => Value::Bool(*b),
+        J::Number(n) => n.as_i64().map(Value::Int).unwrap_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN))),
+        J::String(s) => Value::String(s.clone()),
+        J::Array(items) => Value::List(items.iter().map(json_to_value).collect()),
+        J::Object(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect::<BTreeMap<_, _>>()),
+    }
+}
+
+fn response_json(result: &Result<DataSet, QError>, space: Option<&str>, latency_us: u128) -> J {
+    let mut body = serde_json::Map::new();
+    body.insert("latencyInUs".into(), json!(latency_us as u64));
+    if let Some(s) = space {
+        body.insert("spaceName".into(), json!(s));
+    }
+    let errors = match result {
+        Ok(ds) => {
+            body.insert("columns".into(), json!(ds.columns));
+            let data: Vec<J> = ds
+                .rows
+                .iter()
+                .map(|r| json!({"row": r.iter().map(Value::to_json).collect::<Vec<_>>(), "meta": r.iter().map(Value::to_json_meta).collect::<Vec<_>>()}))
+                .collect();
+            body.insert("data".into(), J::Array(data));
+            json!({"code": 0})
+        }
+        Err(e) => {
+            body.insert("columns".into(), json!([]));
+            body.insert("data".into(), json!([]));
+            json!({"code": e.code.as_i32(), "message": e.message})
+        }
+    };
+    body.insert("errors".into(), errors.clone());
+    json!({"results": [J::Object(body)], "errors": [errors]})
+}
+
+fn bad_request(msg: String) -> Response {
+    let e = QError::new(ErrorCode::ExecutionError, msg);
+    (StatusCode::BAD_REQUEST, axum::Json(response_json(&Err(e), None, 0))).into_response()
+}
+
+async fn exec(State(db): State<Arc<Database>>, body: Bytes) -> Response {
+    let req: J = match serde_json::from_slice(&body) {
+        Ok(j) => j,
+        Err(e) => return bad_request(format!("request body is not JSON: {e}")),
+    };
+    let Some(stmt) = req.get("stmt").and_then(J::as_str).map(str::to_string) else {
+        return bad_request("request needs a string field `stmt'".into());
+    };
+    let mut params = Params::new();
+    match req.get("params") {
+        None | Some(J::Null) => {}
+        Some(J::Object(m)) => {
+            for (k, v) in m {
+                params.insert(k.clone(), json_to_value(v));
+            }
+        }
+        Some(_) => return bad_request("`params' must be an object".into()),
+    }
+    let mut session = Session { space: match req.get("space") {
+        None | Some(J::Null) => None,
+        Some(J::String(s)) if s.is_empty() => None,
+        Some(J::String(s)) => Some(s.clone()),
+        Some(_) => return bad_request("`space' must be a string".into()),
+    } };
+    let started = Instant::now();
+    let joined = tokio::task::spawn_blocking(move || {
+        let r = db.execute(&mut session, &stmt, &params);
+        (r, session)
+    })
+    .await;
+    let (result, session) = match joined {
+        Ok(pair) => pair,
+        Err(e) => {
+            log::error!("query task failed: {e}");
+            (Err(QError::execution(format!("internal error: {e}"))), Session::default())
+        }
+    };
+    let latency = started.elapsed().as_micros();
+    axum::Json(response_json(&result, session.space.as_deref(), latency)).into_response()
+}
