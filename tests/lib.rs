@@ -1,1 +1,124 @@
+//! The data-driven query-file runner (sqllogictest style).
+//!
+//! A file is a list of records separated by blank lines:
+//!
+//! ```text
+//! # a comment
+//! dataset nba                      loads a NebulaGraph test dataset into this file's database
+//!
+//! statement ok                     the statement must succeed
+//! CREATE SPACE s(vid_type=INT64)
+//!
+//! statement error -1009            the statement must fail with this code and, after ----, this exact message
+//! YIELD 1/0
+//! ----
+//! SemanticError: Divide by 0
+//!
+//! query [rowsort]                  the rows after ---- must match: header, then one line per row, cells joined
+//! FETCH PROP ON player "Tim Duncan" YIELD player.age     by " | ", values in NebulaGraph's TCK notation
+//! ----
+//! player.age
+//! 42
+//! ```
+//! Every file runs against a fresh in-memory database with one session, so `USE` carries from record to record.
 
+use quiver_query::{Params, Session};
+use quiver_server::Database;
+use std::path::{Path, PathBuf};
+
+pub fn datasets_dir() -> PathBuf {
+    match std::env::var_os("QUIVER_DATASETS") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/nebula-tck-datasets"),
+    }
+}
+
+fn render_row(row: &[quiver_common::Value]) -> String {
+    row.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" | ")
+}
+
+/// Runs one query file; returns the list of failures (empty on success).
+pub fn run_file(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let db = Database::in_memory();
+    let mut session = Session::default();
+    let params = Params::new();
+    let mut failures = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim_end();
+        let lineno = i + 1;
+        if line.is_empty() || line.starts_with('#') {
+            i += 1;
+            continue;
+        }
+        let here = format!("{}:{lineno}", path.display());
+        if let Some(name) = line.strip_prefix("dataset ") {
+            if let Err(e) = quiver_server::loader::load(&db, &datasets_dir().join(name.trim())) {
+                failures.push(format!("{here}: loading dataset {name}: {e}"));
+                return failures;
+            }
+            i += 1;
+            continue;
+        }
+        let header = line.to_string();
+        i += 1;
+        let mut stmt = Vec::new();
+        while i < lines.len() && !lines[i].trim().is_empty() && lines[i].trim_end() != "----" {
+            stmt.push(lines[i]);
+            i += 1;
+        }
+        let mut expected = Vec::new();
+        if i < lines.len() && lines[i].trim_end() == "----" {
+            i += 1;
+            while i < lines.len() && !lines[i].trim().is_empty() {
+                expected.push(lines[i].trim_end().to_string());
+                i += 1;
+            }
+        }
+        let stmt = stmt.join("\n");
+        let result = db.execute(&mut session, &stmt, &params);
+        let words: Vec<&str> = header.split_whitespace().collect();
+        match words.as_slice() {
+            ["statement", "ok"] => {
+                if let Err(e) = result {
+                    failures.push(format!("{here}: `{stmt}` failed: [{}] {}", e.code.as_i32(), e.message));
+                }
+            }
+            ["statement", "error", code] => match result {
+                Ok(ds) => failures.push(format!("{here}: `{stmt}` succeeded with {:?}, expected error {code}", ds.rows)),
+                Err(e) => {
+                    if e.code.as_i32().to_string() != *code {
+                        failures.push(format!("{here}: `{stmt}` error code {} ({}), expected {code}", e.code.as_i32(), e.message));
+                    }
+                    if let Some(msg) = expected.first() {
+                        if e.message != *msg {
+                            failures.push(format!("{here}: `{stmt}` error message\n   got: {}\nwanted: {msg}", e.message));
+                        }
+                    }
+                }
+            },
+            ["query", rest @ ..] => match result {
+                Err(e) => failures.push(format!("{here}: `{stmt}` failed: [{}] {}", e.code.as_i32(), e.message)),
+                Ok(ds) => {
+                    let mut got = vec![ds.columns.join(" | ")];
+                    let mut rows: Vec<String> = ds.rows.iter().map(|r| render_row(r)).collect();
+                    let mut want_rows: Vec<String> = expected.iter().skip(1).cloned().collect();
+                    if rest.contains(&"rowsort") {
+                        rows.sort();
+                        want_rows.sort();
+                    }
+                    got.extend(rows);
+                    let mut want = vec![expected.first().cloned().unwrap_or_default()];
+                    want.extend(want_rows);
+                    if got != want {
+                        failures.push(format!("{here}: `{stmt}`\n   got:\n{}\nwanted:\n{}", got.join("\n"), want.join("\n")));
+                    }
+                }
+            },
+            _ => failures.push(format!("{here}: unknown record header `{header}`")),
+        }
+    }
+    failures
+}

@@ -334,7 +334,7 @@ fn regex_full_match(pattern: &str, s: &str) -> QResult<bool> {
     let re = regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
         .size_limit(crate::limits::REGEX_COMPILED_BYTES_MAX)
         .build()
-        .map_err(|e| QError::semantic(format!("Invalid regular expression `{pattern}': {e}")))?;
+        .map_err(|_| QError::semantic(format!("Invalid regular expression `{pattern}'")))?;
     Ok(re.is_match(s))
 }
 

@@ -44,7 +44,7 @@ pub fn parse(src: &str) -> QResult<Vec<Statement>> {
         }
     }
     if out.is_empty() {
-        return Err(QError::new(quiver_common::ErrorCode::StatementEmpty, "StatementEmpty: "));
+        return Err(QError::new(quiver_common::ErrorCode::StatementEmpty, "StatementEmpty: the request has no statement"));
     }
     Ok(out)
 }
