@@ -1,0 +1,218 @@
+//! Tests of the `quiver` binary as a process: durability across `kill -9`, the HTTP API's JSON shape, console exit
+//! codes, clean SIGTERM shutdown, and clear start-up errors.
+
+use serde_json::{json, Value as J};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_quiver");
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Server {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let child = Command::new(BIN)
+            .args(["serve", "--data-dir", dir.to_str().unwrap(), "--http-addr", &addr])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let s = Server { child, addr };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if ureq::get(&format!("http://{}/api/v1/health", s.addr)).call().is_ok() {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("server did not become ready");
+    }
+
+    fn exec(&self, stmt: &str, space: Option<&str>) -> J {
+        exec_at(&self.addr, stmt, space).expect("request reaches the server")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn exec_at(addr: &str, stmt: &str, space: Option<&str>) -> Result<J, String> {
+    let resp = ureq::post(&format!("http://{addr}/api/v1/exec"))
+        .timeout(Duration::from_secs(10))
+        .send_json(json!({"stmt": stmt, "space": space}));
+    match resp {
+        Ok(r) => r.into_json().map_err(|e| e.to_string()),
+        Err(ureq::Error::Status(_, r)) => r.into_json().map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn code(j: &J) -> i64 {
+    j["results"][0]["errors"]["code"].as_i64().unwrap()
+}
+
+#[test]
+fn kill9_keeps_every_acknowledged_write_and_no_half_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path());
+    let r = server.exec(
+        "CREATE SPACE d(partition_num=4, vid_type=INT64); USE d; CREATE TAG a(x int); CREATE TAG b(y int); CREATE EDGE e(w int)",
+        None,
+    );
+    assert_eq!(code(&r), 0, "{r}");
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for w in 0..4i64 {
+        let (addr, acked, stop) = (server.addr.clone(), acked.clone(), stop.clone());
+        writers.push(std::thread::spawn(move || {
+            let mut i = w;
+            while !stop.load(Ordering::Relaxed) {
+                // Two tags in one statement: both or neither may survive. The edge goes in the next statement.
+                let stmt = format!("INSERT VERTEX a(x), b(y) VALUES {i}:({i}, {i}); INSERT EDGE e(w) VALUES {i}->{}:({i})", i + 1);
+                match exec_at(&addr, &stmt, Some("d")) {
+                    Ok(j) if code(&j) == 0 => acked.lock().unwrap().push(i),
+                    _ => break,
+                }
+                i += 4;
+            }
+        }));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    server.child.kill().unwrap(); // SIGKILL
+    server.child.wait().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.join().unwrap();
+    }
+    let acked = acked.lock().unwrap().clone();
+    assert!(acked.len() > 20, "only {} writes acknowledged before the kill", acked.len());
+    let max = *acked.iter().max().unwrap() + 40;
+
+    let server = Server::start(dir.path());
+    let ids: Vec<String> = (0..=max).map(|i| i.to_string()).collect();
+    let r = server.exec(&format!("FETCH PROP ON a, b {} YIELD id(vertex), a.x, b.y", ids.join(",")), Some("d"));
+    assert_eq!(code(&r), 0, "{r}");
+    let mut present = std::collections::HashSet::new();
+    for row in r["results"][0]["data"].as_array().unwrap() {
+        let row = row["row"].as_array().unwrap();
+        let id = row[0].as_i64().unwrap();
+        assert_eq!(row[1].as_i64(), Some(id), "vertex {id} lost tag a: half-written");
+        assert_eq!(row[2].as_i64(), Some(id), "vertex {id} lost tag b: half-written");
+        present.insert(id);
+    }
+    for id in &acked {
+        assert!(present.contains(id), "acknowledged vertex {id} is missing after kill -9");
+    }
+    let keys: Vec<String> = acked.iter().map(|i| format!("{i}->{}", i + 1)).collect();
+    let r = server.exec(&format!("FETCH PROP ON e {} YIELD e.w", keys.join(",")), Some("d"));
+    assert_eq!(r["results"][0]["data"].as_array().unwrap().len(), acked.len(), "acknowledged edges missing");
+}
+
+#[test]
+fn http_api_answers_in_execute_json_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    let r = server.exec(
+        "CREATE SPACE h(vid_type=FIXED_STRING(8)); USE h; CREATE TAG t(n string); INSERT VERTEX t(n) VALUES \"v\":(\"x\")",
+        None,
+    );
+    assert_eq!(code(&r), 0, "{r}");
+    assert_eq!(r["results"][0]["spaceName"], "h", "USE is reported back");
+    let r = server.exec("FETCH PROP ON t \"v\" YIELD vertex AS v, t.n, 1 AS one", Some("h"));
+    let res = &r["results"][0];
+    assert_eq!(res["columns"], json!(["v", "t.n", "one"]));
+    assert_eq!(res["data"][0]["row"], json!([{"t.n": "x"}, "x", 1]));
+    assert_eq!(res["data"][0]["meta"], json!([{"type": "vertex", "id": "v"}, null, null]));
+    assert!(res["latencyInUs"].as_u64().is_some());
+    assert_eq!(r["errors"], json!([{"code": 0}]));
+
+    let r = server.exec("YIELD $p + 1 AS x", None);
+    assert_eq!(code(&r), -1009);
+    let r: J = ureq::post(&format!("http://{}/api/v1/exec", server.addr))
+        .send_json(json!({"stmt": "YIELD $p + 1 AS x", "params": {"p": 41}}))
+        .unwrap()
+        .into_json()
+        .unwrap();
+    assert_eq!(r["results"][0]["data"][0]["row"], json!([42]));
+
+    let r = server.exec("YIELD +", None);
+    assert_eq!(code(&r), -1004);
+    assert_eq!(r["results"][0]["errors"]["message"], "SyntaxError: syntax error at end of input");
+    assert_eq!(r["errors"][0]["code"], -1004);
+
+    let resp = ureq::post(&format!("http://{}/api/v1/exec", server.addr)).send_string("{not json");
+    match resp {
+        Err(ureq::Error::Status(400, r)) => {
+            let j: J = r.into_json().unwrap();
+            assert!(j["errors"][0]["message"].as_str().unwrap().starts_with("request body is not JSON"));
+        }
+        other => panic!("expected 400, got {other:?}"),
+    }
+    // The server is still healthy after bad input.
+    assert_eq!(code(&server.exec("YIELD 1", None)), 0);
+}
+
+#[test]
+fn console_runs_statements_and_exits_nonzero_on_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    let out = Command::new(BIN).args(["console", "--addr", &server.addr, "-e", "YIELD 1 AS a, \"x\" AS b"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("| a | b   |"), "{text}");
+    assert!(text.contains("Got 1 rows (time spent"), "{text}");
+
+    let out = Command::new(BIN).args(["console", "--addr", &server.addr, "-e", "CREATE TAGG x()"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[ERROR (-1004)]: SyntaxError: syntax error near `TAGG'"));
+
+    let script = dir.path().join("s.ngql");
+    std::fs::write(&script, "CREATE SPACE c(vid_type=INT64);\nUSE c;\nCREATE TAG t(a int);\nINSERT VERTEX t(a) VALUES 1:(5);\nFETCH PROP ON t 1\n  YIELD t.a;\n").unwrap();
+    let out = Command::new(BIN).args(["console", "--addr", &server.addr, "-f", script.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("| 5   |"), "USE carries over between statements of a file");
+}
+
+#[test]
+fn sigterm_stops_cleanly_and_startup_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path());
+
+    // A taken port is a clear error and a non-zero exit.
+    let other = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN).args(["serve", "--data-dir", other.path().to_str().unwrap(), "--http-addr", &server.addr]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen on"), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // An unusable data directory (a file) is a clear error and a non-zero exit.
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "x").unwrap();
+    let out = Command::new(BIN)
+        .args(["serve", "--data-dir", file.to_str().unwrap(), "--http-addr", &format!("127.0.0.1:{}", free_port())])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("data directory"), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "SIGTERM ends the server with status 0, got {status}");
+}
