@@ -1,8 +1,8 @@
 //! The RocksDB engine: the only crate that links RocksDB (Debian's `librocksdb`, through `rocksdb` 0.20.1).
 //!
 //! Durability: every batch is written with `sync = true`, so RocksDB's write-ahead log is fsynced before the write
-//! returns. Concurrent writers are grouped by RocksDB's write-group leader into one log write and one fsync
-//! (group commit).
+//! returns. Concurrent callers of `write` are grouped by RocksDB's write-group leader into one log write and one
+//! fsync; storage currently serializes its writers, so it does not benefit from that yet.
 
 use quiver_kv::{KvEngine, KvError, KvResult, ScanFn, WriteBatch, WriteOp};
 use std::path::Path;
