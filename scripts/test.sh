@@ -3,4 +3,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cargo test --workspace --no-fail-fast
+log=$(mktemp)
+set +e
+cargo test --workspace --no-fail-fast 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+passed=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) if ($i ~ /^passed/) p += $(i-1) } END { print p + 0 }' "$log")
+failed=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) if ($i ~ /^failed/) f += $(i-1) } END { print f + 0 }' "$log")
+rm -f "$log"
+echo "tests: ${passed:-0} passed, ${failed:-0} failed"
+exit "$status"
