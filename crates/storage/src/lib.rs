@@ -53,6 +53,30 @@ impl EmbeddedStorage {
         b.delete(keys::edge_key(space, &key.dst, -key.edge_type, key.rank, &key.src));
     }
 
+    /// Reads the row at `key`, lets `decide` compute the new one, and writes it with `put`, all under the write
+    /// lock so no other write to the space comes in between.
+    fn rmw(
+        &self,
+        key: Vec<u8>,
+        schema: &SchemaRef,
+        decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
+        put: impl FnOnce(Vec<u8>, &mut WriteBatch),
+    ) -> QResult<Option<Props>> {
+        let _guard = self.write_lock.lock().expect("lock poisoned");
+        let current = self.kv.get(&key).map_err(kv_err)?.map(|r| codec::decode(schema, &r)).transpose()?;
+        match decide(current.as_ref())? {
+            RmwDecision::Keep => Ok(current),
+            RmwDecision::Write(values) => {
+                let row = codec::encode(schema.latest(), &values);
+                let props = codec::decode(schema, &row)?;
+                let mut b = WriteBatch::new();
+                put(row, &mut b);
+                self.commit(b)?;
+                Ok(Some(props))
+            }
+        }
+    }
+
     fn commit(&self, b: WriteBatch) -> QResult<()> {
         if b.is_empty() {
             return Ok(());
@@ -182,21 +206,10 @@ impl StorageClient for EmbeddedStorage {
         schema: &SchemaRef,
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
     ) -> QResult<Option<Props>> {
-        let _guard = self.write_lock.lock().expect("lock poisoned");
-        let key = keys::tag_key(space, vid, schema.id);
-        let current = self.kv.get(&key).map_err(kv_err)?.map(|r| codec::decode(schema, &r)).transpose()?;
-        match decide(current.as_ref())? {
-            RmwDecision::Keep => Ok(current),
-            RmwDecision::Write(values) => {
-                let row = codec::encode(schema.latest(), &values);
-                let props = codec::decode(schema, &row)?;
-                let mut b = WriteBatch::new();
-                b.put(keys::vertex_key(space, vid), Vec::new());
-                b.put(key, row);
-                self.commit(b)?;
-                Ok(Some(props))
-            }
-        }
+        self.rmw(keys::tag_key(space, vid, schema.id), schema, decide, |row, b| {
+            b.put(keys::vertex_key(space, vid), Vec::new());
+            b.put(keys::tag_key(space, vid, schema.id), row);
+        })
     }
 
     fn rmw_edge(
@@ -206,20 +219,8 @@ impl StorageClient for EmbeddedStorage {
         schema: &SchemaRef,
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
     ) -> QResult<Option<Props>> {
-        let _guard = self.write_lock.lock().expect("lock poisoned");
         let out_key = keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst);
-        let current = self.kv.get(&out_key).map_err(kv_err)?.map(|r| codec::decode(schema, &r)).transpose()?;
-        match decide(current.as_ref())? {
-            RmwDecision::Keep => Ok(current),
-            RmwDecision::Write(values) => {
-                let row = codec::encode(schema.latest(), &values);
-                let props = codec::decode(schema, &row)?;
-                let mut b = WriteBatch::new();
-                self.put_edge(space, key, row, &mut b);
-                self.commit(b)?;
-                Ok(Some(props))
-            }
-        }
+        self.rmw(out_key, schema, decide, |row, b| self.put_edge(space, key, row, b))
     }
 
     fn scan_vertices(&self, space: &SpaceDesc, schema: Option<&SchemaRef>, limit: usize) -> QResult<Vec<Value>> {
