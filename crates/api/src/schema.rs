@@ -60,6 +60,16 @@ pub enum SchemaKind {
     Edge,
 }
 
+impl SchemaKind {
+    /// NebulaGraph's error for a tag or edge type that does not exist (DESCRIBE, DROP, ALTER).
+    pub fn not_existed(self) -> QError {
+        match self {
+            SchemaKind::Tag => QError::execution("Tag not existed!"),
+            SchemaKind::Edge => QError::execution("Edge not existed!"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PropDef {
     pub name: String,

@@ -209,9 +209,10 @@ fn logic(op: BinaryOp, l: Value, r: Value) -> QResult<Value> {
         (Ok(a), Ok(b)) => (a, b),
         _ => return Ok(Value::Null(NullKind::BadType)),
     };
-    let unknown = if l.is_empty() && (r.is_empty() || r.is_null() || b.is_some()) && !r.is_null() {
-        Value::Empty
-    } else if r.is_empty() && !l.is_null() {
+    // An undecided result is NULL if a NULL took part, otherwise EMPTY.
+    let unknown = if l.is_null() || r.is_null() {
+        Value::NULL
+    } else if l.is_empty() || r.is_empty() {
         Value::Empty
     } else {
         Value::NULL

@@ -142,13 +142,6 @@ impl MetaStore {
     }
 }
 
-fn not_found(kind: SchemaKind) -> QError {
-    match kind {
-        SchemaKind::Tag => QError::execution("Tag not existed!"),
-        SchemaKind::Edge => QError::execution("Edge not existed!"),
-    }
-}
-
 fn check_ttl(props: &[PropDef], ttl_col: &str, ttl_duration: i64) -> QResult<()> {
     if ttl_duration < 0 {
         return Err(QError::semantic("Ttl duration must be non-negative"));
@@ -259,7 +252,7 @@ impl Catalog for MetaStore {
 
     fn alter_schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, changes: Vec<SchemaChange>, options: SchemaOptionsChange) -> QResult<()> {
         self.with_space(space, |st| {
-            let idx = st.schemas.iter().position(|s| s.name == name && s.kind == kind).ok_or_else(|| not_found(kind))?;
+            let idx = st.schemas.iter().position(|s| s.name == name && s.kind == kind).ok_or_else(|| kind.not_existed())?;
             let old = st.schemas[idx].clone();
             let mut props = old.latest().props.clone();
             let prop_missing = || match kind {
@@ -315,7 +308,7 @@ impl Catalog for MetaStore {
     fn drop_schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, if_exists: bool) -> QResult<Option<SchemaRef>> {
         self.with_space(space, |st| {
             let Some(idx) = st.schemas.iter().position(|s| s.name == name && s.kind == kind) else {
-                return if if_exists { Ok(None) } else { Err(not_found(kind)) };
+                return if if_exists { Ok(None) } else { Err(kind.not_existed()) };
             };
             let removed = st.schemas.remove(idx);
             self.persist(st)?;

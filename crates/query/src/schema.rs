@@ -173,7 +173,7 @@ impl QueryEngine {
                 Ok(ds)
             }
             Statement::DescribeSchema { kind, name } => {
-                let schema = self.catalog.schema(space, kind_of(*kind), name).map_err(|_| not_existed(*kind))?;
+                let schema = self.catalog.schema(space, kind_of(*kind), name).map_err(|_| kind_of(*kind).not_existed())?;
                 let mut ds = DataSet::with_columns(&["Field", "Type", "Null", "Default", "Comment"]);
                 for p in &schema.latest().props {
                     ds.rows.push(vec![
@@ -187,7 +187,7 @@ impl QueryEngine {
                 Ok(ds)
             }
             Statement::ShowCreateSchema { kind, name } => {
-                let schema = self.catalog.schema(space, kind_of(*kind), name).map_err(|_| not_existed(*kind))?;
+                let schema = self.catalog.schema(space, kind_of(*kind), name).map_err(|_| kind_of(*kind).not_existed())?;
                 let (c1, c2) = match kind {
                     ast::SchemaKind::Tag => ("Tag", "Create Tag"),
                     ast::SchemaKind::Edge => ("Edge", "Create Edge"),
@@ -215,13 +215,6 @@ impl QueryEngine {
             }
             _ => unreachable!("not a schema statement"),
         }
-    }
-}
-
-fn not_existed(kind: ast::SchemaKind) -> QError {
-    match kind {
-        ast::SchemaKind::Tag => QError::execution("Tag not existed!"),
-        ast::SchemaKind::Edge => QError::execution("Edge not existed!"),
     }
 }
 

@@ -748,11 +748,16 @@ impl<'a> Parser<'a> {
     // ---- expressions, lowest precedence first ----
 
     pub fn expr(&mut self) -> QResult<Expr> {
+        self.nested(Parser::or_expr)
+    }
+
+    /// Runs `f` one nesting level deeper, refusing input nested beyond `EXPR_DEPTH_MAX` (guards the stack).
+    fn nested(&mut self, f: fn(&mut Self) -> QResult<Expr>) -> QResult<Expr> {
         self.depth += 1;
         if self.depth > EXPR_DEPTH_MAX {
             return Err(QError::syntax(format!("expression nested deeper than {EXPR_DEPTH_MAX} levels")));
         }
-        let r = self.or_expr();
+        let r = f(self);
         self.depth -= 1;
         r
     }
@@ -781,13 +786,7 @@ impl<'a> Parser<'a> {
 
     fn not_expr(&mut self) -> QResult<Expr> {
         if self.eat_kw("NOT") {
-            self.depth += 1;
-            if self.depth > EXPR_DEPTH_MAX {
-                return Err(QError::syntax(format!("expression nested deeper than {EXPR_DEPTH_MAX} levels")));
-            }
-            let e = self.not_expr();
-            self.depth -= 1;
-            return Ok(Expr::unary(UnaryOp::Not, e?));
+            return Ok(Expr::unary(UnaryOp::Not, self.nested(Parser::not_expr)?));
         }
         self.relational()
     }
@@ -876,13 +875,7 @@ impl<'a> Parser<'a> {
     }
 
     fn unary(&mut self) -> QResult<Expr> {
-        self.depth += 1;
-        if self.depth > EXPR_DEPTH_MAX {
-            return Err(QError::syntax(format!("expression nested deeper than {EXPR_DEPTH_MAX} levels")));
-        }
-        let r = self.unary_inner();
-        self.depth -= 1;
-        r
+        self.nested(Parser::unary_inner)
     }
 
     fn unary_inner(&mut self) -> QResult<Expr> {
