@@ -1,6 +1,7 @@
 //! The storage-client trait: batched reads, writes and scans.
 
 use crate::schema::{SchemaRef, SpaceDesc};
+use quiver_common::expr::Expr;
 use quiver_common::{QResult, Value};
 use std::collections::BTreeMap;
 
@@ -33,15 +34,39 @@ pub enum Mutation {
     DeleteEdge { key: EdgeKeyVal },
 }
 
+/// Which edge properties a neighbours request returns (projection push-down: the rest are never decoded).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PropSelection {
+    None,
+    All,
+    /// These names, for each edge type that has them.
+    Only(Vec<String>),
+}
+
+impl PropSelection {
+    pub fn wants(&self, name: &str) -> bool {
+        match self {
+            PropSelection::None => false,
+            PropSelection::All => true,
+            PropSelection::Only(names) => names.iter().any(|n| n == name),
+        }
+    }
+}
+
 /// Neighbours of a batch of vertices.
 #[derive(Debug, Clone)]
 pub struct NeighborsRequest {
     pub vids: Vec<Value>,
     /// Signed edge types: positive follows out-edges, negative follows in-edges.
     pub edge_types: Vec<(i32, SchemaRef)>,
-    /// Whether to decode edge properties (projection push-down: skip them when unused).
-    pub with_props: bool,
-    /// Stop after this many edges in total.
+    pub props: PropSelection,
+    /// Filter push-down: only edges for which this is `true` are returned (NULL and EMPTY count as false). It may
+    /// use `e.prop` and `e._src/_dst/_rank/_type` for the edge types of the request, where `e.prop` of another
+    /// request type than the row's is EMPTY, and constants; anything else (`$^`, `$$`, `$-`, variables) is an
+    /// error, so the planner pushes down only what storage can evaluate. `_src` is the vertex the edge was
+    /// reached from and `_dst` the far end, as in a GO.
+    pub filter: Option<Expr>,
+    /// Stop after this many edges in total (after the filter).
     pub limit: Option<usize>,
 }
 

@@ -1,8 +1,8 @@
 //! The RocksDB engine: the only crate that links RocksDB (Debian's `librocksdb`, through `rocksdb` 0.20.1).
 //!
-//! Durability: every batch is written with `sync = true`, so RocksDB's write-ahead log is fsynced before the write
-//! returns. Concurrent callers of `write` are grouped by RocksDB's write-group leader into one log write and one
-//! fsync; storage currently serializes its writers, so it does not benefit from that yet.
+//! Durability: `write_buffered` appends the batch to RocksDB's write-ahead log and memtable without an fsync;
+//! `sync` fsyncs the log (`FlushWAL(sync = true)`), which makes every batch appended before it durable. Storage's
+//! commit queue calls `sync` once for a whole group of writers.
 
 use quiver_kv::{KvEngine, KvError, KvResult, ScanFn, WriteBatch, WriteOp};
 use std::path::Path;
@@ -35,7 +35,7 @@ impl KvEngine for RocksEngine {
         self.db.multi_get(keys).into_iter().map(|r| r.map_err(err)).collect()
     }
 
-    fn write(&self, batch: WriteBatch) -> KvResult<()> {
+    fn write_buffered(&self, batch: WriteBatch) -> KvResult<()> {
         let mut wb = rocksdb::WriteBatch::default();
         for op in batch.ops {
             match op {
@@ -45,8 +45,12 @@ impl KvEngine for RocksEngine {
             }
         }
         let mut wo = rocksdb::WriteOptions::default();
-        wo.set_sync(true);
+        wo.set_sync(false);
         self.db.write_opt(wb, &wo).map_err(err)
+    }
+
+    fn sync(&self) -> KvResult<()> {
+        self.db.flush_wal(true).map_err(err)
     }
 
     fn scan_range(&self, start: &[u8], end: &[u8], f: &mut ScanFn<'_>) -> KvResult<()> {
@@ -99,5 +103,23 @@ mod tests {
         }
         let e = RocksEngine::open(dir.path()).unwrap();
         assert_eq!(e.get(b"durable").unwrap(), Some(b"yes".to_vec()));
+    }
+
+    #[test]
+    fn one_sync_covers_every_buffered_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let e = RocksEngine::open(dir.path()).unwrap();
+            for i in 0..10u8 {
+                let mut b = WriteBatch::new();
+                b.put(vec![b'g', i], vec![i]);
+                e.write_buffered(b).unwrap();
+            }
+            e.sync().unwrap();
+        }
+        let e = RocksEngine::open(dir.path()).unwrap();
+        for i in 0..10u8 {
+            assert_eq!(e.get(&[b'g', i]).unwrap(), Some(vec![i]));
+        }
     }
 }

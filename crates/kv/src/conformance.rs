@@ -11,6 +11,7 @@ pub fn run_all(make: Factory<'_>) {
     delete_range(make().as_ref());
     multi_get(make().as_ref());
     binary_keys(make().as_ref());
+    buffered_writes_are_visible_before_sync(make().as_ref());
 }
 
 fn collect(e: &dyn KvEngine, prefix: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -105,4 +106,16 @@ fn binary_keys(e: &dyn KvEngine) {
     assert_eq!(e.get(&k).unwrap().map(|v| v.len()), Some(100_000));
     assert_eq!(prefix_end(&[0xff, 0xff]), None);
     assert_eq!(prefix_end(&[1, 0xff]), Some(vec![2]));
+}
+
+fn buffered_writes_are_visible_before_sync(e: &dyn KvEngine) {
+    for i in 0..3u8 {
+        let mut b = WriteBatch::new();
+        b.put(vec![b'w', i], vec![i]);
+        e.write_buffered(b).unwrap();
+        assert_eq!(e.get(&[b'w', i]).unwrap(), Some(vec![i]), "a buffered write is visible at once");
+    }
+    e.sync().unwrap();
+    e.sync().unwrap();
+    assert_eq!(collect(e, b"w").len(), 3);
 }

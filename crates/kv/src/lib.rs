@@ -68,9 +68,20 @@ pub trait KvEngine: Send + Sync + 'static {
         keys.iter().map(|k| self.get(k)).collect()
     }
 
-    /// Applies `batch` atomically. When it returns `Ok`, the batch is durable: it survives a crash of the process
+    /// Applies `batch` atomically and makes it visible to readers. It is in the engine's log, in order, but not yet
+    /// durable: a crash may lose it (entirely; never partly) until a later [`KvEngine::sync`] returns.
+    fn write_buffered(&self, batch: WriteBatch) -> KvResult<()>;
+
+    /// Makes every batch written by [`KvEngine::write_buffered`] before this call durable. One call covers any
+    /// number of batches: this is what group commit is built on.
+    fn sync(&self) -> KvResult<()>;
+
+    /// Applies `batch` atomically and durably: when it returns `Ok`, the batch survives a crash of the process
     /// (and, for a durable engine, of the machine).
-    fn write(&self, batch: WriteBatch) -> KvResult<()>;
+    fn write(&self, batch: WriteBatch) -> KvResult<()> {
+        self.write_buffered(batch)?;
+        self.sync()
+    }
 
     /// Visits keys in `[start, end)` in ascending byte order.
     fn scan_range(&self, start: &[u8], end: &[u8], f: &mut ScanFn<'_>) -> KvResult<()>;

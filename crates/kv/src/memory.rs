@@ -21,7 +21,7 @@ impl KvEngine for MemEngine {
         Ok(self.map.read().expect("lock poisoned").get(key).cloned())
     }
 
-    fn write(&self, batch: WriteBatch) -> KvResult<()> {
+    fn write_buffered(&self, batch: WriteBatch) -> KvResult<()> {
         let mut map = self.map.write().expect("lock poisoned");
         for op in batch.ops {
             match op {
@@ -42,6 +42,10 @@ impl KvEngine for MemEngine {
                 }
             }
         }
+        Ok(())
+    }
+
+    fn sync(&self) -> KvResult<()> {
         Ok(())
     }
 

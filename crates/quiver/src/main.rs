@@ -99,7 +99,8 @@ fn serve(data_dir: PathBuf, http_addr: SocketAddr, graph_addr: SocketAddr, demo:
         let app = quiver_server::http::router(db.clone());
         axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await.map_err(|e| format!("server error: {e}"))?;
         db.flush().map_err(|e| e.to_string())?;
-        log::info!("quiver stopped cleanly");
+        let (batches, syncs) = db.commit_stats();
+        log::info!("quiver stopped cleanly ({batches} write batches, {syncs} log fsyncs)");
         Ok(())
     })
 }

@@ -98,52 +98,68 @@ fn corrupt(what: &str) -> QError {
 /// Decodes a row into the properties of the schema's current version: properties added since the row was
 /// written read as their default (or NULL), dropped ones disappear, changed types are converted.
 pub fn decode(schema: &SchemaDesc, row: &[u8]) -> QResult<Props> {
+    decode_only(schema, row, &|_| true)
+}
+
+/// [`decode`], but only the current-version properties `wanted` accepts (projection push-down: the others are
+/// never decoded).
+pub fn decode_only(schema: &SchemaDesc, row: &[u8], wanted: &dyn Fn(&str) -> bool) -> QResult<Props> {
     if row.len() < 5 || row[0] != FORMAT {
         return Err(corrupt("unknown format"));
     }
     let version = u32::from_le_bytes(row[1..5].try_into().expect("len checked"));
     let written = schema.version(version).ok_or_else(|| corrupt("unknown schema version"))?;
-    let values = decode_version(written, row)?;
+    let reader = RowReader::new(written, row)?;
     let latest = schema.latest();
     let mut props = Props::new();
-    if latest.version == version {
-        for (p, v) in latest.props.iter().zip(values) {
-            props.insert(p.name.clone(), v);
-        }
-        return Ok(props);
-    }
-    for p in &latest.props {
-        let v = match written.prop_index(&p.name) {
-            Some(i) => convert_for_read(p.ty, values[i].clone()),
-            None => match &p.default {
-                Some((_, e)) => eval_const(e).unwrap_or(Value::NULL),
-                None => Value::NULL,
-            },
+    for p in latest.props.iter().filter(|p| wanted(&p.name)) {
+        let v = if latest.version == version {
+            reader.field(latest.prop_index(&p.name).expect("own property"))?
+        } else {
+            match written.prop_index(&p.name) {
+                Some(i) => convert_for_read(p.ty, reader.field(i)?),
+                None => match &p.default {
+                    Some((_, e)) => eval_const(e).unwrap_or(Value::NULL),
+                    None => Value::NULL,
+                },
+            }
         };
         props.insert(p.name.clone(), v);
     }
     Ok(props)
 }
 
-fn decode_version(schema: &SchemaVersion, row: &[u8]) -> QResult<Vec<Value>> {
-    let n = schema.props.len();
-    let head = 5 + n.div_ceil(8);
-    let fixed: usize = schema.props.iter().map(|p| slot_size(p.ty)).sum();
-    if row.len() < head + fixed {
-        return Err(corrupt("too short"));
-    }
-    let mut out = Vec::with_capacity(n);
-    let mut slot = head;
-    for (i, p) in schema.props.iter().enumerate() {
-        let size = slot_size(p.ty);
-        let b = &row[slot..slot + size];
-        slot += size;
-        if row[5 + i / 8] & (1 << (i % 8)) != 0 {
-            out.push(Value::NULL);
-            continue;
+/// Random access to the fields of a row written with one schema version.
+struct RowReader<'a> {
+    schema: &'a SchemaVersion,
+    row: &'a [u8],
+    /// Byte offset of each property's fixed slot.
+    slots: Vec<usize>,
+}
+
+impl<'a> RowReader<'a> {
+    fn new(schema: &'a SchemaVersion, row: &'a [u8]) -> QResult<RowReader<'a>> {
+        let mut slot = 5 + schema.props.len().div_ceil(8);
+        let mut slots = Vec::with_capacity(schema.props.len());
+        for p in &schema.props {
+            slots.push(slot);
+            slot += slot_size(p.ty);
         }
+        if row.len() < slot {
+            return Err(corrupt("too short"));
+        }
+        Ok(RowReader { schema, row, slots })
+    }
+
+    fn field(&self, i: usize) -> QResult<Value> {
+        let row = self.row;
+        if row[5 + i / 8] & (1 << (i % 8)) != 0 {
+            return Ok(Value::NULL);
+        }
+        let ty = self.schema.props[i].ty;
+        let b = &row[self.slots[i]..self.slots[i] + slot_size(ty)];
         let arr = |n: usize| -> &[u8] { &b[..n] };
-        let v = match p.ty {
+        Ok(match ty {
             PropType::Bool => Value::Bool(b[0] != 0),
             PropType::Int8 => Value::Int(b[0] as i8 as i64),
             PropType::Int16 => Value::Int(i16::from_le_bytes(arr(2).try_into().expect("slot")) as i64),
@@ -171,8 +187,6 @@ fn decode_version(schema: &SchemaVersion, row: &[u8]) -> QResult<Vec<Value>> {
                 let s = row.get(off..off + len).ok_or_else(|| corrupt("string out of bounds"))?;
                 Value::String(String::from_utf8(s.to_vec()).map_err(|_| corrupt("string not UTF-8"))?)
             }
-        };
-        out.push(v);
+        })
     }
-    Ok(out)
 }

@@ -2,21 +2,62 @@
 //! [`StorageClient`] ([`EmbeddedStorage`]).
 //!
 //! **Architecture invariants:** storage knows nothing of nGQL text. Every mutation of one statement is applied as
-//! one atomic, synced `WriteBatch`: an edge's out-key and in-key, a vertex and its tags, always together.
+//! one atomic `WriteBatch`: an edge's out-key and in-key, a vertex and its tags, always together. A write is
+//! acknowledged only once it, and everything it read, is durable.
+//!
+//! ## Group commit
+//! Writers take `write_lock` only to read what they depend on (IF NOT EXISTS, read-modify-write, the keys a
+//! DELETE must remove) and to append their batch to the engine's log ([`KvEngine::write_buffered`]); each batch
+//! gets a sequence number in log order. They then wait in [`CommitQueue::wait_durable`]: the first waiter fsyncs
+//! the log once for every batch appended so far, and the others that arrived meanwhile find their number covered
+//! and return without an fsync of their own. A reader may see a batch a moment before its writer is
+//! acknowledged; a crash in that window loses the batch whole, and its writer was never told it succeeded.
 
 pub mod codec;
 pub mod keys;
 
 use quiver_api::*;
+use quiver_common::eval::{eval_condition, EvalContext};
+use quiver_common::expr::{EdgeMeta, Expr};
 use quiver_common::{QError, QResult, Value};
 use quiver_kv::{KvEngine, WriteBatch};
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 pub struct EmbeddedStorage {
     kv: Arc<dyn KvEngine>,
-    /// Serializes writers so read-modify-write and IF NOT EXISTS see a stable state. Readers never take it.
+    /// Serializes writers while they read and append, so read-modify-write and IF NOT EXISTS see a stable state.
+    /// Not held across the fsync. Readers never take it.
     write_lock: Mutex<()>,
+    commits: CommitQueue,
+}
+
+/// Sequence numbers of appended and of durable batches; see the module doc.
+#[derive(Default)]
+struct CommitQueue {
+    /// The number of the last batch appended to the log. Advanced only under `write_lock`, after the append.
+    appended: AtomicU64,
+    /// The number of the last batch known durable. Held across the fsync, so waiters queue behind it.
+    durable: Mutex<u64>,
+    /// How many fsyncs were issued (for tests and the closing numbers).
+    syncs: AtomicU64,
+}
+
+impl CommitQueue {
+    /// Returns once batch `seq` (and every one before it) is durable.
+    fn wait_durable(&self, kv: &dyn KvEngine, seq: u64) -> QResult<()> {
+        let mut durable = self.durable.lock().expect("lock poisoned");
+        if *durable >= seq {
+            return Ok(());
+        }
+        // Everything numbered up to `target` is already in the log, so one fsync covers it all.
+        let target = self.appended.load(Ordering::Acquire);
+        kv.sync().map_err(kv_err)?;
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+        *durable = target;
+        Ok(())
+    }
 }
 
 fn kv_err(e: quiver_kv::KvError) -> QError {
@@ -25,7 +66,21 @@ fn kv_err(e: quiver_kv::KvError) -> QError {
 
 impl EmbeddedStorage {
     pub fn new(kv: Arc<dyn KvEngine>) -> EmbeddedStorage {
-        EmbeddedStorage { kv, write_lock: Mutex::new(()) }
+        EmbeddedStorage { kv, write_lock: Mutex::new(()), commits: CommitQueue::default() }
+    }
+
+    /// How many log fsyncs storage has issued; fewer than acknowledged writes when group commit works.
+    pub fn sync_count(&self) -> u64 {
+        self.commits.syncs.load(Ordering::Relaxed)
+    }
+
+    /// How many non-empty batches storage has appended to the log.
+    pub fn batch_count(&self) -> u64 {
+        self.commits.appended.load(Ordering::Relaxed)
+    }
+
+    fn lock_writers(&self) -> MutexGuard<'_, ()> {
+        self.write_lock.lock().expect("lock poisoned")
     }
 
     fn exists(&self, key: &[u8], pending: &HashSet<Vec<u8>>) -> QResult<bool> {
@@ -62,26 +117,67 @@ impl EmbeddedStorage {
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
         put: impl FnOnce(Vec<u8>, &mut WriteBatch),
     ) -> QResult<Option<Props>> {
-        let _guard = self.write_lock.lock().expect("lock poisoned");
+        let guard = self.lock_writers();
         let current = self.kv.get(&key).map_err(kv_err)?.map(|r| codec::decode(schema, &r)).transpose()?;
         match decide(current.as_ref())? {
-            RmwDecision::Keep => Ok(current),
+            RmwDecision::Keep => {
+                self.commit(guard, WriteBatch::new())?;
+                Ok(current)
+            }
             RmwDecision::Write(values) => {
                 let row = codec::encode(schema.latest(), &values);
                 let props = codec::decode(schema, &row)?;
                 let mut b = WriteBatch::new();
                 put(row, &mut b);
-                self.commit(b)?;
+                self.commit(guard, b)?;
                 Ok(Some(props))
             }
         }
     }
 
-    fn commit(&self, b: WriteBatch) -> QResult<()> {
-        if b.is_empty() {
-            return Ok(());
+    /// Appends `b` (built under `guard`), releases the writers' lock, and waits until `b` is durable. An empty
+    /// batch still waits for every batch appended before it, since its writer may have read them.
+    fn commit(&self, guard: MutexGuard<'_, ()>, b: WriteBatch) -> QResult<()> {
+        let seq = if b.is_empty() {
+            self.commits.appended.load(Ordering::Acquire)
+        } else {
+            self.kv.write_buffered(b).map_err(kv_err)?;
+            self.commits.appended.fetch_add(1, Ordering::AcqRel) + 1
+        };
+        drop(guard);
+        self.commits.wait_durable(self.kv.as_ref(), seq)
+    }
+}
+
+/// What a pushed-down filter sees: one edge, decoded as far as the filter and the projection need.
+struct EdgeFilterContext<'a> {
+    edge: &'a NeighborEdge,
+    schema: &'a SchemaDesc,
+    /// Names of all edge types in the request: a property of one of them on another type's row is EMPTY.
+    request_types: &'a [&'a str],
+}
+
+impl EvalContext for EdgeFilterContext<'_> {
+    fn label_prop(&self, label: &str, prop: &str) -> QResult<Value> {
+        if label == self.schema.name {
+            return Ok(self.edge.props.as_ref().and_then(|p| p.get(prop)).cloned().unwrap_or(Value::Empty));
         }
-        self.kv.write(b).map_err(kv_err)
+        if self.request_types.contains(&label) {
+            return Ok(Value::Empty);
+        }
+        Err(QError::semantic(format!("Invalid label identifiers: {label}")))
+    }
+
+    fn edge_meta(&self, edge: &str, meta: EdgeMeta) -> QResult<Value> {
+        if edge != self.schema.name {
+            return if self.request_types.contains(&edge) { Ok(Value::Empty) } else { Err(QError::semantic(format!("Invalid label identifiers: {edge}"))) };
+        }
+        Ok(match meta {
+            EdgeMeta::Src => self.edge.from.clone(),
+            EdgeMeta::Dst => self.edge.to.clone(),
+            EdgeMeta::Rank => Value::Int(self.edge.rank),
+            EdgeMeta::Type => Value::Int(self.edge.edge_type as i64),
+        })
     }
 }
 
@@ -115,6 +211,16 @@ impl StorageClient for EmbeddedStorage {
     fn get_neighbors(&self, space: &SpaceDesc, req: &NeighborsRequest) -> QResult<Vec<NeighborEdge>> {
         let mut out = Vec::new();
         let limit = req.limit.unwrap_or(usize::MAX);
+        // Properties the filter reads are decoded even when not returned.
+        let mut filter_props = Vec::new();
+        if let Some(f) = &req.filter {
+            f.visit(&mut |e| {
+                if let Expr::LabelProp { prop, .. } = e {
+                    filter_props.push(prop.clone());
+                }
+            });
+        }
+        let names: Vec<&str> = req.edge_types.iter().map(|(_, s)| s.name.as_str()).collect();
         for vid in &req.vids {
             for (et, schema) in &req.edge_types {
                 if out.len() >= limit {
@@ -123,15 +229,36 @@ impl StorageClient for EmbeddedStorage {
                 let mut err = None;
                 self.kv
                     .scan_prefix(&keys::edge_type_prefix(space, vid, *et), &mut |k, v| {
-                        let parsed = keys::parse_edge_key(space, k).and_then(|(_, rank, to)| {
-                            let props = if req.with_props { Some(codec::decode(schema, v)?) } else { None };
-                            Ok(NeighborEdge { from: vid.clone(), edge_type: *et, rank, to, props })
-                        });
-                        match parsed {
-                            Ok(e) => {
+                        let step = || -> QResult<Option<NeighborEdge>> {
+                            let (_, rank, to) = keys::parse_edge_key(space, k)?;
+                            let Some(filter) = &req.filter else {
+                                let props = match req.props {
+                                    PropSelection::None => None,
+                                    _ => Some(codec::decode_only(schema, v, &|n| req.props.wants(n))?),
+                                };
+                                return Ok(Some(NeighborEdge { from: vid.clone(), edge_type: *et, rank, to, props }));
+                            };
+                            let decoded = codec::decode_only(schema, v, &|n| req.props.wants(n) || filter_props.iter().any(|p| p == n))?;
+                            let mut edge = NeighborEdge { from: vid.clone(), edge_type: *et, rank, to, props: Some(decoded) };
+                            let ctx = EdgeFilterContext { edge: &edge, schema, request_types: &names };
+                            if !eval_condition(filter, &ctx)? {
+                                return Ok(None);
+                            }
+                            edge.props = match req.props {
+                                PropSelection::None => None,
+                                _ => edge.props.map(|mut p| {
+                                    p.retain(|n, _| req.props.wants(n));
+                                    p
+                                }),
+                            };
+                            Ok(Some(edge))
+                        };
+                        match step() {
+                            Ok(Some(e)) => {
                                 out.push(e);
                                 out.len() < limit
                             }
+                            Ok(None) => true,
                             Err(e) => {
                                 err = Some(e);
                                 false
@@ -148,7 +275,7 @@ impl StorageClient for EmbeddedStorage {
     }
 
     fn write(&self, space: &SpaceDesc, mutations: Vec<Mutation>) -> QResult<()> {
-        let _guard = self.write_lock.lock().expect("lock poisoned");
+        let guard = self.lock_writers();
         let mut b = WriteBatch::new();
         let mut pending: HashSet<Vec<u8>> = HashSet::new();
         for m in mutations {
@@ -196,7 +323,7 @@ impl StorageClient for EmbeddedStorage {
                 Mutation::DeleteEdge { key } => self.delete_edge(space, &key, &mut b),
             }
         }
-        self.commit(b)
+        self.commit(guard, b)
     }
 
     fn rmw_vertex(
@@ -254,15 +381,15 @@ impl StorageClient for EmbeddedStorage {
     }
 
     fn clear_space(&self, space: &SpaceDesc) -> QResult<()> {
-        let _guard = self.write_lock.lock().expect("lock poisoned");
+        let guard = self.lock_writers();
         let (start, end) = keys::space_range(space.id);
         let mut b = WriteBatch::new();
         b.delete_range(start, end);
-        self.commit(b)
+        self.commit(guard, b)
     }
 
     fn drop_schema_data(&self, space: &SpaceDesc, schema: &SchemaRef) -> QResult<()> {
-        let _guard = self.write_lock.lock().expect("lock poisoned");
+        let guard = self.lock_writers();
         let mut b = WriteBatch::new();
         let vl = space.vid_type.key_len();
         for part in 1..=space.partition_num {
@@ -282,7 +409,7 @@ impl StorageClient for EmbeddedStorage {
                 })
                 .map_err(kv_err)?;
         }
-        self.commit(b)
+        self.commit(guard, b)
     }
 }
 
