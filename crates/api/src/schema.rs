@@ -40,16 +40,26 @@ pub struct SpaceDesc {
 }
 
 impl SpaceDesc {
-    /// Checks a VID against the space's VID type: the error NebulaGraph gives for a wrong type or length.
-    pub fn check_vid(&self, vid: &Value) -> QResult<()> {
+    /// Whether `vid` has the space's VID type (its length is checked by [`SpaceDesc::check_vid_len`]).
+    pub fn vid_type_matches(&self, vid: &Value) -> bool {
+        matches!((self.vid_type, vid), (VidType::Int64, Value::Int(_)) | (VidType::FixedString(_), Value::String(_)))
+    }
+
+    /// NebulaGraph's name of the value type VIDs have in this space, as its messages print it.
+    pub fn vid_value_type(&self) -> &'static str {
+        match self.vid_type {
+            VidType::Int64 => "INT",
+            VidType::FixedString(_) => "STRING",
+        }
+    }
+
+    /// A string VID longer than the space allows fails in storage, as in NebulaGraph.
+    pub fn check_vid_len(&self, vid: &Value) -> QResult<()> {
         match (self.vid_type, vid) {
-            (VidType::Int64, Value::Int(_)) => Ok(()),
-            (VidType::FixedString(n), Value::String(s)) if s.len() <= n as usize => Ok(()),
-            (VidType::FixedString(_), Value::String(_)) => Err(QError::execution(
+            (VidType::FixedString(n), Value::String(s)) if s.len() > n as usize => Err(QError::execution(
                 "Storage Error: The VID must be a 64-bit integer or a string fitting space vertex id length limit.",
             )),
-            (VidType::Int64, other) => Err(QError::semantic(format!("Wrong vertex id type: {other}, expected int"))),
-            (VidType::FixedString(_), other) => Err(QError::semantic(format!("Wrong vertex id type: {other}, expected string"))),
+            _ => Ok(()),
         }
     }
 }

@@ -21,16 +21,16 @@ pub trait EvalContext {
         Err(QError::semantic(format!("Invalid label identifiers: {edge}")))
     }
     fn src_prop(&self, _tag: &str, _prop: &str) -> QResult<Value> {
-        Err(QError::semantic("Only support input and variable in GO, FETCH and LOOKUP, found `$^'"))
+        Err(QError::semantic("Only support input and variable in yield sentence."))
     }
     fn dst_prop(&self, _tag: &str, _prop: &str) -> QResult<Value> {
-        Err(QError::semantic("Only support input and variable in GO, FETCH and LOOKUP, found `$$'"))
+        Err(QError::semantic("Only support input and variable in yield sentence."))
     }
     fn input_prop(&self, col: &str) -> QResult<Value> {
         Err(QError::semantic(format!("`$-.{col}', not exist prop `{col}'")))
     }
-    fn var_prop(&self, var: &str, _col: &str) -> QResult<Value> {
-        Err(QError::semantic(format!("`{var}', not exist variable `{var}'")))
+    fn var_prop(&self, var: &str, col: &str) -> QResult<Value> {
+        Err(QError::semantic(format!("`${var}.{col}', not exist variable `{var}'")))
     }
     fn label(&self, name: &str) -> QResult<Value> {
         Err(QError::semantic(format!("Invalid label identifiers: {name}")))
@@ -161,7 +161,7 @@ pub fn eval_condition(expr: &Expr, ctx: &dyn EvalContext) -> QResult<bool> {
     match eval(expr, ctx)? {
         Value::Bool(b) => Ok(b),
         Value::Null(_) | Value::Empty => Ok(false),
-        other => Err(QError::semantic(format!("`{expr}', expected boolean, but was `{}'", other.type_name()))),
+        other => Err(QError::semantic(format!("`{expr}', expected Boolean, but was `{}'", other.type_name().to_uppercase()))),
     }
 }
 

@@ -150,9 +150,9 @@ fn check_ttl(props: &[PropDef], ttl_col: &str, ttl_duration: i64) -> QResult<()>
         return Ok(());
     }
     match props.iter().find(|p| p.name == ttl_col) {
-        None => Err(QError::semantic(format!("Ttl column `{ttl_col}' not found"))),
+        None => Err(QError::semantic("Ttl column name not exist in columns")),
         Some(p) if matches!(p.ty, PropType::Int64 | PropType::Int32 | PropType::Int16 | PropType::Int8 | PropType::Timestamp) => Ok(()),
-        Some(_) => Err(QError::semantic("Only support integer or timestamp type in ttl_col")),
+        Some(_) => Err(QError::semantic("Ttl column type illegal")),
     }
 }
 
@@ -320,8 +320,8 @@ impl Catalog for MetaStore {
         let spaces = self.spaces.read().expect("lock poisoned");
         let st = spaces.get(&space.name).ok_or_else(|| QError::space_not_found(&space.name))?;
         st.schemas.iter().find(|s| s.name == name && s.kind == kind).cloned().ok_or_else(|| match kind {
-            SchemaKind::Tag => QError::execution(format!("TagNotFound: Tag `{name}' not found")),
-            SchemaKind::Edge => QError::execution(format!("EdgeNotFound: Edge `{name}' not found")),
+            SchemaKind::Tag => QError::execution(format!("TagNotFound: TagName `{name}`")),
+            SchemaKind::Edge => QError::execution(format!("EdgeNotFound: EdgeName `{name}`")),
         })
     }
 

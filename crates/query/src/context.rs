@@ -16,12 +16,18 @@ impl EvalContext for ParamContext<'_> {
     fn param(&self, name: &str) -> QResult<Value> {
         self.params.get(name).cloned().ok_or_else(|| QError::semantic(format!("Undefined parameter or variable `${name}'")))
     }
+
+    fn label_prop(&self, _label: &str, _prop: &str) -> QResult<Value> {
+        Err(QError::semantic("Only support input and variable in yield sentence."))
+    }
 }
 
 /// A fetched vertex: `tag.prop`, `vertex`, and parameters.
 pub struct VertexContext<'a> {
     pub params: &'a Params,
     pub vertex: &'a Vertex,
+    /// Tags the YIELD reads that the FETCH does not list: readable, but not part of `vertex`.
+    pub extra: &'a [(String, Props)],
 }
 
 impl EvalContext for VertexContext<'_> {
@@ -30,16 +36,17 @@ impl EvalContext for VertexContext<'_> {
     }
 
     fn label_prop(&self, label: &str, prop: &str) -> QResult<Value> {
-        Ok(match self.vertex.tags.iter().find(|t| t.name == label) {
-            Some(t) => t.props.get(prop).cloned().unwrap_or(Value::Empty),
-            None => Value::Empty,
-        })
+        let props = match self.vertex.tags.iter().find(|t| t.name == label) {
+            Some(t) => Some(&t.props),
+            None => self.extra.iter().find(|(n, _)| n == label).map(|(_, p)| p),
+        };
+        Ok(props.and_then(|p| p.get(prop)).cloned().unwrap_or(Value::Empty))
     }
 
     fn vertex(&self, which: VertexRef) -> QResult<Value> {
         match which {
             VertexRef::Current => Ok(Value::Vertex(Box::new(self.vertex.clone()))),
-            _ => Err(QError::semantic("Only support input and variable in GO, FETCH and LOOKUP")),
+            _ => Err(QError::semantic("unsupported src/dst property expression in yield.")),
         }
     }
 }
@@ -90,7 +97,9 @@ pub struct UpdateContext<'a> {
 
 impl UpdateContext<'_> {
     fn prop(&self, prop: &str) -> QResult<Value> {
-        self.props.get(prop).cloned().ok_or_else(|| QError::semantic(format!("`{prop}' is not a property of `{}'", self.schema_name)))
+        self.props.get(prop).cloned().ok_or_else(|| {
+            QError::execution(if self.is_edge { "Storage Error: Edge prop not found." } else { "Storage Error: Tag prop not found." })
+        })
     }
 }
 
@@ -105,14 +114,14 @@ impl EvalContext for UpdateContext<'_> {
 
     fn label_prop(&self, label: &str, prop: &str) -> QResult<Value> {
         if label != self.schema_name {
-            return Err(QError::semantic(format!("Mismatched name `{label}', expected `{}'", self.schema_name)));
+            return Err(QError::semantic(format!("Has wrong expr in `{label}.{prop}'")));
         }
         self.prop(prop)
     }
 
     fn src_prop(&self, tag: &str, prop: &str) -> QResult<Value> {
         if self.is_edge {
-            return Err(QError::semantic("Update edge can not reference source vertex properties"));
+            return Err(QError::semantic(format!("Has wrong expr in `$^.{tag}.{prop}'")));
         }
         self.label_prop(tag, prop)
     }
@@ -122,7 +131,7 @@ impl EvalContext for UpdateContext<'_> {
             return Err(QError::semantic(format!("Invalid label identifiers: {edge}")));
         };
         if edge != self.schema_name {
-            return Err(QError::semantic(format!("Mismatched name `{edge}', expected `{}'", self.schema_name)));
+            return Err(QError::semantic(format!("Has wrong expr in `{edge}.{}'", meta.name())));
         }
         Ok(match meta {
             EdgeMeta::Src => src.clone(),

@@ -4,21 +4,45 @@ use crate::context::{make_vertex, EdgeContext, ParamContext, UpdateContext, Vert
 use crate::{DataSet, Params, QueryEngine};
 use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
-use quiver_common::expr::Expr;
+use quiver_common::expr::{Expr, VertexRef};
 use quiver_common::value::Edge;
 use quiver_common::{QError, QResult, Value};
-use quiver_syntax::ast::{EdgeKey, Statement, UpdateTarget, YieldClause};
+use quiver_syntax::ast::{EdgeKey, Statement, UpdateTarget, YieldClause, YieldColumn};
 use std::collections::HashSet;
 
-fn eval_vid(space: &SpaceDesc, e: &Expr, params: &Params) -> QResult<Value> {
+/// Where a VID is used decides NebulaGraph's message for one of the wrong type.
+#[derive(Clone, Copy)]
+enum VidUse {
+    /// INSERT, UPDATE, DELETE.
+    Mutation,
+    /// FETCH PROP ON tags.
+    FetchVertex,
+    /// FETCH PROP ON an edge type.
+    FetchEdge { dst: bool },
+}
+
+fn eval_vid(space: &SpaceDesc, e: &Expr, params: &Params, usage: VidUse) -> QResult<Value> {
     let v = eval(e, &ParamContext { params })?;
-    space.check_vid(&v)?;
+    if !space.vid_type_matches(&v) {
+        return Err(QError::semantic(match usage {
+            VidUse::Mutation => format!("Wrong vertex id type: {e}"),
+            VidUse::FetchVertex => format!("Vid should be a {}", if space.vid_type == VidType::Int64 { "INT64" } else { "FIXED_STRING" }),
+            VidUse::FetchEdge { dst } => format!(
+                "the {} should be type of {}, but was`{}'",
+                if dst { "dst" } else { "src" },
+                space.vid_value_type(),
+                v.type_name().to_uppercase()
+            ),
+        }));
+    }
+    space.check_vid_len(&v)?;
     Ok(v)
 }
 
-fn eval_edge_key(space: &SpaceDesc, k: &EdgeKey, edge_type: i32, params: &Params) -> QResult<EdgeKeyVal> {
-    let src = eval_vid(space, &k.src, params)?;
-    let dst = eval_vid(space, &k.dst, params)?;
+fn eval_edge_key(space: &SpaceDesc, k: &EdgeKey, edge_type: i32, params: &Params, fetch: bool) -> QResult<EdgeKeyVal> {
+    let usage = |dst| if fetch { VidUse::FetchEdge { dst } } else { VidUse::Mutation };
+    let src = eval_vid(space, &k.src, params, usage(false))?;
+    let dst = eval_vid(space, &k.dst, params, usage(true))?;
     let rank = match &k.rank {
         None => 0,
         Some(e) => match eval(e, &ParamContext { params })? {
@@ -98,31 +122,134 @@ pub fn yield_standalone(y: &YieldClause, filter: Option<&Expr>, params: &Params)
     Ok(ds)
 }
 
-/// Checks that every `label.prop` in the YIELD names one of `labels` and a property it has.
-fn check_label_props(y: &YieldClause, schemas: &[SchemaRef], what: &str) -> QResult<()> {
-    let mut err = None;
-    for c in &y.columns {
-        c.expr.visit(&mut |e| {
-            if err.is_some() {
-                return;
-            }
-            match e {
-                Expr::LabelProp { label, prop } => match schemas.iter().find(|s| s.name == *label) {
-                    None => err = Some(QError::semantic(format!("{what} `{label}' is not in the FETCH list"))),
-                    Some(s) if s.latest().prop_index(prop).is_none() => {
-                        err = Some(QError::semantic(format!("`{label}.{prop}', not found the property `{prop}'.")))
-                    }
-                    _ => {}
-                },
-                Expr::SrcProp { .. } | Expr::DstProp { .. } | Expr::InputProp(_) | Expr::VarProp { .. } => {
-                    err = Some(QError::semantic(format!("`{e}' is not valid in FETCH")))
-                }
-                Expr::Aggregate { .. } => err = Some(QError::not_supported(format!("Aggregate function `{e}' in FETCH"))),
-                _ => {}
-            }
-        });
+/// A YIELD column as NebulaGraph prints it in messages: the expression and its alias.
+fn column_text(c: &YieldColumn) -> String {
+    match &c.alias {
+        Some(a) => format!("{} AS {a}", c.expr),
+        None => c.expr.to_string(),
     }
-    err.map_or(Ok(()), Err)
+}
+
+/// What a FETCH's YIELD refers to besides the fetched rows, collected while checking it.
+#[derive(Default)]
+struct YieldRefs {
+    src_dst: bool,
+    input_var: bool,
+    /// Edge types other than the fetched one (FETCH on edges only).
+    other_edge: bool,
+    /// Tags read by `tag.prop` (FETCH on tags only).
+    tags: Vec<SchemaRef>,
+}
+
+impl YieldRefs {
+    /// NebulaGraph's errors for what a FETCH's YIELD may not use, in its order.
+    fn check(&self, edge_name: Option<&str>) -> QResult<()> {
+        if self.input_var {
+            return Err(QError::semantic("unsupported input/variable property expression in yield."));
+        }
+        if self.src_dst {
+            return Err(QError::semantic("unsupported src/dst property expression in yield."));
+        }
+        match edge_name {
+            Some(name) if self.other_edge => Err(QError::semantic(format!("should use edge name `{name}'"))),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl QueryEngine {
+    /// Checks a FETCH's YIELD, as NebulaGraph's validators do: names resolve to existing tags and edge types
+    /// (else TagNotFound / EdgeNotFound), properties exist, and nothing outside the fetched rows is used.
+    fn check_fetch_yield(&self, space: &SpaceDesc, y: &YieldClause, edge: Option<&SchemaRef>) -> QResult<YieldRefs> {
+        let mut refs = YieldRefs::default();
+        for c in &y.columns {
+            let illegal = match edge {
+                None => c.expr.any(&|e| matches!(e, Expr::Edge)),
+                Some(_) => c.expr.any(&|e| matches!(e, Expr::Vertex(_))),
+            };
+            if illegal {
+                return Err(QError::semantic(format!("illegal yield clauses `{}'", column_text(c))));
+            }
+            let mut err = None;
+            c.expr.visit(&mut |e| {
+                if err.is_some() {
+                    return;
+                }
+                let res = (|| -> QResult<()> {
+                    match e {
+                        Expr::LabelProp { label, prop } => {
+                            let schema = match edge {
+                                None => self.catalog.schema(space, SchemaKind::Tag, label)?,
+                                Some(s) if s.name == *label => s.clone(),
+                                Some(_) => {
+                                    self.catalog.schema(space, SchemaKind::Edge, label)?;
+                                    refs.other_edge = true;
+                                    return Ok(());
+                                }
+                            };
+                            if schema.latest().prop_index(prop).is_none() {
+                                return Err(QError::semantic(format!("`{label}.{prop}', not found the property `{prop}'.")));
+                            }
+                            if edge.is_none() && !refs.tags.iter().any(|t| t.id == schema.id) {
+                                refs.tags.push(schema);
+                            }
+                        }
+                        Expr::EdgeMetaProp { edge: label, .. } => match edge {
+                            Some(s) if s.name != *label => {
+                                self.catalog.schema(space, SchemaKind::Edge, label)?;
+                                refs.other_edge = true;
+                            }
+                            _ => {}
+                        },
+                        Expr::SrcProp { tag, .. } | Expr::DstProp { tag, .. } => {
+                            self.catalog.schema(space, SchemaKind::Tag, tag)?;
+                            refs.src_dst = true;
+                        }
+                        Expr::Vertex(VertexRef::Src | VertexRef::Dst) => refs.src_dst = true,
+                        Expr::InputProp(_) | Expr::VarProp { .. } => refs.input_var = true,
+                        Expr::Aggregate { .. } => return Err(QError::not_supported(format!("Aggregate function `{e}' in FETCH"))),
+                        _ => {}
+                    }
+                    Ok(())
+                })();
+                err = res.err();
+            });
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+        refs.check(edge.map(|s| s.name.as_str()))?;
+        Ok(refs)
+    }
+
+    /// A tag or edge type for UPDATE/UPSERT and INSERT VERTEX, whose validators report a missing one this way.
+    fn schema_for_write(&self, space: &SpaceDesc, kind: SchemaKind, name: &str) -> QResult<SchemaRef> {
+        self.catalog.schema(space, kind, name).map_err(|_| QError::semantic(format!("No schema found for `{name}'")))
+    }
+}
+
+/// NebulaGraph refuses, in UPDATE/UPSERT, any expression that reads outside the updated row: `$$`, `$-`,
+/// variables, `$^` on an edge, and another tag's or edge type's properties.
+fn check_update_expr(e: &Expr, name: &str, is_edge: bool) -> QResult<()> {
+    let wrong = e.any(&|x| match x {
+        Expr::DstProp { .. } | Expr::InputProp(_) | Expr::VarProp { .. } => true,
+        Expr::SrcProp { tag, .. } => is_edge || tag != name,
+        Expr::LabelProp { label, .. } => label != name,
+        Expr::EdgeMetaProp { edge, .. } => !is_edge || edge != name,
+        _ => false,
+    });
+    if wrong {
+        return Err(QError::semantic(format!("Has wrong expr in `{e}'")));
+    }
+    Ok(())
+}
+
+/// Storage's checks of a value UPDATE/UPSERT writes, with its messages.
+fn coerce_update(def: &PropDef, v: Value) -> QResult<Value> {
+    if v.is_null() && !def.nullable {
+        return Err(QError::execution("Storage Error: Invalid field value: may be the filed is not NULL or without default value or wrong schema."));
+    }
+    coerce(def, v).map_err(|_| QError::execution("Storage Error: Invalid data, may be wrong value type."))
 }
 
 impl QueryEngine {
@@ -130,12 +257,12 @@ impl QueryEngine {
         match stmt {
             Statement::InsertVertices { if_not_exists, tags, rows } => {
                 if tags.is_empty() {
-                    return Err(QError::semantic("INSERT VERTEX needs at least one tag"));
+                    return Err(QError::semantic("Insert vertex is forbidden, please specify the tag"));
                 }
                 let mut resolved = Vec::new();
                 let mut width = 0;
                 for (name, props) in tags {
-                    let schema = self.catalog.schema(space, SchemaKind::Tag, name)?;
+                    let schema = self.schema_for_write(space, SchemaKind::Tag, name)?;
                     check_prop_names(&schema, props)?;
                     width += props.len();
                     resolved.push((schema, props));
@@ -146,7 +273,7 @@ impl QueryEngine {
                     if row.values.len() != width {
                         return Err(QError::semantic("Column count doesn't match value count."));
                     }
-                    let vid = eval_vid(space, &row.vid, params)?;
+                    let vid = eval_vid(space, &row.vid, params, VidUse::Mutation)?;
                     let values = row.values.iter().map(|e| eval(e, &ParamContext { params })).collect::<QResult<Vec<_>>>()?;
                     let mut offset = 0;
                     let mut tag_rows = Vec::new();
@@ -168,7 +295,7 @@ impl QueryEngine {
                     if row.values.len() != props.len() {
                         return Err(QError::semantic("Column count doesn't match value count."));
                     }
-                    let key = eval_edge_key(space, &row.key, schema.id, params)?;
+                    let key = eval_edge_key(space, &row.key, schema.id, params, false)?;
                     let values = row.values.iter().map(|e| eval(e, &ParamContext { params })).collect::<QResult<Vec<_>>>()?;
                     let values = build_row(&schema, props, &values, params)?;
                     mutations.push(Mutation::InsertEdge { key, schema: schema.clone(), values, if_not_exists: *if_not_exists });
@@ -180,7 +307,7 @@ impl QueryEngine {
             Statement::DeleteVertices { vids, with_edge } => {
                 let mut mutations = Vec::new();
                 for v in vids {
-                    mutations.push(Mutation::DeleteVertex { vid: eval_vid(space, v, params)?, with_edges: *with_edge });
+                    mutations.push(Mutation::DeleteVertex { vid: eval_vid(space, v, params, VidUse::Mutation)?, with_edges: *with_edge });
                 }
                 self.storage.write(space, mutations)?;
                 Ok(DataSet::empty())
@@ -192,7 +319,7 @@ impl QueryEngine {
                 };
                 let mut mutations = Vec::new();
                 for v in vids {
-                    mutations.push(Mutation::DeleteTags { vid: eval_vid(space, v, params)?, tags: schemas.clone() });
+                    mutations.push(Mutation::DeleteTags { vid: eval_vid(space, v, params, VidUse::Mutation)?, tags: schemas.clone() });
                 }
                 self.storage.write(space, mutations)?;
                 Ok(DataSet::empty())
@@ -201,7 +328,7 @@ impl QueryEngine {
                 let schema = self.catalog.schema(space, SchemaKind::Edge, edge)?;
                 let mut mutations = Vec::new();
                 for k in keys {
-                    mutations.push(Mutation::DeleteEdge { key: eval_edge_key(space, k, schema.id, params)? });
+                    mutations.push(Mutation::DeleteEdge { key: eval_edge_key(space, k, schema.id, params, false)? });
                 }
                 self.storage.write(space, mutations)?;
                 Ok(DataSet::empty())
@@ -211,11 +338,21 @@ impl QueryEngine {
                     None => self.catalog.schemas(space, SchemaKind::Tag),
                     Some(names) => names.iter().map(|n| self.catalog.schema(space, SchemaKind::Tag, n)).collect::<QResult<Vec<_>>>()?,
                 };
-                check_label_props(yield_clause, &schemas, "Tag")?;
+                let refs = self.check_fetch_yield(space, yield_clause, None)?;
+                // Tags the YIELD reads but the FETCH does not list are read too; only listed ones decide
+                // which vertices are returned.
+                let listed = schemas.len();
+                let mut schemas = schemas;
+                for t in refs.tags {
+                    if !schemas.iter().any(|s| s.id == t.id) {
+                        schemas.push(t);
+                    }
+                }
+                let listed_ids: Vec<i32> = schemas[..listed].iter().map(|s| s.id).collect();
                 let mut ids = Vec::new();
                 let mut seen_ids = HashSet::new();
                 for v in vids {
-                    let vid = eval_vid(space, v, params)?;
+                    let vid = eval_vid(space, v, params, VidUse::FetchVertex)?;
                     if seen_ids.insert(vid.clone()) {
                         ids.push(vid);
                     }
@@ -223,18 +360,20 @@ impl QueryEngine {
                 let mut ds = DataSet { columns: yield_columns(yield_clause), rows: vec![] };
                 let mut seen = HashSet::new();
                 for data in self.storage.get_vertices(space, &ids, &schemas)?.into_iter().flatten() {
-                    if tags.is_some() && data.tags.is_empty() {
+                    let (own, extra): (Vec<_>, Vec<_>) = data.tags.into_iter().partition(|(s, _)| listed_ids.contains(&s.id));
+                    if tags.is_some() && own.is_empty() {
                         continue;
                     }
-                    let vertex = make_vertex(data.vid, data.tags.into_iter().map(|(s, p)| (s.name.clone(), p)).collect());
-                    project(yield_clause, &VertexContext { params, vertex: &vertex }, &mut ds, &mut seen)?;
+                    let vertex = make_vertex(data.vid, own.into_iter().map(|(s, p)| (s.name.clone(), p)).collect());
+                    let extra: Vec<(String, Props)> = extra.into_iter().map(|(s, p)| (s.name.clone(), p)).collect();
+                    project(yield_clause, &VertexContext { params, vertex: &vertex, extra: &extra }, &mut ds, &mut seen)?;
                 }
                 Ok(ds)
             }
             Statement::FetchEdges { edge, keys, yield_clause } => {
                 let schema = self.catalog.schema(space, SchemaKind::Edge, edge)?;
-                check_label_props(yield_clause, std::slice::from_ref(&schema), "Edge")?;
-                let keys = keys.iter().map(|k| eval_edge_key(space, k, schema.id, params)).collect::<QResult<Vec<_>>>()?;
+                self.check_fetch_yield(space, yield_clause, Some(&schema))?;
+                let keys = keys.iter().map(|k| eval_edge_key(space, k, schema.id, params, true)).collect::<QResult<Vec<_>>>()?;
                 let mut ds = DataSet { columns: yield_columns(yield_clause), rows: vec![] };
                 let mut seen = HashSet::new();
                 for (key, props) in keys.iter().zip(self.storage.get_edges(space, &schema, &keys)?) {
@@ -260,22 +399,31 @@ impl QueryEngine {
         params: &Params,
     ) -> QResult<DataSet> {
         let (schema, edge_key) = match target {
-            UpdateTarget::Vertex { tag, .. } => (self.catalog.schema(space, SchemaKind::Tag, tag)?, None),
+            UpdateTarget::Vertex { tag, .. } => (self.schema_for_write(space, SchemaKind::Tag, tag)?, None),
             UpdateTarget::Edge { edge, key } => {
-                let schema = self.catalog.schema(space, SchemaKind::Edge, edge)?;
-                let k = eval_edge_key(space, key, schema.id, params)?;
+                let schema = self.schema_for_write(space, SchemaKind::Edge, edge)?;
+                let k = eval_edge_key(space, key, schema.id, params, false)?;
                 (schema, Some(k))
             }
         };
-        for (name, _) in set {
-            if schema.latest().prop_index(name).is_none() {
-                return Err(QError::semantic(format!("`{name}' is not a property of `{}'", schema.name)));
-            }
+        let is_edge = edge_key.is_some();
+        for (_, e) in set {
+            check_update_expr(e, &schema.name, is_edge)?;
+        }
+        if let Some(w) = when {
+            check_update_expr(w, &schema.name, is_edge)?;
         }
         if let Some(y) = yield_clause {
             check_no_aggregate(y)?;
+            for c in &y.columns {
+                check_update_expr(&c.expr, &schema.name, is_edge)?;
+            }
         }
-        let is_edge = edge_key.is_some();
+        for (name, _) in set {
+            if schema.latest().prop_index(name).is_none() {
+                return Err(QError::execution(if is_edge { "Storage Error: Edge prop not found." } else { "Storage Error: Tag prop not found." }));
+            }
+        }
         let key_ref = edge_key.as_ref().map(|k| (&k.src, &k.dst, k.rank, k.edge_type));
         fn make<'a>(params: &'a Params, name: &'a str, props: &'a Props, is_edge: bool, key: Option<(&'a Value, &'a Value, i64, i32)>) -> UpdateContext<'a> {
             UpdateContext { params, schema_name: name, props, is_edge, edge_key: key }
@@ -294,9 +442,10 @@ impl QueryEngine {
                     let mut p = Props::new();
                     for def in &schema.latest().props {
                         // A property that SET assigns needs no default.
-                        let v = match (&def.default, set.iter().any(|(n, _)| *n == def.name)) {
-                            (Some(_), _) | (None, false) => default_value(def, params)?,
-                            (None, true) => Value::NULL,
+                        // A NOT NULL property with no default that SET leaves NULL fails below.
+                        let v = match &def.default {
+                            Some(_) => default_value(def, params)?,
+                            None => Value::NULL,
                         };
                         p.insert(def.name.clone(), v);
                     }
@@ -307,17 +456,17 @@ impl QueryEngine {
             for (name, e) in set {
                 let v = eval(e, &make(params, &schema.name, &props, is_edge, key_ref))?;
                 let def = &schema.latest().props[schema.latest().prop_index(name).expect("checked above")];
-                props.insert(name.clone(), coerce(def, v)?);
+                props.insert(name.clone(), coerce_update(def, v)?);
             }
             let row = schema.latest().props.iter().map(|d| props.get(&d.name).cloned().unwrap_or(Value::NULL)).collect::<Vec<_>>();
             for (d, v) in schema.latest().props.iter().zip(&row) {
-                coerce(d, v.clone())?;
+                coerce_update(d, v.clone())?;
             }
             Ok(RmwDecision::Write(row))
         };
         let after = match target {
             UpdateTarget::Vertex { vid, .. } => {
-                let vid = eval_vid(space, vid, params)?;
+                let vid = eval_vid(space, vid, params, VidUse::Mutation)?;
                 self.storage.rmw_vertex(space, &vid, &schema, &mut decide)?
             }
             UpdateTarget::Edge { .. } => self.storage.rmw_edge(space, edge_key.as_ref().expect("edge"), &schema, &mut decide)?,

@@ -168,6 +168,14 @@ impl EvalContext for EdgeFilterContext<'_> {
         Err(QError::semantic(format!("Invalid label identifiers: {label}")))
     }
 
+    fn src_prop(&self, tag: &str, prop: &str) -> QResult<Value> {
+        Err(QError::execution(format!("a pushed-down filter cannot read `$^.{tag}.{prop}' in storage")))
+    }
+
+    fn dst_prop(&self, tag: &str, prop: &str) -> QResult<Value> {
+        Err(QError::execution(format!("a pushed-down filter cannot read `$$.{tag}.{prop}' in storage")))
+    }
+
     fn edge_meta(&self, edge: &str, meta: EdgeMeta) -> QResult<Value> {
         if edge != self.schema.name {
             return if self.request_types.contains(&edge) { Ok(Value::Empty) } else { Err(QError::semantic(format!("Invalid label identifiers: {edge}"))) };

@@ -190,3 +190,27 @@ fn neighbors_filter_refuses_what_storage_cannot_evaluate() {
     let err = st.get_neighbors(&sp, &request(vec![(2, like)], PropSelection::None, Some(other))).unwrap_err();
     assert_eq!(err.to_string(), "SemanticError: Invalid label identifiers: teammate");
 }
+
+#[test]
+fn corrupt_rows_are_errors_not_panics() {
+    use quiver_storage::codec;
+    let s = schema(SchemaKind::Tag, 1, "t", vec![prop("x", PropType::Int64), prop("s", PropType::String)]);
+    let good = codec::encode(s.latest(), &[Value::Int(1), Value::String("abc".into())]);
+    assert_eq!(codec::decode(&s, &good).unwrap().get("s"), Some(&Value::String("abc".into())));
+    let err = |row: &[u8]| codec::decode(&s, row).unwrap_err().to_string();
+    assert!(err(b"").contains("corrupt row: unknown format"));
+    assert!(err(&good[..good.len() - 2]).contains("corrupt row: string out of bounds"));
+    assert!(err(&good[..8]).contains("corrupt row: too short"));
+    let mut bad_version = good.clone();
+    bad_version[1] = 9;
+    assert!(err(&bad_version).contains("corrupt row: unknown schema version"));
+    // Every truncation and every single-byte corruption decodes or fails cleanly.
+    for n in 0..good.len() {
+        let _ = codec::decode(&s, &good[..n]);
+        for b in [0u8, 0x7f, 0xff] {
+            let mut row = good.clone();
+            row[n] = b;
+            let _ = codec::decode(&s, &row);
+        }
+    }
+}

@@ -735,8 +735,22 @@ impl<'a> Parser<'a> {
         let distinct = self.eat_kw("DISTINCT");
         let mut columns = Vec::new();
         loop {
+            let start = &self.tokens[self.pos];
+            let (start_pos, start_end) = (start.start, start.end);
             let expr = self.expr()?;
             let alias = if self.eat_kw("AS") { Some(self.name()?) } else { None };
+            // A bare `vertex`, `edge`, `$^` or `$$` column needs a name, as in NebulaGraph's grammar.
+            let bare = match &expr {
+                Expr::Vertex(VertexRef::Current) => Some("vertex"),
+                Expr::Vertex(VertexRef::Src) => Some("$^"),
+                Expr::Vertex(VertexRef::Dst) => Some("$$"),
+                Expr::Edge => Some("edge"),
+                _ => None,
+            };
+            if let (Some(word), None) = (bare, &alias) {
+                let text = &self.src[start_pos..start_end];
+                return Err(QError::syntax(format!("please add alias when using `{word}'. near `{text}'")));
+            }
             columns.push(YieldColumn { expr, alias });
             if !self.eat_sym(",") {
                 break;
@@ -1218,5 +1232,29 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    fn error(src: &str) -> String {
+        parse(src).unwrap_err().message
+    }
+
+    #[test]
+    fn input_limits_are_errors_not_crashes() {
+        let deep = format!("YIELD {}1{}", "(".repeat(EXPR_DEPTH_MAX + 5), ")".repeat(EXPR_DEPTH_MAX + 5));
+        assert_eq!(error(&deep), format!("SyntaxError: expression nested deeper than {EXPR_DEPTH_MAX} levels"));
+        let deep_unary = format!("YIELD {}1", "- ".repeat(100_000));
+        assert!(error(&deep_unary).contains("nested deeper"), "{}", error(&deep_unary));
+        let many = "YIELD 1;".repeat(STATEMENTS_PER_REQUEST_MAX + 1);
+        assert_eq!(error(&many), format!("SyntaxError: more than {STATEMENTS_PER_REQUEST_MAX} statements in one request"));
+        let long = format!("YIELD \"{}\"", "x".repeat(STATEMENT_BYTES_MAX));
+        assert_eq!(error(&long), format!("SyntaxError: statement longer than {STATEMENT_BYTES_MAX} bytes"));
+    }
+
+    #[test]
+    fn bare_vertex_and_edge_columns_need_an_alias() {
+        assert_eq!(error("YIELD vertex"), "SyntaxError: please add alias when using `vertex'. near `vertex'");
+        assert_eq!(error("YIELD 1, EDGE"), "SyntaxError: please add alias when using `edge'. near `EDGE'");
+        assert_eq!(error("YIELD $$"), "SyntaxError: please add alias when using `$$'. near `$$'");
+        assert!(parse("YIELD vertex AS v, edge AS e").is_ok());
     }
 }
