@@ -78,6 +78,18 @@ impl QError {
         QError::execution(format!("SpaceNotFound: SpaceName `{name}`"))
     }
 
+    /// The same error raised while executing rather than validating: NebulaGraph reports expression errors found
+    /// on rows at run time (overflow, division by zero in a WHERE) as execution errors with the bare message.
+    pub fn at_runtime(self) -> QError {
+        match self.code {
+            ErrorCode::SemanticError => {
+                let msg = self.message.strip_prefix("SemanticError: ").unwrap_or(&self.message).to_string();
+                QError::execution(msg)
+            }
+            _ => self,
+        }
+    }
+
     pub fn storage(msg: impl fmt::Display) -> QError {
         QError::new(ErrorCode::StoreFailure, format!("Storage Error: {msg}"))
     }

@@ -46,6 +46,10 @@ pub trait EvalContext {
     fn edge(&self) -> QResult<Value> {
         Err(QError::semantic("`EDGE' is not valid in this statement"))
     }
+    /// The value of an aggregate call, where a grouping operator has computed it.
+    fn aggregate(&self, expr: &Expr) -> QResult<Value> {
+        Err(QError::semantic(format!("Invalid use of aggregating function in this context: `{expr}'")))
+    }
 }
 
 /// The context of an expression that may only use constants (and parameters, if any are given).
@@ -110,7 +114,7 @@ pub fn eval(expr: &Expr, ctx: &dyn EvalContext) -> QResult<Value> {
             }
             functions::call(name, vals)
         }
-        Expr::Aggregate { .. } => Err(QError::semantic(format!("Invalid use of aggregating function in this context: `{expr}'"))),
+        Expr::Aggregate { .. } => ctx.aggregate(expr),
         Expr::List(items) => Ok(Value::List(items.iter().map(|e| eval(e, ctx)).collect::<QResult<_>>()?)),
         Expr::Set(items) => Ok(Value::set_from(items.iter().map(|e| eval(e, ctx)).collect::<QResult<_>>()?)),
         Expr::Map(items) => {

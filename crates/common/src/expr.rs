@@ -157,7 +157,7 @@ impl Expr {
     }
 
     /// Calls `f` on this expression and every sub-expression, parents first.
-    pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
+    pub fn visit<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         f(self);
         match self {
             Expr::Attribute { base, .. } => base.visit(f),

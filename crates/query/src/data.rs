@@ -109,18 +109,6 @@ fn project(y: &YieldClause, ctx: &dyn EvalContext, ds: &mut DataSet, seen: &mut 
     Ok(())
 }
 
-pub fn yield_standalone(y: &YieldClause, filter: Option<&Expr>, params: &Params) -> QResult<DataSet> {
-    check_no_aggregate(y)?;
-    let ctx = ParamContext { params };
-    let mut ds = DataSet { columns: yield_columns(y), rows: vec![] };
-    if let Some(f) = filter {
-        if !eval_condition(f, &ctx)? {
-            return Ok(ds);
-        }
-    }
-    project(y, &ctx, &mut ds, &mut HashSet::new())?;
-    Ok(ds)
-}
 
 /// A YIELD column as NebulaGraph prints it in messages: the expression and its alias.
 fn column_text(c: &YieldColumn) -> String {

@@ -6,8 +6,10 @@
 //! This is the statement layer of the embedded core (DDL, DML, FETCH, YIELD). The planner and optimizer
 //! (parse → validate → plan → optimize → execute) arrive with GO and query composition.
 
+mod compose;
 mod context;
 mod data;
+mod go;
 mod schema;
 
 use quiver_api::{Catalog, SpaceDesc, StorageClient};
@@ -54,10 +56,12 @@ impl QueryEngine {
     /// Runs every statement of `text` in order and returns the last one's result. The first error stops the
     /// request; statements before it have taken effect.
     pub fn execute(&self, session: &mut Session, text: &str, params: &Params) -> QResult<DataSet> {
-        let statements = quiver_syntax::parse(text)?;
+        let names: Vec<&str> = params.keys().map(String::as_str).collect();
+        let statements = quiver_syntax::parse_with_params(text, &names)?;
+        let mut req = compose::Request::new(params);
         let mut last = DataSet::empty();
         for stmt in &statements {
-            last = self.execute_statement(session, stmt, params)?;
+            last = self.run(session, stmt, &mut req, None)?;
         }
         Ok(last)
     }
@@ -67,7 +71,7 @@ impl QueryEngine {
         self.catalog.space(name)
     }
 
-    fn execute_statement(&self, session: &mut Session, stmt: &Statement, params: &Params) -> QResult<DataSet> {
+    pub(crate) fn execute_statement(&self, session: &mut Session, stmt: &Statement, params: &Params) -> QResult<DataSet> {
         match stmt {
             Statement::CreateSpace { .. }
             | Statement::DropSpace { .. }
@@ -89,7 +93,6 @@ impl QueryEngine {
                 let space = self.current_space(session)?;
                 self.schema_statement(&space, stmt)
             }
-            Statement::Yield { yield_clause, filter } => data::yield_standalone(yield_clause, filter.as_ref(), params),
             Statement::Unsupported(what) => Err(QError::not_supported(format!("`{what}'"))),
             _ => {
                 let space = self.current_space(session)?;

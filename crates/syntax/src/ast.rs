@@ -95,6 +95,55 @@ pub enum UpdateTarget {
     Edge { edge: String, key: EdgeKey },
 }
 
+/// Where a traversal starts: constant VIDs, or a column of the piped input (`$-.c`) or of a variable (`$v.c`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum FromClause {
+    Vids(Vec<Expr>),
+    /// An `Expr::InputProp` or `Expr::VarProp`.
+    Ref(Expr),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Out,
+    Reversely,
+    Bidirect,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverClause {
+    /// `None` is `OVER *`.
+    pub edges: Option<Vec<String>>,
+    pub direction: Direction,
+}
+
+/// `SAMPLE [n, ...]` or `LIMIT [n, ...]` after a GO's YIELD: a bound per step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepBounds {
+    pub sample: bool,
+    pub counts: Vec<Expr>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoStatement {
+    /// `M TO N STEPS`; `N STEPS` is `N TO N`. Both as written (0 allowed).
+    pub min_steps: u32,
+    pub max_steps: u32,
+    pub from: FromClause,
+    pub over: OverClause,
+    pub filter: Option<Expr>,
+    pub yield_clause: Option<YieldClause>,
+    pub bounds: Option<StepBounds>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOp {
+    Union,
+    UnionAll,
+    Intersect,
+    Minus,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Statement {
     CreateSpace {
@@ -134,6 +183,18 @@ pub enum Statement {
     FetchVertices { tags: Option<Vec<String>>, vids: Vec<Expr>, yield_clause: YieldClause },
     FetchEdges { edge: String, keys: Vec<EdgeKey>, yield_clause: YieldClause },
     Yield { yield_clause: YieldClause, filter: Option<Expr> },
+    Go(Box<GoStatement>),
+    /// `left | right`: `right` reads `left`'s rows as `$-`.
+    Pipe(Box<Statement>, Box<Statement>),
+    /// `$var = statement`: the rows are kept as `$var` for the rest of the request.
+    Assign { var: String, statement: Box<Statement> },
+    SetOp { op: SetOp, left: Box<Statement>, right: Box<Statement> },
+    /// `ORDER BY expr [ASC|DESC], ...` over the piped input.
+    OrderBy(Vec<(Expr, bool)>),
+    /// `LIMIT [offset,] count` or `LIMIT count OFFSET offset` over the piped input.
+    Limit { offset: Expr, count: Expr },
+    /// `GROUP BY keys YIELD columns` over the piped input.
+    GroupBy { keys: Vec<Expr>, yield_clause: YieldClause },
     /// A statement the parser recognizes but Quiver does not run yet (named for the error message).
     Unsupported(String),
 }

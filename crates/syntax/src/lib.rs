@@ -7,4 +7,4 @@ pub mod ast;
 pub mod lexer;
 pub mod parser;
 
-pub use parser::parse;
+pub use parser::{parse, parse_with_params};

@@ -18,11 +18,22 @@ const RESERVED: &[&str] = &[
 
 /// Parses a request: one or more statements separated by `;`.
 pub fn parse(src: &str) -> QResult<Vec<Statement>> {
+    parse_request(src, None)
+}
+
+/// Parses a request whose query parameters are `params`. As in NebulaGraph, a bare `$name` that is not one of
+/// them is a syntax error (`$name.col` is a variable's column).
+pub fn parse_with_params(src: &str, params: &[&str]) -> QResult<Vec<Statement>> {
+    parse_request(src, Some(params))
+}
+
+fn parse_request(src: &str, params: Option<&[&str]>) -> QResult<Vec<Statement>> {
     if src.len() > STATEMENT_BYTES_MAX {
         return Err(QError::syntax(format!("statement longer than {STATEMENT_BYTES_MAX} bytes")));
     }
     let tokens = lex(src)?;
-    let mut p = Parser { src, tokens, pos: 0, depth: 0 };
+    let params = params.map(|p| p.iter().map(|s| s.to_string()).collect());
+    let mut p = Parser { src, tokens, pos: 0, depth: 0, params };
     let mut out = Vec::new();
     loop {
         while p.eat_sym(";") {}
@@ -32,12 +43,9 @@ pub fn parse(src: &str) -> QResult<Vec<Statement>> {
         if out.len() >= STATEMENTS_PER_REQUEST_MAX {
             return Err(QError::syntax(format!("more than {STATEMENTS_PER_REQUEST_MAX} statements in one request")));
         }
-        out.push(p.statement()?);
+        out.push(p.sentence()?);
         if p.at_eof() {
             break;
-        }
-        if p.peek_sym("|") {
-            return Err(QError::not_supported("Pipe `|'"));
         }
         if !p.eat_sym(";") {
             return Err(p.error_here());
@@ -52,7 +60,7 @@ pub fn parse(src: &str) -> QResult<Vec<Statement>> {
 /// Parses a single expression (used for DEFAULT values kept in the catalog).
 pub fn parse_expr(src: &str) -> QResult<Expr> {
     let tokens = lex(src)?;
-    let mut p = Parser { src, tokens, pos: 0, depth: 0 };
+    let mut p = Parser { src, tokens, pos: 0, depth: 0, params: None };
     let e = p.expr()?;
     if !p.at_eof() {
         return Err(p.error_here());
@@ -65,6 +73,8 @@ struct Parser<'a> {
     tokens: Vec<Token>,
     pos: usize,
     depth: usize,
+    /// The request's parameter names, when known: a bare `$name` must be one of them.
+    params: Option<Vec<String>>,
 }
 
 impl<'a> Parser<'a> {
@@ -197,7 +207,55 @@ impl<'a> Parser<'a> {
         Ok(false)
     }
 
+    /// `$var = set_sentence` or a set sentence.
+    fn sentence(&mut self) -> QResult<Statement> {
+        if let (Tok::Var(var), Tok::Sym("=")) = (self.peek().clone(), self.peek_at(1).clone()) {
+            self.bump();
+            self.bump();
+            let statement = Box::new(self.set_sentence()?);
+            return Ok(Statement::Assign { var, statement });
+        }
+        self.set_sentence()
+    }
+
+    /// Piped sentences joined by UNION [ALL|DISTINCT], INTERSECT and MINUS, left to right.
+    fn set_sentence(&mut self) -> QResult<Statement> {
+        let mut left = self.piped()?;
+        loop {
+            let op = if self.eat_kw("UNION") {
+                if self.eat_kw("ALL") {
+                    SetOp::UnionAll
+                } else {
+                    self.eat_kw("DISTINCT");
+                    SetOp::Union
+                }
+            } else if self.eat_kw("INTERSECT") {
+                SetOp::Intersect
+            } else if self.eat_kw("MINUS") {
+                SetOp::Minus
+            } else {
+                return Ok(left);
+            };
+            let right = self.piped()?;
+            left = Statement::SetOp { op, left: Box::new(left), right: Box::new(right) };
+        }
+    }
+
+    fn piped(&mut self) -> QResult<Statement> {
+        let mut left = self.statement()?;
+        while self.eat_sym("|") {
+            let right = self.statement()?;
+            left = Statement::Pipe(Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
     fn statement(&mut self) -> QResult<Statement> {
+        if self.eat_sym("(") {
+            let inner = self.sentence()?;
+            self.expect_sym(")")?;
+            return Ok(inner);
+        }
         let Tok::Ident(word) = self.peek().clone() else { return Err(self.error_here()) };
         match word.to_uppercase().as_str() {
             "CREATE" => self.create(),
@@ -231,7 +289,47 @@ impl<'a> Parser<'a> {
                 let filter = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
                 Ok(Statement::Yield { yield_clause, filter })
             }
-            "GO" | "MATCH" | "LOOKUP" | "FIND" | "GET" | "EXPLAIN" | "PROFILE" | "UNWIND" | "RETURN" | "WITH"
+            "GO" => self.go(),
+            "ORDER" => {
+                self.bump();
+                self.expect_kw("BY")?;
+                let mut factors = Vec::new();
+                loop {
+                    let e = self.expr()?;
+                    let asc = if self.eat_kw("DESC") {
+                        false
+                    } else {
+                        self.eat_kw("ASC");
+                        true
+                    };
+                    factors.push((e, asc));
+                    if !self.eat_sym(",") {
+                        break;
+                    }
+                }
+                Ok(Statement::OrderBy(factors))
+            }
+            "LIMIT" => {
+                self.bump();
+                let first = self.expr()?;
+                if self.eat_sym(",") {
+                    let count = self.expr()?;
+                    return Ok(Statement::Limit { offset: first, count });
+                }
+                let offset = if self.eat_kw("OFFSET") { self.expr()? } else { Expr::Const(Value::Int(0)) };
+                Ok(Statement::Limit { offset, count: first })
+            }
+            "GROUP" => {
+                self.bump();
+                self.expect_kw("BY")?;
+                let mut keys = vec![self.expr()?];
+                while self.eat_sym(",") {
+                    keys.push(self.expr()?);
+                }
+                let yield_clause = self.required_yield()?;
+                Ok(Statement::GroupBy { keys, yield_clause })
+            }
+            "MATCH" | "LOOKUP" | "FIND" | "GET" | "EXPLAIN" | "PROFILE" | "UNWIND" | "RETURN" | "WITH"
             | "OPTIONAL" | "SUBMIT" | "REBUILD" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
                 self.skip_to_statement_end();
                 Ok(Statement::Unsupported(word.to_uppercase()))
@@ -689,6 +787,78 @@ impl<'a> Parser<'a> {
         Ok(Statement::DeleteEdges { edge, keys })
     }
 
+    fn go(&mut self) -> QResult<Statement> {
+        self.expect_kw("GO")?;
+        let (mut min_steps, mut max_steps) = (1, 1);
+        if let Tok::Int(n) = self.peek().clone() {
+            self.bump();
+            let steps = |n: i128| u32::try_from(n).map_err(|_| QError::syntax(format!("Out of range: near `{n}'")));
+            let n = steps(n)?;
+            (min_steps, max_steps) = (n, n);
+            if self.eat_kw("TO") {
+                let Tok::Int(m) = self.peek().clone() else { return Err(self.error_here()) };
+                self.bump();
+                max_steps = steps(m)?;
+            }
+            if !self.eat_kw("STEPS") {
+                self.expect_kw("STEP")?;
+            }
+        }
+        self.expect_kw("FROM")?;
+        let from = if matches!(self.peek(), Tok::InputRef | Tok::Var(_)) && matches!(self.peek_at(1), Tok::Sym(".")) {
+            FromClause::Ref(self.vid_expr()?)
+        } else {
+            let mut vids = vec![self.vid_expr()?];
+            while self.eat_sym(",") {
+                vids.push(self.vid_expr()?);
+            }
+            FromClause::Vids(vids)
+        };
+        self.expect_kw("OVER")?;
+        let edges = if self.eat_sym("*") {
+            None
+        } else {
+            let mut names = vec![self.name()?];
+            while self.eat_sym(",") {
+                names.push(self.name()?);
+            }
+            Some(names)
+        };
+        let direction = if self.eat_kw("REVERSELY") {
+            Direction::Reversely
+        } else if self.eat_kw("BIDIRECT") {
+            Direction::Bidirect
+        } else {
+            Direction::Out
+        };
+        let filter = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        let yield_clause = if self.peek_kw("YIELD") { Some(self.yield_clause()?) } else { None };
+        let bounds = if (self.peek_kw("SAMPLE") || self.peek_kw("LIMIT")) && matches!(self.peek_at(1), Tok::Sym("[")) {
+            let sample = self.eat_kw("SAMPLE");
+            if !sample {
+                self.expect_kw("LIMIT")?;
+            }
+            self.expect_sym("[")?;
+            let mut counts = vec![self.expr()?];
+            while self.eat_sym(",") {
+                counts.push(self.expr()?);
+            }
+            self.expect_sym("]")?;
+            Some(StepBounds { sample, counts })
+        } else {
+            None
+        };
+        Ok(Statement::Go(Box::new(GoStatement {
+            min_steps,
+            max_steps,
+            from,
+            over: OverClause { edges, direction },
+            filter,
+            yield_clause,
+            bounds,
+        })))
+    }
+
     fn fetch(&mut self) -> QResult<Statement> {
         self.expect_kw("FETCH")?;
         self.expect_kw("PROP")?;
@@ -1051,6 +1221,9 @@ impl<'a> Parser<'a> {
                     self.bump();
                     let prop = self.any_name()?;
                     return Ok(Expr::VarProp { var: v, prop });
+                }
+                if self.params.as_ref().is_some_and(|known| !known.contains(&v)) {
+                    return Err(self.error_here());
                 }
                 Ok(Expr::Param(v))
             }

@@ -1,0 +1,488 @@
+//! Query composition: pipes, variables, set operations, and the statements that work on piped rows (YIELD,
+//! ORDER BY, LIMIT, GROUP BY with aggregates).
+
+use crate::context::ParamContext;
+use crate::{DataSet, Params, QueryEngine, Session};
+use quiver_common::eval::{eval, eval_condition, EvalContext};
+use quiver_common::expr::Expr;
+use quiver_common::{QError, QResult, Value};
+use quiver_syntax::ast::{SetOp, Statement, YieldClause};
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+
+/// The state of one request: its parameters and the variables its statements assign.
+pub(crate) struct Request<'a> {
+    pub params: &'a Params,
+    pub vars: HashMap<String, DataSet>,
+}
+
+impl<'a> Request<'a> {
+    pub fn new(params: &'a Params) -> Request<'a> {
+        Request { params, vars: HashMap::new() }
+    }
+
+    pub fn param_context(&self) -> ParamContext<'_> {
+        ParamContext { params: self.params }
+    }
+}
+
+/// The rows a statement reads: the piped input (`$-`) or a variable (`$v`).
+pub(crate) struct RowSource<'a> {
+    pub var: Option<&'a str>,
+    pub data: &'a DataSet,
+}
+
+impl<'a> RowSource<'a> {
+    pub fn context<'b>(&'b self, req: &'b Request<'b>, row: &'b [Value]) -> RowContext<'b> {
+        RowContext { req, var: self.var, columns: &self.data.columns, row }
+    }
+
+    pub fn rows(&self) -> &'a [Vec<Value>] {
+        &self.data.rows
+    }
+}
+
+/// The source `e` (a `$-.c` or `$v.c`) reads, checked to have the column.
+pub(crate) fn input_rows<'a>(e: &Expr, req: &'a Request<'a>, input: Option<&'a DataSet>) -> QResult<RowSource<'a>> {
+    match e {
+        Expr::InputProp(col) => {
+            let data = input.filter(|d| d.columns.iter().any(|c| c == col));
+            let data = data.ok_or_else(|| QError::semantic(format!("`$-.{col}', not exist prop `{col}'")))?;
+            Ok(RowSource { var: None, data })
+        }
+        Expr::VarProp { var, prop } => {
+            let (name, data) = req.vars.get_key_value(var).ok_or_else(|| QError::semantic(format!("`${var}.{prop}', not exist variable `{var}'")))?;
+            if !data.columns.iter().any(|c| c == prop) {
+                return Err(QError::semantic(format!("`${var}.{prop}', not exist prop `{prop}'")));
+            }
+            Ok(RowSource { var: Some(name.as_str()), data })
+        }
+        other => Err(QError::semantic(format!("`{other}', Only input and variable expression is acceptable when starts are evaluated at runtime."))),
+    }
+}
+
+/// One row of a [`RowSource`]: `$-.c` or `$v.c` read its columns.
+pub(crate) struct RowContext<'a> {
+    req: &'a Request<'a>,
+    var: Option<&'a str>,
+    columns: &'a [String],
+    row: &'a [Value],
+}
+
+impl RowContext<'_> {
+    fn column(&self, col: &str) -> Option<Value> {
+        self.columns.iter().position(|c| c == col).map(|i| self.row[i].clone())
+    }
+}
+
+impl EvalContext for RowContext<'_> {
+    fn param(&self, name: &str) -> QResult<Value> {
+        self.req.param_context().param(name)
+    }
+
+    fn label_prop(&self, _label: &str, _prop: &str) -> QResult<Value> {
+        Err(QError::semantic("Only support input and variable in yield sentence."))
+    }
+
+    fn input_prop(&self, col: &str) -> QResult<Value> {
+        match (self.var, self.column(col)) {
+            (None, Some(v)) => Ok(v),
+            _ => Err(QError::semantic(format!("`$-.{col}', not exist prop `{col}'"))),
+        }
+    }
+
+    fn var_prop(&self, var: &str, col: &str) -> QResult<Value> {
+        if self.var == Some(var) {
+            return self.column(col).ok_or_else(|| QError::semantic(format!("`${var}.{col}', not exist prop `{col}'")));
+        }
+        match self.req.vars.get(var) {
+            Some(_) => Err(QError::semantic("Only one variable allowed to use.")),
+            None => Err(QError::semantic(format!("`${var}.{col}', not exist variable `{var}'"))),
+        }
+    }
+}
+
+/// Evaluates with aggregates replaced by their values for one group.
+struct GroupContext<'a> {
+    inner: &'a dyn EvalContext,
+    values: &'a HashMap<*const Expr, Value>,
+}
+
+impl EvalContext for GroupContext<'_> {
+    fn param(&self, name: &str) -> QResult<Value> {
+        self.inner.param(name)
+    }
+    fn label_prop(&self, label: &str, prop: &str) -> QResult<Value> {
+        self.inner.label_prop(label, prop)
+    }
+    fn input_prop(&self, col: &str) -> QResult<Value> {
+        self.inner.input_prop(col)
+    }
+    fn var_prop(&self, var: &str, col: &str) -> QResult<Value> {
+        self.inner.var_prop(var, col)
+    }
+    fn aggregate(&self, expr: &Expr) -> QResult<Value> {
+        Ok(self.values.get(&(expr as *const Expr)).cloned().unwrap_or(Value::NULL))
+    }
+}
+
+/// A context with no row: constants and parameters only.
+struct NoRow<'a>(&'a Request<'a>);
+
+impl EvalContext for NoRow<'_> {
+    fn param(&self, name: &str) -> QResult<Value> {
+        self.0.param_context().param(name)
+    }
+    fn label_prop(&self, _label: &str, _prop: &str) -> QResult<Value> {
+        Err(QError::semantic("Only support input and variable in yield sentence."))
+    }
+}
+
+/// The running state of one aggregate call over a group.
+struct Acc {
+    name: String,
+    distinct: bool,
+    seen: HashSet<Value>,
+    count: i64,
+    sum: Value,
+    sum_f: f64,
+    sum_sq: f64,
+    best: Option<Value>,
+    items: Vec<Value>,
+    bits: Option<i64>,
+}
+
+impl Acc {
+    fn new(name: &str, distinct: bool) -> Acc {
+        Acc {
+            name: name.to_lowercase(),
+            distinct,
+            seen: HashSet::new(),
+            count: 0,
+            sum: Value::Int(0),
+            sum_f: 0.0,
+            sum_sq: 0.0,
+            best: None,
+            items: Vec::new(),
+            bits: None,
+        }
+    }
+
+    /// Adds one value; `None` is a row for `count(*)`.
+    fn add(&mut self, v: Option<Value>) -> QResult<()> {
+        let Some(v) = v else {
+            self.count += 1;
+            return Ok(());
+        };
+        if v.is_null() || v.is_empty() {
+            return Ok(());
+        }
+        if self.distinct && !self.seen.insert(v.clone()) {
+            return Ok(());
+        }
+        self.count += 1;
+        match self.name.as_str() {
+            "count" => {}
+            "sum" | "avg" | "std" => {
+                let f = match &v {
+                    Value::Int(i) => *i as f64,
+                    Value::Float(f) => *f,
+                    other => return Err(QError::semantic(format!("`{}' is not a number, cannot be used in `{}'", other, self.name))),
+                };
+                self.sum_f += f;
+                self.sum_sq += f * f;
+                self.sum = match (&self.sum, &v) {
+                    (Value::Int(a), Value::Int(b)) => match a.checked_add(*b) {
+                        Some(s) => Value::Int(s),
+                        None => Value::Float(*a as f64 + *b as f64),
+                    },
+                    _ => Value::Float(self.sum_f),
+                };
+            }
+            "max" | "min" => {
+                let better = match &self.best {
+                    None => true,
+                    Some(b) => {
+                        let o = v.total_cmp(b);
+                        if self.name == "max" { o == Ordering::Greater } else { o == Ordering::Less }
+                    }
+                };
+                if better {
+                    self.best = Some(v);
+                }
+            }
+            "collect" | "collect_set" => self.items.push(v),
+            "bit_and" | "bit_or" | "bit_xor" => {
+                let Value::Int(i) = v else { return Err(QError::semantic(format!("`{}' needs integers, got `{v}'", self.name))) };
+                self.bits = Some(match (self.bits, self.name.as_str()) {
+                    (None, _) => i,
+                    (Some(b), "bit_and") => b & i,
+                    (Some(b), "bit_or") => b | i,
+                    (Some(b), _) => b ^ i,
+                });
+            }
+            other => return Err(QError::semantic(format!("Unknown aggregate function `{other}'"))),
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Value {
+        match self.name.as_str() {
+            "count" => Value::Int(self.count),
+            "sum" => self.sum,
+            "avg" if self.count == 0 => Value::NULL,
+            "avg" => Value::Float(self.sum_f / self.count as f64),
+            "std" if self.count == 0 => Value::NULL,
+            "std" => {
+                let n = self.count as f64;
+                let mean = self.sum_f / n;
+                Value::Float((self.sum_sq / n - mean * mean).max(0.0).sqrt())
+            }
+            "max" | "min" => self.best.unwrap_or(Value::NULL),
+            "collect" => Value::List(self.items),
+            "collect_set" => Value::set_from(self.items),
+            _ => self.bits.map(Value::Int).unwrap_or(Value::NULL),
+        }
+    }
+}
+
+/// Computes the aggregates of `columns` over `rows` (contexts built by `ctx_of`) and evaluates each column for the
+/// group, reading non-aggregate parts from the group's first row.
+fn eval_group(columns: &[&Expr], rows: &[&dyn EvalContext], first: &dyn EvalContext) -> QResult<Vec<Value>> {
+    let mut calls: Vec<&Expr> = Vec::new();
+    for c in columns {
+        c.visit(&mut |e| {
+            if matches!(e, Expr::Aggregate { .. }) {
+                calls.push(e);
+            }
+        });
+    }
+    let mut values = HashMap::new();
+    for call in calls {
+        let Expr::Aggregate { name, arg, distinct } = call else { unreachable!("collected aggregates") };
+        let mut acc = Acc::new(name, *distinct);
+        for ctx in rows {
+            let v = match arg {
+                Some(a) => Some(eval(a, *ctx)?),
+                None => None,
+            };
+            acc.add(v)?;
+        }
+        values.insert(call as *const Expr, acc.finish());
+    }
+    let ctx = GroupContext { inner: first, values: &values };
+    columns.iter().map(|c| eval(c, &ctx)).collect()
+}
+
+impl QueryEngine {
+    /// Runs one statement of a request, with `input` the rows piped into it.
+    pub(crate) fn run(&self, session: &mut Session, stmt: &Statement, req: &mut Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+        match stmt {
+            Statement::Pipe(left, right) => {
+                let rows = self.run(session, left, req, input)?;
+                self.run(session, right, req, Some(&rows))
+            }
+            Statement::Assign { var, statement } => {
+                let rows = self.run(session, statement, req, input)?;
+                req.vars.insert(var.clone(), rows);
+                Ok(DataSet::empty())
+            }
+            Statement::SetOp { op, left, right } => {
+                let l = self.run(session, left, req, input)?;
+                let r = self.run(session, right, req, input)?;
+                set_op(*op, l, r)
+            }
+            Statement::Go(g) => {
+                let space = self.current_space(session)?;
+                self.go(&space, g, req, input)
+            }
+            Statement::Yield { yield_clause, filter } => yield_rows(yield_clause, filter.as_ref(), req, input),
+            Statement::OrderBy(factors) => {
+                let data = input.ok_or_else(|| QError::semantic("ORDER BY needs an input, as in `... | ORDER BY $-.c'"))?;
+                let src = RowSource { var: None, data };
+                let mut keyed = Vec::with_capacity(data.rows.len());
+                for row in &data.rows {
+                    let ctx = src.context(req, row);
+                    let keys = factors.iter().map(|(e, _)| eval(e, &ctx)).collect::<QResult<Vec<_>>>()?;
+                    keyed.push((keys, row.clone()));
+                }
+                keyed.sort_by(|(a, _), (b, _)| {
+                    for (i, (_, asc)) in factors.iter().enumerate() {
+                        let o = a[i].total_cmp(&b[i]);
+                        if o != Ordering::Equal {
+                            return if *asc { o } else { o.reverse() };
+                        }
+                    }
+                    Ordering::Equal
+                });
+                Ok(DataSet { columns: data.columns.clone(), rows: keyed.into_iter().map(|(_, r)| r).collect() })
+            }
+            Statement::Limit { offset, count } => {
+                let data = input.ok_or_else(|| QError::semantic("LIMIT needs an input, as in `... | LIMIT 10'"))?;
+                let int = |e: &Expr| match eval(e, &NoRow(req))? {
+                    Value::Int(n) if n >= 0 => Ok(n as usize),
+                    other => Err(QError::semantic(format!("LIMIT and OFFSET take non-negative integers, got `{other}'"))),
+                };
+                let (offset, count) = (int(offset)?, int(count)?);
+                Ok(DataSet { columns: data.columns.clone(), rows: data.rows.iter().skip(offset).take(count).cloned().collect() })
+            }
+            Statement::GroupBy { keys, yield_clause } => {
+                let data = input.ok_or_else(|| QError::semantic("GROUP BY needs an input, as in `... | GROUP BY $-.c YIELD ...'"))?;
+                group_by(keys, yield_clause, req, &RowSource { var: None, data })
+            }
+            other => self.execute_statement(session, other, req.params),
+        }
+    }
+}
+
+fn set_op(op: SetOp, l: DataSet, r: DataSet) -> QResult<DataSet> {
+    if l.columns.len() != r.columns.len() {
+        return Err(QError::semantic("number of columns to UNION/INTERSECT/MINUS must be same"));
+    }
+    let mut out = DataSet { columns: l.columns, rows: Vec::new() };
+    match op {
+        SetOp::UnionAll => {
+            out.rows = l.rows;
+            out.rows.extend(r.rows);
+        }
+        SetOp::Union => {
+            let mut seen = HashSet::new();
+            out.rows = l.rows.into_iter().chain(r.rows).filter(|row| seen.insert(row.clone())).collect();
+        }
+        SetOp::Intersect => {
+            let right: HashSet<Vec<Value>> = r.rows.into_iter().collect();
+            let mut seen = HashSet::new();
+            out.rows = l.rows.into_iter().filter(|row| right.contains(row) && seen.insert(row.clone())).collect();
+        }
+        SetOp::Minus => {
+            let right: HashSet<Vec<Value>> = r.rows.into_iter().collect();
+            let mut seen = HashSet::new();
+            out.rows = l.rows.into_iter().filter(|row| !right.contains(row) && seen.insert(row.clone())).collect();
+        }
+    }
+    Ok(out)
+}
+
+/// The source a YIELD reads: the variable it names, else the piped input, else none (one row of constants).
+fn yield_source<'a>(y: &YieldClause, filter: Option<&Expr>, req: &'a Request<'a>, input: Option<&'a DataSet>) -> QResult<Option<RowSource<'a>>> {
+    let mut var = None;
+    let mut uses_input = false;
+    let exprs = y.columns.iter().map(|c| &c.expr).chain(filter);
+    for e in exprs {
+        e.visit(&mut |x| match x {
+            Expr::VarProp { var: v, prop } => {
+                if var.is_none() {
+                    var = Some((v.clone(), prop.clone()));
+                }
+            }
+            Expr::InputProp(_) => uses_input = true,
+            _ => {}
+        });
+    }
+    if uses_input && var.is_some() {
+        return Err(QError::semantic("Not support both input and variable."));
+    }
+    if let Some((v, p)) = var {
+        return input_rows(&Expr::VarProp { var: v, prop: p }, req, input).map(Some);
+    }
+    match input {
+        Some(data) => Ok(Some(RowSource { var: None, data })),
+        None if uses_input => Err(QError::semantic(first_input_error(y, filter))),
+        None => Ok(None),
+    }
+}
+
+fn first_input_error(y: &YieldClause, filter: Option<&Expr>) -> String {
+    let mut msg = String::new();
+    for e in y.columns.iter().map(|c| &c.expr).chain(filter) {
+        e.visit(&mut |x| {
+            if let (Expr::InputProp(col), true) = (x, msg.is_empty()) {
+                msg = format!("`$-.{col}', not exist prop `{col}'");
+            }
+        });
+    }
+    msg
+}
+
+fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+    let columns: Vec<String> = y.columns.iter().map(|c| c.name()).collect();
+    let mut out = DataSet { columns, rows: Vec::new() };
+    let aggregated = y.columns.iter().any(|c| c.expr.has_aggregate());
+    let Some(src) = yield_source(y, filter, req, input)? else {
+        let ctx = NoRow(req);
+        if let Some(f) = filter {
+            if !eval_condition(f, &ctx)? {
+                return Ok(out);
+            }
+        }
+        let exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
+        out.rows.push(if aggregated { eval_group(&exprs, &[&ctx], &ctx)? } else { exprs.iter().map(|e| eval(e, &ctx)).collect::<QResult<_>>()? });
+        return Ok(out);
+    };
+    // Rows that pass the filter.
+    let mut kept: Vec<&[Value]> = Vec::new();
+    for row in src.rows() {
+        if let Some(f) = filter {
+            if !eval_condition(f, &src.context(req, row))? {
+                continue;
+            }
+        }
+        kept.push(row);
+    }
+    if aggregated {
+        // An implicit GROUP BY on the columns without aggregates.
+        let keys: Vec<Expr> = y.columns.iter().filter(|c| !c.expr.has_aggregate()).map(|c| c.expr.clone()).collect();
+        let filtered = DataSet { columns: src.data.columns.clone(), rows: kept.iter().map(|r| r.to_vec()).collect() };
+        let inner = RowSource { var: src.var, data: &filtered };
+        let mut grouped = group_by(&keys, y, req, &inner)?;
+        if keys.is_empty() && grouped.rows.is_empty() {
+            let ctx = NoRow(req);
+            let exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
+            grouped.rows.push(eval_group(&exprs, &[], &ctx)?);
+        }
+        return Ok(grouped);
+    }
+    let mut seen = HashSet::new();
+    for row in kept {
+        let ctx = src.context(req, row);
+        let values = y.columns.iter().map(|c| eval(&c.expr, &ctx)).collect::<QResult<Vec<_>>>()?;
+        if !y.distinct || seen.insert(values.clone()) {
+            out.rows.push(values);
+        }
+    }
+    Ok(out)
+}
+
+fn group_by(keys: &[Expr], y: &YieldClause, req: &Request<'_>, src: &RowSource<'_>) -> QResult<DataSet> {
+    for c in &y.columns {
+        if !c.expr.has_aggregate() && !keys.contains(&c.expr) {
+            return Err(QError::semantic(format!("Yield non-agg expression `{}' must be functionally dependent on items in GROUP BY clause", c.expr)));
+        }
+    }
+    let columns: Vec<String> = y.columns.iter().map(|c| c.name()).collect();
+    let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
+    let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
+    for (i, row) in src.rows().iter().enumerate() {
+        let ctx = src.context(req, row);
+        let key = keys.iter().map(|k| eval(k, &ctx)).collect::<QResult<Vec<_>>>()?;
+        match index.get(&key) {
+            Some(&g) => groups[g].1.push(i),
+            None => {
+                index.insert(key.clone(), groups.len());
+                groups.push((key, vec![i]));
+            }
+        }
+    }
+    let exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
+    let mut out = DataSet { columns, rows: Vec::new() };
+    let mut seen = HashSet::new();
+    for (_, members) in groups {
+        let contexts: Vec<RowContext<'_>> = members.iter().map(|&i| src.context(req, &src.rows()[i])).collect();
+        let refs: Vec<&dyn EvalContext> = contexts.iter().map(|c| c as &dyn EvalContext).collect();
+        let row = eval_group(&exprs, &refs, refs[0])?;
+        if !y.distinct || seen.insert(row.clone()) {
+            out.rows.push(row);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,423 @@
+//! GO: multi-step traversal with NebulaGraph's semantics.
+//!
+//! Each step expands the whole frontier in one batched `get_neighbors` call, then reads the source and destination
+//! vertex properties the query uses in one batched `get_vertices` call each. `N STEPS` emits the edges of step N
+//! only; the frontier between steps is a de-duplicated set of vertices (per root when the statement joins back onto
+//! its piped input). `M TO N STEPS` emits the edges of every step from M to N.
+
+use crate::compose::{input_rows, Request, RowSource};
+use crate::{DataSet, QueryEngine};
+use quiver_api::*;
+use quiver_common::eval::{eval, eval_condition, EvalContext};
+use quiver_common::expr::{EdgeMeta, Expr, VertexRef};
+use quiver_common::value::{Edge, Tag, Vertex};
+use quiver_common::{QError, QResult, Value};
+use quiver_syntax::ast::{Direction, FromClause, GoStatement, YieldClause};
+use std::collections::{HashMap, HashSet};
+
+/// What a GO's expressions read, collected once before execution.
+#[derive(Default)]
+struct Needs {
+    edge_props: bool,
+    src_tags: Vec<SchemaRef>,
+    dst_tags: Vec<SchemaRef>,
+    /// Whether the statement reads its input (`$-.c` or `$var.c`) outside FROM: then results join back onto
+    /// every input row with the same start vertex.
+    input: bool,
+}
+
+/// One traversed edge with the vertex it was reached from.
+struct Step<'a> {
+    edge: &'a NeighborEdge,
+    schema: &'a SchemaRef,
+}
+
+impl QueryEngine {
+    pub(crate) fn go(&self, space: &SpaceDesc, g: &GoStatement, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+        let Some(yield_clause) = &g.yield_clause else {
+            return Err(QError::semantic("Missing yield clause."));
+        };
+        let edges = self.over_edges(space, g)?;
+        let needs = self.go_needs(space, g, yield_clause, &edges)?;
+        let columns: Vec<String> = yield_clause.columns.iter().map(|c| c.name()).collect();
+        let mut out = DataSet { columns, rows: Vec::new() };
+        let min_steps = g.min_steps.max(1);
+        if g.max_steps == 0 || g.max_steps < min_steps {
+            if g.max_steps != 0 {
+                return Err(QError::semantic(format!(
+                    "`{} TO {} STEPS', upper bound steps should be greater than lower bound.",
+                    g.min_steps, g.max_steps
+                )));
+            }
+            return Ok(out);
+        }
+        let bounds = self.step_bounds(g, req)?;
+
+        // Start vertices, and for a join, the input rows of each.
+        let (starts, source) = match &g.from {
+            FromClause::Vids(exprs) => {
+                let mut vids = Vec::new();
+                for e in exprs {
+                    let v = eval(e, &req.param_context())?;
+                    if !space.vid_type_matches(&v) {
+                        return Err(QError::semantic(format!(
+                            "Vid should be a {}",
+                            if space.vid_type == VidType::Int64 { "INT64" } else { "FIXED_STRING" }
+                        )));
+                    }
+                    space.check_vid_len(&v)?;
+                    vids.push(v);
+                }
+                (vids, None)
+            }
+            FromClause::Ref(e) => {
+                let src = input_rows(e, req, input)?;
+                let mut vids = Vec::new();
+                for row in src.rows() {
+                    let v = eval(e, &src.context(req, row))?;
+                    // Rows whose start is not a VID of this space start nothing, as in NebulaGraph.
+                    if space.vid_type_matches(&v) && space.check_vid_len(&v).is_ok() {
+                        vids.push(v);
+                    }
+                }
+                (vids, Some((src, e)))
+            }
+        };
+        // Start vertices are expanded as given, duplicates included, as NebulaGraph does; a join reads the
+        // multiplicity from the input rows instead, so it starts from each VID once.
+        let mut seen = HashSet::new();
+        let mut frontier: Vec<(Value, Value)> =
+            starts.into_iter().filter(|v| !needs.input || seen.insert(v.clone())).map(|v| (v.clone(), v)).collect();
+
+        let edge_types: Vec<(i32, SchemaRef)> = edges.clone();
+        let mut distinct_rows = HashSet::new();
+        for step in 1..=g.max_steps {
+            if frontier.is_empty() {
+                break;
+            }
+            let mut unique = HashSet::new();
+            let vids: Vec<Value> = frontier.iter().map(|(_, v)| v.clone()).filter(|v| unique.insert(v.clone())).collect();
+            let mut neighbors = self.storage.get_neighbors(
+                space,
+                &NeighborsRequest {
+                    vids: vids.clone(),
+                    edge_types: edge_types.clone(),
+                    props: if needs.edge_props { PropSelection::All } else { PropSelection::None },
+                    filter: None,
+                    limit: None,
+                },
+            )?;
+            if let Some(b) = bounds.get(step as usize - 1) {
+                neighbors.truncate(*b);
+            }
+            let mut by_from: HashMap<&Value, Vec<usize>> = HashMap::new();
+            for (i, e) in neighbors.iter().enumerate() {
+                by_from.entry(&e.from).or_default().push(i);
+            }
+            let schema_of = |et: i32| &edge_types.iter().find(|(t, _)| *t == et).expect("requested type").1;
+
+            if step >= min_steps {
+                let src_vertices = self.vertex_map(space, &vids, &needs.src_tags)?;
+                let mut dst_unique = HashSet::new();
+                let dsts: Vec<Value> = neighbors.iter().map(|e| e.to.clone()).filter(|v| dst_unique.insert(v.clone())).collect();
+                let dst_vertices = self.vertex_map(space, &dsts, &needs.dst_tags)?;
+                for (root, vid) in &frontier {
+                    for &i in by_from.get(vid).map(Vec::as_slice).unwrap_or(&[]) {
+                        let e = &neighbors[i];
+                        let step_row = Step { edge: e, schema: schema_of(e.edge_type) };
+                        let ctx = GoContext {
+                            req,
+                            step: &step_row,
+                            edges: &edges,
+                            src: src_vertices.get(&e.from),
+                            dst: dst_vertices.get(&e.to),
+                            input: None,
+                        };
+                        match (&source, needs.input) {
+                            (Some((src, from_expr)), true) => {
+                                for row in src.rows() {
+                                    if eval(from_expr, &src.context(req, row))? != *root {
+                                        continue;
+                                    }
+                                    let ctx = GoContext { input: Some((src, row)), ..ctx.clone_ref() };
+                                    emit(&ctx, g.filter.as_ref(), yield_clause, &mut out, &mut distinct_rows)?;
+                                }
+                            }
+                            _ => emit(&ctx, g.filter.as_ref(), yield_clause, &mut out, &mut distinct_rows)?,
+                        }
+                    }
+                }
+            }
+            if step == g.max_steps {
+                break;
+            }
+            // The next frontier: far ends, de-duplicated per root (or globally without a join).
+            let mut next_seen = HashSet::new();
+            let mut next = Vec::new();
+            for (root, vid) in &frontier {
+                for &i in by_from.get(vid).map(Vec::as_slice).unwrap_or(&[]) {
+                    let to = &neighbors[i].to;
+                    let key = if needs.input { (root.clone(), to.clone()) } else { (Value::Empty, to.clone()) };
+                    if next_seen.insert(key) {
+                        next.push((root.clone(), to.clone()));
+                    }
+                }
+            }
+            frontier = next;
+        }
+        Ok(out)
+    }
+
+    /// The signed edge types a GO follows.
+    fn over_edges(&self, space: &SpaceDesc, g: &GoStatement) -> QResult<Vec<(i32, SchemaRef)>> {
+        let schemas = match &g.over.edges {
+            None => {
+                let all = self.catalog.schemas(space, SchemaKind::Edge);
+                if all.is_empty() {
+                    return Err(QError::semantic(format!("No edge type found in space `{}'", space.name)));
+                }
+                all
+            }
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    self.catalog
+                        .schema(space, SchemaKind::Edge, n)
+                        .map_err(|_| QError::semantic(format!("{n} not found in space [{}].", space.name)))
+                })
+                .collect::<QResult<Vec<_>>>()?,
+        };
+        let mut out = Vec::new();
+        for s in schemas {
+            match g.over.direction {
+                Direction::Out => out.push((s.id, s)),
+                Direction::Reversely => out.push((-s.id, s)),
+                Direction::Bidirect => {
+                    out.push((s.id, s.clone()));
+                    out.push((-s.id, s));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn step_bounds(&self, g: &GoStatement, req: &Request<'_>) -> QResult<Vec<usize>> {
+        let Some(b) = &g.bounds else { return Ok(Vec::new()) };
+        if b.counts.len() != g.max_steps as usize {
+            return Err(QError::semantic(format!(
+                "`{}' length must be equal to GO step size {}.",
+                if b.sample { "SAMPLE" } else { "LIMIT" },
+                g.max_steps
+            )));
+        }
+        b.counts
+            .iter()
+            .map(|e| match eval(e, &req.param_context())? {
+                Value::Int(n) if n >= 0 => Ok(n as usize),
+                other => Err(QError::semantic(format!("Limit/Sample element must be nonnegative, but was `{other}'"))),
+            })
+            .collect()
+    }
+
+    /// Checks the expressions of a GO against the catalog and collects what they read.
+    fn go_needs(&self, space: &SpaceDesc, g: &GoStatement, y: &YieldClause, edges: &[(i32, SchemaRef)]) -> QResult<Needs> {
+        let mut needs = Needs::default();
+        let mut exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
+        if let Some(f) = &g.filter {
+            exprs.push(f);
+        }
+        for c in &y.columns {
+            if c.expr.any(&|e| matches!(e, Expr::Vertex(VertexRef::Current))) {
+                let text = match &c.alias {
+                    Some(a) => format!("{} AS {a}", c.expr),
+                    None => c.expr.to_string(),
+                };
+                return Err(QError::semantic(format!("`{text}' is not support in go sentence.")));
+            }
+            if c.expr.has_aggregate() {
+                return Err(QError::semantic(format!("`{}', not support aggregate function in go sentence.", c.expr)));
+            }
+        }
+        let all_tags = || self.catalog.schemas(space, SchemaKind::Tag);
+        let add = |list: &mut Vec<SchemaRef>, s: SchemaRef| {
+            if !list.iter().any(|t| t.id == s.id) {
+                list.push(s);
+            }
+        };
+        for e in exprs {
+            let mut err = None;
+            e.visit(&mut |x| {
+                if err.is_some() {
+                    return;
+                }
+                let r = (|| -> QResult<()> {
+                    match x {
+                        Expr::LabelProp { label, prop } => {
+                            let Some((_, s)) = edges.iter().find(|(_, s)| s.name == *label) else {
+                                self.catalog.schema(space, SchemaKind::Edge, label)?;
+                                return Ok(());
+                            };
+                            if s.latest().prop_index(prop).is_none() {
+                                return Err(QError::semantic(format!("`{label}.{prop}', not found the property `{prop}'.")));
+                            }
+                            needs.edge_props = true;
+                        }
+                        Expr::EdgeMetaProp { edge, .. } => {
+                            if !edges.iter().any(|(_, s)| s.name == *edge) {
+                                self.catalog.schema(space, SchemaKind::Edge, edge)?;
+                            }
+                        }
+                        Expr::Edge => needs.edge_props = true,
+                        Expr::SrcProp { tag, prop } | Expr::DstProp { tag, prop } => {
+                            let s = self.catalog.schema(space, SchemaKind::Tag, tag)?;
+                            if s.latest().prop_index(prop).is_none() {
+                                let side = if matches!(x, Expr::SrcProp { .. }) { "$^" } else { "$$" };
+                                return Err(QError::semantic(format!("`{side}.{tag}.{prop}', not found the property `{prop}'.")));
+                            }
+                            if matches!(x, Expr::SrcProp { .. }) {
+                                add(&mut needs.src_tags, s);
+                            } else {
+                                add(&mut needs.dst_tags, s);
+                            }
+                        }
+                        Expr::Vertex(VertexRef::Src) => all_tags().into_iter().for_each(|s| add(&mut needs.src_tags, s)),
+                        Expr::Vertex(VertexRef::Dst) => all_tags().into_iter().for_each(|s| add(&mut needs.dst_tags, s)),
+                        Expr::InputProp(_) | Expr::VarProp { .. } => needs.input = true,
+                        _ => {}
+                    }
+                    Ok(())
+                })();
+                err = r.err();
+            });
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+        if needs.input && matches!(g.from, FromClause::Vids(_)) {
+            // `$-` or a variable used without being the FROM source.
+            return Err(QError::semantic("A GO reads its input or a variable only when FROM names it."));
+        }
+        Ok(needs)
+    }
+
+    /// Vertices by VID with the given tags (an empty map when no tag is needed).
+    fn vertex_map(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef]) -> QResult<HashMap<Value, Vertex>> {
+        let mut out = HashMap::new();
+        if tags.is_empty() {
+            return Ok(out);
+        }
+        for data in self.storage.get_vertices(space, vids, tags)?.into_iter().flatten() {
+            let mut tags: Vec<Tag> = data.tags.into_iter().map(|(s, props)| Tag { name: s.name.clone(), props }).collect();
+            tags.sort_by(|a, b| a.name.cmp(&b.name));
+            out.insert(data.vid.clone(), Vertex { vid: data.vid, tags });
+        }
+        Ok(out)
+    }
+}
+
+fn emit(ctx: &GoContext<'_>, filter: Option<&Expr>, y: &YieldClause, out: &mut DataSet, seen: &mut HashSet<Vec<Value>>) -> QResult<()> {
+    if let Some(f) = filter {
+        if !eval_condition(f, ctx).map_err(QError::at_runtime)? {
+            return Ok(());
+        }
+    }
+    let row = y.columns.iter().map(|c| eval(&c.expr, ctx)).collect::<QResult<Vec<_>>>().map_err(QError::at_runtime)?;
+    if !y.distinct || seen.insert(row.clone()) {
+        out.rows.push(row);
+    }
+    Ok(())
+}
+
+/// The evaluation context of one traversed edge.
+struct GoContext<'a> {
+    req: &'a Request<'a>,
+    step: &'a Step<'a>,
+    edges: &'a [(i32, SchemaRef)],
+    src: Option<&'a Vertex>,
+    dst: Option<&'a Vertex>,
+    input: Option<(&'a RowSource<'a>, &'a [Value])>,
+}
+
+impl<'a> GoContext<'a> {
+    fn clone_ref(&self) -> GoContext<'a> {
+        GoContext { req: self.req, step: self.step, edges: self.edges, src: self.src, dst: self.dst, input: self.input }
+    }
+
+    fn vertex_prop(v: Option<&Vertex>, tag: &str, prop: &str) -> Value {
+        v.and_then(|v| v.tags.iter().find(|t| t.name == tag)).and_then(|t| t.props.get(prop)).cloned().unwrap_or(Value::Empty)
+    }
+
+    fn edge_value(&self) -> Edge {
+        let e = self.step.edge;
+        Edge {
+            src: e.from.clone(),
+            dst: e.to.clone(),
+            edge_type: e.edge_type,
+            name: self.step.schema.name.clone(),
+            ranking: e.rank,
+            props: e.props.clone().unwrap_or_default(),
+        }
+    }
+}
+
+impl EvalContext for GoContext<'_> {
+    fn param(&self, name: &str) -> QResult<Value> {
+        self.req.param_context().param(name)
+    }
+
+    fn label_prop(&self, label: &str, prop: &str) -> QResult<Value> {
+        if label != self.step.schema.name {
+            return Ok(Value::Empty);
+        }
+        Ok(self.step.edge.props.as_ref().and_then(|p| p.get(prop)).cloned().unwrap_or(Value::Empty))
+    }
+
+    fn edge_meta(&self, edge: &str, meta: EdgeMeta) -> QResult<Value> {
+        if edge != self.step.schema.name {
+            return Ok(Value::Empty);
+        }
+        let e = self.step.edge;
+        Ok(match meta {
+            EdgeMeta::Src => e.from.clone(),
+            EdgeMeta::Dst => e.to.clone(),
+            EdgeMeta::Rank => Value::Int(e.rank),
+            EdgeMeta::Type => Value::Int(e.edge_type as i64),
+        })
+    }
+
+    fn src_prop(&self, tag: &str, prop: &str) -> QResult<Value> {
+        Ok(GoContext::vertex_prop(self.src, tag, prop))
+    }
+
+    fn dst_prop(&self, tag: &str, prop: &str) -> QResult<Value> {
+        Ok(GoContext::vertex_prop(self.dst, tag, prop))
+    }
+
+    fn input_prop(&self, col: &str) -> QResult<Value> {
+        match self.input {
+            Some((src, row)) => src.context(self.req, row).input_prop(col),
+            None => Err(QError::semantic(format!("`$-.{col}', not exist prop `{col}'"))),
+        }
+    }
+
+    fn var_prop(&self, var: &str, col: &str) -> QResult<Value> {
+        match self.input {
+            Some((src, row)) => src.context(self.req, row).var_prop(var, col),
+            None => Err(QError::semantic(format!("`${var}.{col}', not exist variable `{var}'"))),
+        }
+    }
+
+    fn vertex(&self, which: VertexRef) -> QResult<Value> {
+        let (v, id) = match which {
+            VertexRef::Src => (self.src, &self.step.edge.from),
+            VertexRef::Dst => (self.dst, &self.step.edge.to),
+            VertexRef::Current => return Err(QError::semantic("`VERTEX' is not support in go sentence.")),
+        };
+        Ok(Value::Vertex(Box::new(v.cloned().unwrap_or_else(|| Vertex { vid: id.clone(), tags: Vec::new() }))))
+    }
+
+    fn edge(&self) -> QResult<Value> {
+        Ok(Value::Edge(Box::new(self.edge_value())))
+    }
+}
+
