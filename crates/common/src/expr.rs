@@ -258,7 +258,7 @@ impl fmt::Display for Expr {
             Expr::Aggregate { name, arg, distinct } => {
                 write!(f, "{}(", name.to_uppercase())?;
                 if *distinct {
-                    f.write_str("DISTINCT ")?;
+                    f.write_str("distinct ")?;
                 }
                 match arg {
                     Some(a) => write!(f, "{a})"),

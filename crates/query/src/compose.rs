@@ -5,6 +5,7 @@ use crate::context::ParamContext;
 use crate::{DataSet, Params, QueryEngine, Session};
 use quiver_common::eval::{eval, eval_condition, EvalContext};
 use quiver_common::expr::Expr;
+use quiver_common::value::NullKind;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{SetOp, Statement, YieldClause};
 use std::cmp::Ordering;
@@ -150,6 +151,8 @@ struct Acc {
     best: Option<Value>,
     items: Vec<Value>,
     bits: Option<i64>,
+    /// A bit aggregate saw a value that is not an integer: the result is BAD_TYPE, as in NebulaGraph.
+    bad_type: bool,
 }
 
 impl Acc {
@@ -165,6 +168,7 @@ impl Acc {
             best: None,
             items: Vec::new(),
             bits: None,
+            bad_type: false,
         }
     }
 
@@ -213,7 +217,10 @@ impl Acc {
             }
             "collect" | "collect_set" => self.items.push(v),
             "bit_and" | "bit_or" | "bit_xor" => {
-                let Value::Int(i) = v else { return Err(QError::semantic(format!("`{}' needs integers, got `{v}'", self.name))) };
+                let Value::Int(i) = v else {
+                    self.bad_type = true;
+                    return Ok(());
+                };
                 self.bits = Some(match (self.bits, self.name.as_str()) {
                     (None, _) => i,
                     (Some(b), "bit_and") => b & i,
@@ -241,6 +248,7 @@ impl Acc {
             "max" | "min" => self.best.unwrap_or(Value::NULL),
             "collect" => Value::List(self.items),
             "collect_set" => Value::set_from(self.items),
+            _ if self.bad_type => Value::Null(NullKind::BadType),
             _ => self.bits.map(Value::Int).unwrap_or(Value::NULL),
         }
     }
@@ -455,7 +463,8 @@ fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'_>, input: 
 
 fn group_by(keys: &[Expr], y: &YieldClause, req: &Request<'_>, src: &RowSource<'_>) -> QResult<DataSet> {
     for c in &y.columns {
-        if !c.expr.has_aggregate() && !keys.contains(&c.expr) {
+        let reads_rows = c.expr.any(&|e| matches!(e, Expr::InputProp(_) | Expr::VarProp { .. }));
+        if !c.expr.has_aggregate() && reads_rows && !keys.contains(&c.expr) {
             return Err(QError::semantic(format!("Yield non-agg expression `{}' must be functionally dependent on items in GROUP BY clause", c.expr)));
         }
     }

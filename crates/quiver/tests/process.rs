@@ -143,8 +143,9 @@ fn http_api_answers_in_execute_json_shape() {
     assert!(res["latencyInUs"].as_u64().is_some());
     assert_eq!(r["errors"], json!([{"code": 0}]));
 
+    // Without the parameter, `$p` is a syntax error, as in NebulaGraph.
     let r = server.exec("YIELD $p + 1 AS x", None);
-    assert_eq!(code(&r), -1009);
+    assert_eq!(code(&r), -1004);
     let r: J = ureq::post(&format!("http://{}/api/v1/exec", server.addr))
         .send_json(json!({"stmt": "YIELD $p + 1 AS x", "params": {"p": 41}}))
         .unwrap()
