@@ -374,7 +374,7 @@ fn set_op(op: SetOp, l: DataSet, r: DataSet) -> QResult<DataSet> {
 /// The source a YIELD reads: the variable it names, else the piped input, else none (one row of constants).
 fn yield_source<'a>(y: &YieldClause, filter: Option<&Expr>, req: &'a Request<'a>, input: Option<&'a DataSet>) -> QResult<Option<RowSource<'a>>> {
     let mut var = None;
-    let mut uses_input = false;
+    let mut first_input: Option<&str> = None;
     let exprs = y.columns.iter().map(|c| &c.expr).chain(filter);
     for e in exprs {
         e.visit(&mut |x| match x {
@@ -383,33 +383,23 @@ fn yield_source<'a>(y: &YieldClause, filter: Option<&Expr>, req: &'a Request<'a>
                     var = Some((v.clone(), prop.clone()));
                 }
             }
-            Expr::InputProp(_) => uses_input = true,
+            Expr::InputProp(col) => {
+                first_input.get_or_insert(col);
+            }
             _ => {}
         });
     }
-    if uses_input && var.is_some() {
+    if first_input.is_some() && var.is_some() {
         return Err(QError::semantic("Not support both input and variable."));
     }
     if let Some((v, p)) = var {
         return input_rows(&Expr::VarProp { var: v, prop: p }, req, input).map(Some);
     }
-    match input {
-        Some(data) => Ok(Some(RowSource { var: None, data })),
-        None if uses_input => Err(QError::semantic(first_input_error(y, filter))),
-        None => Ok(None),
+    match (input, first_input) {
+        (Some(data), _) => Ok(Some(RowSource { var: None, data })),
+        (None, Some(col)) => Err(QError::semantic(format!("`$-.{col}', not exist prop `{col}'"))),
+        (None, None) => Ok(None),
     }
-}
-
-fn first_input_error(y: &YieldClause, filter: Option<&Expr>) -> String {
-    let mut msg = String::new();
-    for e in y.columns.iter().map(|c| &c.expr).chain(filter) {
-        e.visit(&mut |x| {
-            if let (Expr::InputProp(col), true) = (x, msg.is_empty()) {
-                msg = format!("`$-.{col}', not exist prop `{col}'");
-            }
-        });
-    }
-    msg
 }
 
 fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {

@@ -12,21 +12,21 @@ use std::collections::HashSet;
 
 /// Where a VID is used decides NebulaGraph's message for one of the wrong type.
 #[derive(Clone, Copy)]
-enum VidUse {
+pub(crate) enum VidUse {
     /// INSERT, UPDATE, DELETE.
     Mutation,
-    /// FETCH PROP ON tags.
-    FetchVertex,
+    /// FETCH PROP ON tags, and the constant start VIDs of a GO.
+    Start,
     /// FETCH PROP ON an edge type.
     FetchEdge { dst: bool },
 }
 
-fn eval_vid(space: &SpaceDesc, e: &Expr, params: &Params, usage: VidUse) -> QResult<Value> {
+pub(crate) fn eval_vid(space: &SpaceDesc, e: &Expr, params: &Params, usage: VidUse) -> QResult<Value> {
     let v = eval(e, &ParamContext { params })?;
     if !space.vid_type_matches(&v) {
         return Err(QError::semantic(match usage {
             VidUse::Mutation => format!("Wrong vertex id type: {e}"),
-            VidUse::FetchVertex => format!("Vid should be a {}", if space.vid_type == VidType::Int64 { "INT64" } else { "FIXED_STRING" }),
+            VidUse::Start => format!("Vid should be a {}", if space.vid_type == VidType::Int64 { "INT64" } else { "FIXED_STRING" }),
             VidUse::FetchEdge { dst } => format!(
                 "the {} should be type of {}, but was`{}'",
                 if dst { "dst" } else { "src" },
@@ -111,7 +111,7 @@ fn project(y: &YieldClause, ctx: &dyn EvalContext, ds: &mut DataSet, seen: &mut 
 
 
 /// A YIELD column as NebulaGraph prints it in messages: the expression and its alias.
-fn column_text(c: &YieldColumn) -> String {
+pub(crate) fn column_text(c: &YieldColumn) -> String {
     match &c.alias {
         Some(a) => format!("{} AS {a}", c.expr),
         None => c.expr.to_string(),
@@ -340,7 +340,7 @@ impl QueryEngine {
                 let mut ids = Vec::new();
                 let mut seen_ids = HashSet::new();
                 for v in vids {
-                    let vid = eval_vid(space, v, params, VidUse::FetchVertex)?;
+                    let vid = eval_vid(space, v, params, VidUse::Start)?;
                     if seen_ids.insert(vid.clone()) {
                         ids.push(vid);
                     }

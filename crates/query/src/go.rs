@@ -6,11 +6,13 @@
 //! its piped input). `M TO N STEPS` emits the edges of every step from M to N.
 
 use crate::compose::{input_rows, Request, RowSource};
+use crate::context::make_vertex;
+use crate::data::{column_text, eval_vid, VidUse};
 use crate::{DataSet, QueryEngine};
 use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
 use quiver_common::expr::{EdgeMeta, Expr, VertexRef};
-use quiver_common::value::{Edge, Tag, Vertex};
+use quiver_common::value::{Edge, Vertex};
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{Direction, FromClause, GoStatement, YieldClause};
 use std::collections::{HashMap, HashSet};
@@ -56,18 +58,7 @@ impl QueryEngine {
         // Start vertices, and for a join, the input rows of each.
         let (starts, source) = match &g.from {
             FromClause::Vids(exprs) => {
-                let mut vids = Vec::new();
-                for e in exprs {
-                    let v = eval(e, &req.param_context())?;
-                    if !space.vid_type_matches(&v) {
-                        return Err(QError::semantic(format!(
-                            "Vid should be a {}",
-                            if space.vid_type == VidType::Int64 { "INT64" } else { "FIXED_STRING" }
-                        )));
-                    }
-                    space.check_vid_len(&v)?;
-                    vids.push(v);
-                }
+                let vids = exprs.iter().map(|e| eval_vid(space, e, req.params, VidUse::Start)).collect::<QResult<Vec<_>>>()?;
                 (vids, None)
             }
             FromClause::Ref(e) => {
@@ -128,7 +119,6 @@ impl QueryEngine {
                         let ctx = GoContext {
                             req,
                             step: &step_row,
-                            edges: &edges,
                             src: src_vertices.get(&e.from),
                             dst: dst_vertices.get(&e.to),
                             input: None,
@@ -139,7 +129,7 @@ impl QueryEngine {
                                     if eval(from_expr, &src.context(req, row))? != *root {
                                         continue;
                                     }
-                                    let ctx = GoContext { input: Some((src, row)), ..ctx.clone_ref() };
+                                    let ctx = GoContext { input: Some((src, row)), ..ctx };
                                     emit(&ctx, g.filter.as_ref(), yield_clause, &mut out, &mut distinct_rows)?;
                                 }
                             }
@@ -228,11 +218,7 @@ impl QueryEngine {
         }
         for c in &y.columns {
             if c.expr.any(&|e| matches!(e, Expr::Vertex(VertexRef::Current))) {
-                let text = match &c.alias {
-                    Some(a) => format!("{} AS {a}", c.expr),
-                    None => c.expr.to_string(),
-                };
-                return Err(QError::semantic(format!("`{text}' is not support in go sentence.")));
+                return Err(QError::semantic(format!("`{}' is not support in go sentence.", column_text(c))));
             }
             if c.expr.has_aggregate() {
                 return Err(QError::semantic(format!("`{}', not support aggregate function in go sentence.", c.expr)));
@@ -307,9 +293,8 @@ impl QueryEngine {
             return Ok(out);
         }
         for data in self.storage.get_vertices(space, vids, tags)?.into_iter().flatten() {
-            let mut tags: Vec<Tag> = data.tags.into_iter().map(|(s, props)| Tag { name: s.name.clone(), props }).collect();
-            tags.sort_by(|a, b| a.name.cmp(&b.name));
-            out.insert(data.vid.clone(), Vertex { vid: data.vid, tags });
+            let tags = data.tags.into_iter().map(|(s, props)| (s.name.clone(), props)).collect();
+            out.insert(data.vid.clone(), make_vertex(data.vid, tags));
         }
         Ok(out)
     }
@@ -329,20 +314,16 @@ fn emit(ctx: &GoContext<'_>, filter: Option<&Expr>, y: &YieldClause, out: &mut D
 }
 
 /// The evaluation context of one traversed edge.
+#[derive(Clone, Copy)]
 struct GoContext<'a> {
     req: &'a Request<'a>,
     step: &'a Step<'a>,
-    edges: &'a [(i32, SchemaRef)],
     src: Option<&'a Vertex>,
     dst: Option<&'a Vertex>,
     input: Option<(&'a RowSource<'a>, &'a [Value])>,
 }
 
-impl<'a> GoContext<'a> {
-    fn clone_ref(&self) -> GoContext<'a> {
-        GoContext { req: self.req, step: self.step, edges: self.edges, src: self.src, dst: self.dst, input: self.input }
-    }
-
+impl GoContext<'_> {
     fn vertex_prop(v: Option<&Vertex>, tag: &str, prop: &str) -> Value {
         v.and_then(|v| v.tags.iter().find(|t| t.name == tag)).and_then(|t| t.props.get(prop)).cloned().unwrap_or(Value::Empty)
     }

@@ -322,10 +322,7 @@ impl<'a> Parser<'a> {
             "GROUP" => {
                 self.bump();
                 self.expect_kw("BY")?;
-                let mut keys = vec![self.expr()?];
-                while self.eat_sym(",") {
-                    keys.push(self.expr()?);
-                }
+                let keys = self.comma_separated(Parser::expr)?;
                 let yield_clause = self.required_yield()?;
                 Ok(Statement::GroupBy { keys, yield_clause })
             }
@@ -541,10 +538,7 @@ impl<'a> Parser<'a> {
                 ops.push(AlterOp::Change(self.prop_spec_list()?));
             } else if self.eat_kw("DROP") {
                 self.expect_sym("(")?;
-                let mut names = vec![self.name()?];
-                while self.eat_sym(",") {
-                    names.push(self.name()?);
-                }
+                let names = self.comma_separated(Parser::name)?;
                 self.expect_sym(")")?;
                 ops.push(AlterOp::Drop(names));
             } else {
@@ -563,10 +557,7 @@ impl<'a> Parser<'a> {
 
     fn prop_spec_list(&mut self) -> QResult<Vec<PropSpec>> {
         self.expect_sym("(")?;
-        let mut specs = vec![self.prop_spec()?];
-        while self.eat_sym(",") {
-            specs.push(self.prop_spec()?);
-        }
+        let specs = self.comma_separated(Parser::prop_spec)?;
         self.expect_sym(")")?;
         Ok(specs)
     }
@@ -708,14 +699,28 @@ impl<'a> Parser<'a> {
         Ok(EdgeKey { src, dst, rank })
     }
 
+    /// One or more `item`s separated by commas.
+    fn comma_separated<T>(&mut self, item: fn(&mut Self) -> QResult<T>) -> QResult<Vec<T>> {
+        let mut items = vec![item(self)?];
+        while self.eat_sym(",") {
+            items.push(item(self)?);
+        }
+        Ok(items)
+    }
+
+    /// `*` (as `None`) or a comma-separated list of names.
+    fn names_or_star(&mut self) -> QResult<Option<Vec<String>>> {
+        if self.eat_sym("*") {
+            return Ok(None);
+        }
+        self.comma_separated(Parser::name).map(Some)
+    }
+
     fn vid_list(&mut self) -> QResult<Vec<Expr>> {
         if matches!(self.peek(), Tok::InputRef | Tok::Var(_)) {
             return Err(QError::not_supported("Input from a pipe or variable"));
         }
-        let mut vids = vec![self.vid_expr()?];
-        while self.eat_sym(",") {
-            vids.push(self.vid_expr()?);
-        }
+        let vids = self.comma_separated(Parser::vid_expr)?;
         Ok(vids)
     }
 
@@ -766,24 +771,13 @@ impl<'a> Parser<'a> {
             return Ok(Statement::DeleteVertices { vids, with_edge });
         }
         if self.eat_kw("TAG") {
-            let tags = if self.eat_sym("*") {
-                None
-            } else {
-                let mut tags = vec![self.name()?];
-                while self.eat_sym(",") {
-                    tags.push(self.name()?);
-                }
-                Some(tags)
-            };
+            let tags = self.names_or_star()?;
             self.expect_kw("FROM")?;
             return Ok(Statement::DeleteTags { tags, vids: self.vid_list()? });
         }
         self.expect_kw("EDGE")?;
         let edge = self.name()?;
-        let mut keys = vec![self.edge_key()?];
-        while self.eat_sym(",") {
-            keys.push(self.edge_key()?);
-        }
+        let keys = self.comma_separated(Parser::edge_key)?;
         Ok(Statement::DeleteEdges { edge, keys })
     }
 
@@ -808,22 +802,11 @@ impl<'a> Parser<'a> {
         let from = if matches!(self.peek(), Tok::InputRef | Tok::Var(_)) && matches!(self.peek_at(1), Tok::Sym(".")) {
             FromClause::Ref(self.vid_expr()?)
         } else {
-            let mut vids = vec![self.vid_expr()?];
-            while self.eat_sym(",") {
-                vids.push(self.vid_expr()?);
-            }
+            let vids = self.comma_separated(Parser::vid_expr)?;
             FromClause::Vids(vids)
         };
         self.expect_kw("OVER")?;
-        let edges = if self.eat_sym("*") {
-            None
-        } else {
-            let mut names = vec![self.name()?];
-            while self.eat_sym(",") {
-                names.push(self.name()?);
-            }
-            Some(names)
-        };
+        let edges = self.names_or_star()?;
         let direction = if self.eat_kw("REVERSELY") {
             Direction::Reversely
         } else if self.eat_kw("BIDIRECT") {
@@ -839,10 +822,7 @@ impl<'a> Parser<'a> {
                 self.expect_kw("LIMIT")?;
             }
             self.expect_sym("[")?;
-            let mut counts = vec![self.expr()?];
-            while self.eat_sym(",") {
-                counts.push(self.expr()?);
-            }
+            let counts = self.comma_separated(Parser::expr)?;
             self.expect_sym("]")?;
             Some(StepBounds { sample, counts })
         } else {
@@ -863,15 +843,7 @@ impl<'a> Parser<'a> {
         self.expect_kw("FETCH")?;
         self.expect_kw("PROP")?;
         self.expect_kw("ON")?;
-        let tags = if self.eat_sym("*") {
-            None
-        } else {
-            let mut names = vec![self.name()?];
-            while self.eat_sym(",") {
-                names.push(self.name()?);
-            }
-            Some(names)
-        };
+        let tags = self.names_or_star()?;
         // An edge fetch is recognized by its `->` after the first key.
         let save = self.pos;
         let is_edge = tags.as_ref().is_some_and(|t| t.len() == 1) && {
@@ -881,10 +853,7 @@ impl<'a> Parser<'a> {
         };
         if is_edge {
             let edge = tags.expect("checked").remove(0);
-            let mut keys = vec![self.edge_key()?];
-            while self.eat_sym(",") {
-                keys.push(self.edge_key()?);
-            }
+            let keys = self.comma_separated(Parser::edge_key)?;
             let yield_clause = self.required_yield()?;
             return Ok(Statement::FetchEdges { edge, keys, yield_clause });
         }
