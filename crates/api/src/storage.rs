@@ -1,6 +1,7 @@
 //! The storage-client trait: batched reads, writes and scans.
 
 use crate::schema::{SchemaRef, SpaceDesc};
+use quiver_common::budget::Budget;
 use quiver_common::expr::Expr;
 use quiver_common::{QResult, Value};
 use std::collections::BTreeMap;
@@ -82,6 +83,44 @@ pub struct NeighborEdge {
     pub props: Option<Props>,
 }
 
+/// One hop of a storage-side expansion ([`StorageClient::expand`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpandHop {
+    /// Signed edge types followed (positive: out-edges, negative: in-edges).
+    pub edge_types: Vec<i32>,
+    /// Whether the vertices entering this hop are de-duplicated first, as between the steps of one GO: each is
+    /// expanded once. Otherwise every path reaching a vertex continues from it (a GO fed by a pipe).
+    pub distinct: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ExpandOutput {
+    /// Only the number of paths (the rows of the last hop): the last hop reads degrees, not edges.
+    Count,
+    /// The far ends of the last hop, each with the number of paths reaching it, in first-reached order.
+    Ends,
+}
+
+/// A multi-hop traversal run where the topology lives: whole frontiers per hop, multiplicities instead of rows.
+#[derive(Debug, Clone)]
+pub struct ExpandRequest {
+    /// Start vertices, duplicates counting as separate paths.
+    pub starts: Vec<Value>,
+    pub hops: Vec<ExpandHop>,
+    pub output: ExpandOutput,
+    /// Checked between batches of frontier vertices: a query past its deadline or memory bound stops there.
+    pub budget: Budget,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExpandResult {
+    /// Paths through every hop (with [`ExpandOutput::Ends`], the sum of the ends' counts).
+    pub paths: u64,
+    pub ends: Vec<(Value, u64)>,
+    /// Edges read, for PROFILE.
+    pub edges_read: u64,
+}
+
 /// What a read-modify-write decides for one row.
 pub enum RmwDecision {
     /// Write these values (latest schema order).
@@ -99,6 +138,9 @@ pub trait StorageClient: Send + Sync {
     fn get_edges(&self, space: &SpaceDesc, schema: &SchemaRef, keys: &[EdgeKeyVal]) -> QResult<Vec<Option<Props>>>;
 
     fn get_neighbors(&self, space: &SpaceDesc, req: &NeighborsRequest) -> QResult<Vec<NeighborEdge>>;
+
+    /// Multi-hop expansion over whole frontiers, counting paths instead of producing rows.
+    fn expand(&self, space: &SpaceDesc, req: &ExpandRequest) -> QResult<ExpandResult>;
 
     /// Applies all mutations in one atomic, durable batch: all of them or none.
     fn write(&self, space: &SpaceDesc, mutations: Vec<Mutation>) -> QResult<()>;

@@ -4,6 +4,7 @@
 //! **Architecture invariant:** this crate knows nothing of storage, the catalog, the network or the parser. The
 //! expression evaluator reaches data only through the [`eval::EvalContext`] trait.
 
+pub mod budget;
 pub mod datetime;
 pub mod error;
 pub mod eval;

@@ -115,6 +115,12 @@ pub fn edge_key(space: &SpaceDesc, from: &Value, edge_type: i32, rank: i64, to: 
 
 /// Splits an edge key into `(edge_type, rank, to)`.
 pub fn parse_edge_key(space: &SpaceDesc, key: &[u8]) -> QResult<(i32, i64, Value)> {
+    let (et, rank, to) = parse_edge_key_raw(space, key)?;
+    Ok((et, rank, decode_vid(space, to)?))
+}
+
+/// Splits an edge key into `(edge_type, rank, to key bytes)`.
+pub fn parse_edge_key_raw<'k>(space: &SpaceDesc, key: &'k [u8]) -> QResult<(i32, i64, &'k [u8])> {
     let vl = space.vid_type.key_len();
     let off = PREFIX_LEN + vl;
     if key.len() != off + 4 + 8 + vl + 1 {
@@ -122,8 +128,7 @@ pub fn parse_edge_key(space: &SpaceDesc, key: &[u8]) -> QResult<(i32, i64, Value
     }
     let et = (u32::from_be_bytes(key[off..off + 4].try_into().expect("len checked")) ^ (1 << 31)) as i32;
     let rank = (u64::from_be_bytes(key[off + 4..off + 12].try_into().expect("len checked")) ^ (1 << 63)) as i64;
-    let to = decode_vid(space, &key[off + 12..off + 12 + vl])?;
-    Ok((et, rank, to))
+    Ok((et, rank, &key[off + 12..off + 12 + vl]))
 }
 
 pub fn space_range(space_id: u32) -> (Vec<u8>, Vec<u8>) {

@@ -14,16 +14,19 @@
 //! acknowledged; a crash in that window loses the batch whole, and its writer was never told it succeeded.
 
 pub mod codec;
+mod expand;
 pub mod keys;
+pub mod topology;
 
 use quiver_api::*;
 use quiver_common::eval::{eval_condition, EvalContext};
 use quiver_common::expr::{EdgeMeta, Expr};
 use quiver_common::{QError, QResult, Value};
 use quiver_kv::{KvEngine, WriteBatch};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, RwLock};
+use topology::{SpaceTopology, TopoEdge, TopologyStats};
 
 pub struct EmbeddedStorage {
     kv: Arc<dyn KvEngine>,
@@ -31,6 +34,32 @@ pub struct EmbeddedStorage {
     /// Not held across the fsync. Readers never take it.
     write_lock: Mutex<()>,
     commits: CommitQueue,
+    /// The in-memory topology of each space, built from the key-value store on first use and changed with every
+    /// write under `write_lock` (lock order: `write_lock`, then this map, then a space's topology).
+    topologies: Arc<Topologies>,
+    /// Pages whose delta is due for a merge, for the background merger.
+    merges: Mutex<mpsc::Sender<MergeJob>>,
+}
+
+type Topologies = RwLock<HashMap<u32, Arc<RwLock<SpaceTopology>>>>;
+
+/// `(space id, signed edge type, page)`.
+type MergeJob = (u32, i32, usize);
+
+/// What a write batch changes in the topology, applied right after the batch is appended.
+enum TopoOp {
+    Add(TopoEdge),
+    Remove(TopoEdge),
+    /// The space's data was removed: drop its topology (the next read rebuilds it, empty).
+    Clear,
+    DropEdgeType(i32),
+}
+
+/// A key-value batch and the topology change that mirrors it.
+#[derive(Default)]
+struct Batch {
+    kv: WriteBatch,
+    topo: Vec<TopoOp>,
 }
 
 /// Sequence numbers of appended and of durable batches; see the module doc.
@@ -66,7 +95,60 @@ fn kv_err(e: quiver_kv::KvError) -> QError {
 
 impl EmbeddedStorage {
     pub fn new(kv: Arc<dyn KvEngine>) -> EmbeddedStorage {
-        EmbeddedStorage { kv, write_lock: Mutex::new(()), commits: CommitQueue::default() }
+        let topologies: Arc<Topologies> = Arc::default();
+        let (tx, rx) = mpsc::channel::<MergeJob>();
+        let merged = topologies.clone();
+        // Exits when the storage (the only sender) is dropped.
+        std::thread::Builder::new()
+            .name("topology-merge".into())
+            .spawn(move || {
+                while let Ok((space, et, page)) = rx.recv() {
+                    let t = merged.read().expect("lock poisoned").get(&space).cloned();
+                    if let Some(t) = t {
+                        t.write().expect("lock poisoned").merge_page(et, page);
+                    }
+                }
+            })
+            .expect("spawn the topology merger");
+        EmbeddedStorage { kv, write_lock: Mutex::new(()), commits: CommitQueue::default(), topologies, merges: Mutex::new(tx) }
+    }
+
+    /// The topology of `space`, built from the key-value store if this is its first use.
+    pub fn topology(&self, space: &SpaceDesc) -> QResult<Arc<RwLock<SpaceTopology>>> {
+        if let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id) {
+            return Ok(t.clone());
+        }
+        // Built under the writers' lock so no write falls between the scan and the topology going live.
+        let _guard = self.lock_writers();
+        if let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id) {
+            return Ok(t.clone());
+        }
+        let vl = space.vid_type.key_len();
+        let t = SpaceTopology::build(space, &mut |visit| {
+            for part in 1..=space.partition_num {
+                let mut err = None;
+                self.kv
+                    .scan_prefix(&keys::prefix(space.id, part, keys::KIND_EDGE), &mut |k, _| {
+                        let from = &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl];
+                        let r = keys::parse_edge_key_raw(space, k).and_then(|(et, rank, to)| visit(from, et, rank, to));
+                        err = r.err();
+                        err.is_none()
+                    })
+                    .map_err(kv_err)?;
+                if let Some(e) = err {
+                    return Err(e);
+                }
+            }
+            Ok(())
+        })?;
+        let t = Arc::new(RwLock::new(t));
+        self.topologies.write().expect("lock poisoned").insert(space.id, t.clone());
+        Ok(t)
+    }
+
+    /// Vertex and edge counts and memory of a space's topology (building it if needed).
+    pub fn topology_stats(&self, space: &SpaceDesc) -> QResult<TopologyStats> {
+        Ok(self.topology(space)?.read().expect("lock poisoned").stats())
     }
 
     /// How many log fsyncs storage has issued; fewer than acknowledged writes when group commit works.
@@ -98,14 +180,16 @@ impl EmbeddedStorage {
         Ok(keys)
     }
 
-    fn put_edge(&self, space: &SpaceDesc, key: &EdgeKeyVal, row: Vec<u8>, b: &mut WriteBatch) {
-        b.put(keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst), row.clone());
-        b.put(keys::edge_key(space, &key.dst, -key.edge_type, key.rank, &key.src), row);
+    fn put_edge(&self, space: &SpaceDesc, key: &EdgeKeyVal, row: Vec<u8>, b: &mut Batch) {
+        b.kv.put(keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst), row.clone());
+        b.kv.put(keys::edge_key(space, &key.dst, -key.edge_type, key.rank, &key.src), row);
+        b.topo.push(TopoOp::Add(topo_edge(key)));
     }
 
-    fn delete_edge(&self, space: &SpaceDesc, key: &EdgeKeyVal, b: &mut WriteBatch) {
-        b.delete(keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst));
-        b.delete(keys::edge_key(space, &key.dst, -key.edge_type, key.rank, &key.src));
+    fn delete_edge(&self, space: &SpaceDesc, key: &EdgeKeyVal, b: &mut Batch) {
+        b.kv.delete(keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst));
+        b.kv.delete(keys::edge_key(space, &key.dst, -key.edge_type, key.rank, &key.src));
+        b.topo.push(TopoOp::Remove(topo_edge(key)));
     }
 
     /// Reads the row at `key`, lets `decide` compute the new one, and writes it with `put`, all under the write
@@ -115,37 +199,71 @@ impl EmbeddedStorage {
         key: Vec<u8>,
         schema: &SchemaRef,
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
-        put: impl FnOnce(Vec<u8>, &mut WriteBatch),
+        space: &SpaceDesc,
+        put: impl FnOnce(Vec<u8>, &mut Batch),
     ) -> QResult<Option<Props>> {
         let guard = self.lock_writers();
         let current = self.kv.get(&key).map_err(kv_err)?.map(|r| codec::decode(schema, &r)).transpose()?;
         match decide(current.as_ref())? {
             RmwDecision::Keep => {
-                self.commit(guard, WriteBatch::new())?;
+                self.commit(guard, space, Batch::default())?;
                 Ok(current)
             }
             RmwDecision::Write(values) => {
                 let row = codec::encode(schema.latest(), &values);
                 let props = codec::decode(schema, &row)?;
-                let mut b = WriteBatch::new();
+                let mut b = Batch::default();
                 put(row, &mut b);
-                self.commit(guard, b)?;
+                self.commit(guard, space, b)?;
                 Ok(Some(props))
             }
         }
     }
 
-    /// Appends `b` (built under `guard`), releases the writers' lock, and waits until `b` is durable. An empty
-    /// batch still waits for every batch appended before it, since its writer may have read them.
-    fn commit(&self, guard: MutexGuard<'_, ()>, b: WriteBatch) -> QResult<()> {
-        let seq = if b.is_empty() {
+    /// Appends `b` (built under `guard`) and applies its topology change, releases the writers' lock, and waits
+    /// until `b` is durable. An empty batch still waits for every batch appended before it, since its writer may
+    /// have read them.
+    fn commit(&self, guard: MutexGuard<'_, ()>, space: &SpaceDesc, b: Batch) -> QResult<()> {
+        let seq = if b.kv.is_empty() {
             self.commits.appended.load(Ordering::Acquire)
         } else {
-            self.kv.write_buffered(b).map_err(kv_err)?;
+            self.kv.write_buffered(b.kv).map_err(kv_err)?;
             self.commits.appended.fetch_add(1, Ordering::AcqRel) + 1
         };
+        self.apply_topology(space, b.topo);
         drop(guard);
         self.commits.wait_durable(self.kv.as_ref(), seq)
+    }
+
+    /// Mirrors an appended batch in the space's topology, if it is built (else it is built later from the store).
+    fn apply_topology(&self, space: &SpaceDesc, ops: Vec<TopoOp>) {
+        if ops.is_empty() {
+            return;
+        }
+        if ops.iter().any(|op| matches!(op, TopoOp::Clear)) {
+            self.topologies.write().expect("lock poisoned").remove(&space.id);
+            return;
+        }
+        let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() else { return };
+        let mut due = Vec::new();
+        {
+            let mut t = t.write().expect("lock poisoned");
+            for op in &ops {
+                match op {
+                    TopoOp::Add(e) => t.add_edge(e, &mut due),
+                    TopoOp::Remove(e) => t.remove_edge(e, &mut due),
+                    TopoOp::DropEdgeType(et) => t.drop_edge_type(*et),
+                    TopoOp::Clear => unreachable!("handled above"),
+                }
+            }
+        }
+        due.sort_unstable();
+        due.dedup();
+        let tx = self.merges.lock().expect("lock poisoned");
+        for (et, page) in due {
+            // The merger only exits when storage is dropped, so a send cannot fail while `self` lives.
+            let _ = tx.send((space.id, et, page));
+        }
     }
 }
 
@@ -217,6 +335,9 @@ impl StorageClient for EmbeddedStorage {
     }
 
     fn get_neighbors(&self, space: &SpaceDesc, req: &NeighborsRequest) -> QResult<Vec<NeighborEdge>> {
+        if req.props == PropSelection::None && req.filter.is_none() {
+            return self.neighbors_from_topology(space, req);
+        }
         let mut out = Vec::new();
         let limit = req.limit.unwrap_or(usize::MAX);
         // Properties the filter reads are decoded even when not returned.
@@ -282,20 +403,24 @@ impl StorageClient for EmbeddedStorage {
         Ok(out)
     }
 
+    fn expand(&self, space: &SpaceDesc, req: &ExpandRequest) -> QResult<ExpandResult> {
+        self.expand_topology(space, req)
+    }
+
     fn write(&self, space: &SpaceDesc, mutations: Vec<Mutation>) -> QResult<()> {
         let guard = self.lock_writers();
-        let mut b = WriteBatch::new();
+        let mut b = Batch::default();
         let mut pending: HashSet<Vec<u8>> = HashSet::new();
         for m in mutations {
             match m {
                 Mutation::InsertVertex { vid, tags, if_not_exists } => {
-                    b.put(keys::vertex_key(space, &vid), Vec::new());
+                    b.kv.put(keys::vertex_key(space, &vid), Vec::new());
                     for (schema, values) in tags {
                         let key = keys::tag_key(space, &vid, schema.id);
                         if if_not_exists && self.exists(&key, &pending)? {
                             continue;
                         }
-                        b.put(key.clone(), codec::encode(schema.latest(), &values));
+                        b.kv.put(key.clone(), codec::encode(schema.latest(), &values));
                         pending.insert(key);
                     }
                 }
@@ -308,9 +433,9 @@ impl StorageClient for EmbeddedStorage {
                     pending.insert(out_key);
                 }
                 Mutation::DeleteVertex { vid, with_edges } => {
-                    b.delete(keys::vertex_key(space, &vid));
+                    b.kv.delete(keys::vertex_key(space, &vid));
                     for k in self.keys_with_prefix(&keys::tag_prefix(space, &vid))? {
-                        b.delete(k);
+                        b.kv.delete(k);
                     }
                     if with_edges {
                         for k in self.keys_with_prefix(&keys::edge_prefix(space, &vid))? {
@@ -321,17 +446,17 @@ impl StorageClient for EmbeddedStorage {
                     }
                 }
                 Mutation::DeleteTags { vid, tags } => match tags {
-                    Some(tags) => tags.iter().for_each(|t| b.delete(keys::tag_key(space, &vid, t.id))),
+                    Some(tags) => tags.iter().for_each(|t| b.kv.delete(keys::tag_key(space, &vid, t.id))),
                     None => {
                         for k in self.keys_with_prefix(&keys::tag_prefix(space, &vid))? {
-                            b.delete(k);
+                            b.kv.delete(k);
                         }
                     }
                 },
                 Mutation::DeleteEdge { key } => self.delete_edge(space, &key, &mut b),
             }
         }
-        self.commit(guard, b)
+        self.commit(guard, space, b)
     }
 
     fn rmw_vertex(
@@ -341,9 +466,9 @@ impl StorageClient for EmbeddedStorage {
         schema: &SchemaRef,
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
     ) -> QResult<Option<Props>> {
-        self.rmw(keys::tag_key(space, vid, schema.id), schema, decide, |row, b| {
-            b.put(keys::vertex_key(space, vid), Vec::new());
-            b.put(keys::tag_key(space, vid, schema.id), row);
+        self.rmw(keys::tag_key(space, vid, schema.id), schema, decide, space, |row, b| {
+            b.kv.put(keys::vertex_key(space, vid), Vec::new());
+            b.kv.put(keys::tag_key(space, vid, schema.id), row);
         })
     }
 
@@ -355,7 +480,7 @@ impl StorageClient for EmbeddedStorage {
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
     ) -> QResult<Option<Props>> {
         let out_key = keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst);
-        self.rmw(out_key, schema, decide, |row, b| self.put_edge(space, key, row, b))
+        self.rmw(out_key, schema, decide, space, |row, b| self.put_edge(space, key, row, b))
     }
 
     fn scan_vertices(&self, space: &SpaceDesc, schema: Option<&SchemaRef>, limit: usize) -> QResult<Vec<Value>> {
@@ -391,14 +516,15 @@ impl StorageClient for EmbeddedStorage {
     fn clear_space(&self, space: &SpaceDesc) -> QResult<()> {
         let guard = self.lock_writers();
         let (start, end) = keys::space_range(space.id);
-        let mut b = WriteBatch::new();
-        b.delete_range(start, end);
-        self.commit(guard, b)
+        let mut b = Batch::default();
+        b.kv.delete_range(start, end);
+        b.topo.push(TopoOp::Clear);
+        self.commit(guard, space, b)
     }
 
     fn drop_schema_data(&self, space: &SpaceDesc, schema: &SchemaRef) -> QResult<()> {
         let guard = self.lock_writers();
-        let mut b = WriteBatch::new();
+        let mut b = Batch::default();
         let vl = space.vid_type.key_len();
         for part in 1..=space.partition_num {
             let kind = if schema.kind == SchemaKind::Tag { keys::KIND_TAG } else { keys::KIND_EDGE };
@@ -411,13 +537,20 @@ impl StorageClient for EmbeddedStorage {
                         ((u32::from_be_bytes(k[off..off + 4].try_into().expect("edge key")) ^ (1 << 31)) as i32).abs()
                     };
                     if id == schema.id {
-                        b.delete(k.to_vec());
+                        b.kv.delete(k.to_vec());
                     }
                     true
                 })
                 .map_err(kv_err)?;
         }
-        self.commit(guard, b)
+        if schema.kind == SchemaKind::Edge {
+            b.topo.push(TopoOp::DropEdgeType(schema.id));
+        }
+        self.commit(guard, space, b)
     }
+}
+
+fn topo_edge(key: &EdgeKeyVal) -> TopoEdge {
+    TopoEdge { src: key.src.clone(), edge_type: key.edge_type, rank: key.rank, dst: key.dst.clone() }
 }
 

@@ -1,0 +1,193 @@
+//! The in-memory topology against the key-value store it mirrors: random writes (inserts, re-inserts, deletes,
+//! vertex deletes with edges, ranks, string and integer VIDs) must leave both read paths returning the same edges
+//! in the same order, through delta merges, and expansion counts must match a reference traversal.
+
+use quiver_api::*;
+use quiver_common::budget::{Budget, Limits};
+use quiver_common::{PropType, Value};
+use quiver_kv::MemEngine;
+use quiver_storage::topology::DELTA_MERGE_EDGES;
+use quiver_storage::EmbeddedStorage;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A small deterministic generator (xorshift64*), so failures reproduce from the seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn edge_schema(id: i32, name: &str) -> SchemaRef {
+    Arc::new(SchemaDesc {
+        kind: SchemaKind::Edge,
+        id,
+        name: name.into(),
+        versions: vec![SchemaVersion {
+            version: 0,
+            props: vec![PropDef { name: "w".into(), ty: PropType::Int64, nullable: true, default: None, comment: None }],
+        }],
+        ttl_duration: 0,
+        ttl_col: String::new(),
+        comment: None,
+    })
+}
+
+fn vid(space: &SpaceDesc, i: u64) -> Value {
+    match space.vid_type {
+        VidType::Int64 => Value::Int(i as i64 - 20),
+        VidType::FixedString(_) => Value::String(format!("v{i}")),
+    }
+}
+
+fn neighbors(s: &EmbeddedStorage, space: &SpaceDesc, vids: &[Value], types: &[(i32, SchemaRef)], props: PropSelection) -> Vec<(Value, i32, i64, Value)> {
+    let req = NeighborsRequest { vids: vids.to_vec(), edge_types: types.to_vec(), props, filter: None, limit: None };
+    s.get_neighbors(space, &req).unwrap().into_iter().map(|e| (e.from, e.edge_type, e.rank, e.to)).collect()
+}
+
+/// Applies `ops` random writes over `n` vertices and checks both read paths agree after every `check_every`.
+fn random_writes_agree(vid_type: VidType, seed: u64, n: u64, ops: usize) {
+    let space = SpaceDesc { id: 7, name: "g".into(), partition_num: 4, replica_factor: 1, vid_type, comment: None };
+    let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
+    let (a, b) = (edge_schema(3, "a"), edge_schema(4, "b"));
+    let types: Vec<(i32, SchemaRef)> = vec![(3, a.clone()), (-3, a.clone()), (4, b.clone()), (-4, b.clone())];
+    let all: Vec<Value> = (0..n).map(|i| vid(&space, i)).collect();
+    let mut rng = Rng(seed);
+    // Half the edges exist before the topology is built, half arrive after.
+    for round in 0..2 {
+        for _ in 0..ops / 2 {
+            let (x, y) = (vid(&space, rng.below(n)), vid(&space, rng.below(n)));
+            let schema = if rng.below(3) == 0 { b.clone() } else { a.clone() };
+            let rank = if rng.below(5) == 0 { rng.below(3) as i64 - 1 } else { 0 };
+            let key = EdgeKeyVal { src: x.clone(), edge_type: schema.id, rank, dst: y };
+            let m = match rng.below(10) {
+                0..=5 => Mutation::InsertEdge { key, schema, values: vec![Value::Int(1)], if_not_exists: rng.below(2) == 0 },
+                6..=8 => Mutation::DeleteEdge { key },
+                _ => Mutation::DeleteVertex { vid: x, with_edges: true },
+            };
+            s.write(&space, vec![m]).unwrap();
+        }
+        if round == 0 {
+            // Builds the topology from what is stored so far.
+            neighbors(&s, &space, &all, &types, PropSelection::None);
+        }
+        let from_kv = neighbors(&s, &space, &all, &types, PropSelection::All);
+        let from_topology = neighbors(&s, &space, &all, &types, PropSelection::None);
+        assert_eq!(from_topology, from_kv, "seed {seed}, round {round}");
+        let stats = s.topology_stats(&space).unwrap();
+        assert_eq!(stats.directed_edges, from_kv.len(), "every edge counted in both directions");
+    }
+}
+
+#[test]
+fn topology_equals_the_store_after_random_writes_int_vids() {
+    for seed in 1..=4 {
+        random_writes_agree(VidType::Int64, seed * 7919, 60, 3000);
+    }
+}
+
+#[test]
+fn topology_equals_the_store_after_random_writes_string_vids() {
+    for seed in 1..=4 {
+        random_writes_agree(VidType::FixedString(8), seed * 104729, 60, 3000);
+    }
+}
+
+#[test]
+fn deltas_are_merged_in_the_background() {
+    let space = SpaceDesc { id: 9, name: "m".into(), partition_num: 2, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+    let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
+    let e = edge_schema(3, "a");
+    assert_eq!(s.topology_stats(&space).unwrap().directed_edges, 0);
+    // One hub gets enough edges for its page's delta to pass the merge threshold.
+    let mutations = (0..DELTA_MERGE_EDGES as i64 + 10)
+        .map(|i| Mutation::InsertEdge { key: EdgeKeyVal { src: Value::Int(0), edge_type: 3, rank: 0, dst: Value::Int(i + 1) }, schema: e.clone(), values: vec![Value::NULL], if_not_exists: false })
+        .collect();
+    s.write(&space, mutations).unwrap();
+    // Ten pages got a delta: the hub's out-edge page, and nine pages of in-edges (one per 256 far ends), each
+    // below the threshold. Only the hub's is due for a merge.
+    let mut merged = false;
+    for _ in 0..200 {
+        let st = s.topology_stats(&space).unwrap();
+        if st.pages_with_delta == 9 {
+            merged = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(merged, "the hub's page delta was not merged: {:?}", s.topology_stats(&space).unwrap());
+    let out = neighbors(&s, &space, &[Value::Int(0)], &[(3, e.clone())], PropSelection::None);
+    assert_eq!(out.len(), DELTA_MERGE_EDGES + 10);
+}
+
+/// Paths through `hops` by brute force over an edge list.
+fn reference_paths(edges: &[(u64, u64)], starts: &[u64], hops: &[bool]) -> (u64, HashMap<u64, u64>) {
+    let mut frontier: HashMap<u64, u64> = HashMap::new();
+    for s in starts {
+        *frontier.entry(*s).or_default() += 1;
+    }
+    for distinct in hops {
+        if *distinct {
+            frontier.values_mut().for_each(|m| *m = 1);
+        }
+        let mut next: HashMap<u64, u64> = HashMap::new();
+        for (v, m) in &frontier {
+            for (x, y) in edges {
+                if x == v {
+                    *next.entry(*y).or_default() += m;
+                }
+            }
+        }
+        frontier = next;
+    }
+    (frontier.values().sum(), frontier)
+}
+
+#[test]
+fn expansion_counts_match_a_reference_traversal() {
+    let space = SpaceDesc { id: 11, name: "x".into(), partition_num: 3, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+    let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
+    let e = edge_schema(5, "e");
+    let mut rng = Rng(42);
+    let mut edges = Vec::new();
+    let mut mutations = Vec::new();
+    for _ in 0..600 {
+        let (x, y) = (rng.below(80), rng.below(80));
+        if edges.contains(&(x, y)) {
+            continue;
+        }
+        edges.push((x, y));
+        mutations.push(Mutation::InsertEdge { key: EdgeKeyVal { src: Value::Int(x as i64), edge_type: 5, rank: 0, dst: Value::Int(y as i64) }, schema: e.clone(), values: vec![Value::NULL], if_not_exists: false });
+    }
+    s.write(&space, mutations).unwrap();
+    let starts = [3u64, 3, 17];
+    for hops in [vec![false], vec![false, true], vec![false, false, false], vec![false, true, false, true]] {
+        let (paths, ends) = reference_paths(&edges, &starts, &hops);
+        let req = |output| ExpandRequest {
+            starts: starts.iter().map(|v| Value::Int(*v as i64)).collect(),
+            hops: hops.iter().map(|d| ExpandHop { edge_types: vec![5], distinct: *d }).collect(),
+            output,
+            budget: Budget::unlimited(),
+        };
+        assert_eq!(s.expand(&space, &req(ExpandOutput::Count)).unwrap().paths, paths, "hops {hops:?}");
+        let got = s.expand(&space, &req(ExpandOutput::Ends)).unwrap();
+        assert_eq!(got.paths, paths);
+        let got: HashMap<u64, u64> = got.ends.into_iter().map(|(v, m)| (match v { Value::Int(i) => i as u64, other => panic!("{other}") }, m)).collect();
+        assert_eq!(got, ends, "hops {hops:?}");
+    }
+    // Reversed hops follow in-edges.
+    let rev = ExpandRequest { starts: vec![Value::Int(3)], hops: vec![ExpandHop { edge_types: vec![-5], distinct: false }], output: ExpandOutput::Count, budget: Budget::unlimited() };
+    assert_eq!(s.expand(&space, &rev).unwrap().paths, edges.iter().filter(|(_, y)| *y == 3).count() as u64);
+    // A query past its deadline stops with a clear error.
+    let late = ExpandRequest { budget: Budget::new(Limits { timeout: Duration::ZERO, memory_bytes: 1 << 30 }), ..rev };
+    assert!(s.expand(&space, &late).unwrap_err().message.starts_with("Execution had been killed"));
+}
