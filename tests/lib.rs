@@ -19,6 +19,13 @@
 //! ----
 //! player.age
 //! 42
+//!
+//! plan                             EXPLAIN's operator tree, root first, indented two spaces per level
+//! GO FROM "Tim Duncan" OVER like YIELD like._dst
+//! ----
+//! Go {from: "Tim Duncan"; over: like; edge props: none; columns: like._dst}
+//!
+//! rules off push_filter_into_go    switches optimizer rules off for the records that follow (`rules on`: all on)
 //! ```
 //! Every file runs against a fresh in-memory database with one session, so `USE` carries from record to record.
 
@@ -62,6 +69,16 @@ pub fn run_file(path: &Path) -> Vec<String> {
             i += 1;
             continue;
         }
+        if let Some(rules) = line.strip_prefix("rules off ") {
+            session.disabled_rules = rules.split(',').map(|r| r.trim().to_string()).collect();
+            i += 1;
+            continue;
+        }
+        if line == "rules on" {
+            session.disabled_rules.clear();
+            i += 1;
+            continue;
+        }
         let header = line.to_string();
         i += 1;
         let mut stmt = Vec::new();
@@ -78,6 +95,18 @@ pub fn run_file(path: &Path) -> Vec<String> {
             }
         }
         let stmt = stmt.join("\n");
+        if header == "plan" {
+            match db.execute(&mut session, &format!("EXPLAIN {stmt}"), &params) {
+                Err(e) => failures.push(format!("{here}: EXPLAIN `{stmt}` failed: [{}] {}", e.code.as_i32(), e.message)),
+                Ok(ds) => {
+                    let got = ds.plan.map(|p| p.to_tree()).unwrap_or_default();
+                    if got != expected {
+                        failures.push(format!("{here}: plan of `{stmt}`\n   got:\n{}\nwanted:\n{}", got.join("\n"), expected.join("\n")));
+                    }
+                }
+            }
+            continue;
+        }
         let result = db.execute(&mut session, &stmt, &params);
         let words: Vec<&str> = header.split_whitespace().collect();
         match words.as_slice() {

@@ -2,24 +2,26 @@
 //! ORDER BY, LIMIT, GROUP BY with aggregates).
 
 use crate::context::ParamContext;
-use crate::{DataSet, Params, QueryEngine, Session};
+use crate::{DataSet, Params};
+use quiver_common::budget::Budget;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
 use quiver_common::expr::Expr;
 use quiver_common::value::NullKind;
 use quiver_common::{QError, QResult, Value};
-use quiver_syntax::ast::{SetOp, Statement, YieldClause};
+use quiver_syntax::ast::{SetOp, YieldClause};
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
-/// The state of one request: its parameters and the variables its statements assign.
+/// The state of one request: its parameters, the variables its statements assign, and its budget.
 pub(crate) struct Request<'a> {
     pub params: &'a Params,
     pub vars: HashMap<String, DataSet>,
+    pub budget: Budget,
 }
 
 impl<'a> Request<'a> {
-    pub fn new(params: &'a Params) -> Request<'a> {
-        Request { params, vars: HashMap::new() }
+    pub fn new(params: &'a Params, budget: Budget) -> Request<'a> {
+        Request { params, vars: HashMap::new(), budget }
     }
 
     pub fn param_context(&self) -> ParamContext<'_> {
@@ -282,72 +284,104 @@ fn eval_group(columns: &[&Expr], rows: &[&dyn EvalContext], first: &dyn EvalCont
     columns.iter().map(|c| eval(c, &ctx)).collect()
 }
 
-impl QueryEngine {
-    /// Runs one statement of a request, with `input` the rows piped into it.
-    pub(crate) fn run(&self, session: &mut Session, stmt: &Statement, req: &mut Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
-        match stmt {
-            Statement::Pipe(left, right) => {
-                let rows = self.run(session, left, req, input)?;
-                self.run(session, right, req, Some(&rows))
-            }
-            Statement::Assign { var, statement } => {
-                let rows = self.run(session, statement, req, input)?;
-                req.vars.insert(var.clone(), rows);
-                Ok(DataSet::empty())
-            }
-            Statement::SetOp { op, left, right } => {
-                let l = self.run(session, left, req, input)?;
-                let r = self.run(session, right, req, input)?;
-                set_op(*op, l, r)
-            }
-            Statement::Go(g) => {
-                let space = self.current_space(session)?;
-                self.go(&space, g, req, input)
-            }
-            Statement::Yield { yield_clause, filter } => yield_rows(yield_clause, filter.as_ref(), req, input),
-            Statement::OrderBy(factors) => {
-                let data = input.ok_or_else(|| QError::semantic("ORDER BY needs an input, as in `... | ORDER BY $-.c'"))?;
-                let src = RowSource { var: None, data };
-                let mut keyed = Vec::with_capacity(data.rows.len());
-                for row in &data.rows {
-                    let ctx = src.context(req, row);
-                    let keys = factors.iter().map(|(e, _)| eval(e, &ctx)).collect::<QResult<Vec<_>>>()?;
-                    keyed.push((keys, row.clone()));
-                }
-                keyed.sort_by(|(a, _), (b, _)| {
-                    for (i, (_, asc)) in factors.iter().enumerate() {
-                        let o = a[i].total_cmp(&b[i]);
-                        if o != Ordering::Equal {
-                            return if *asc { o } else { o.reverse() };
-                        }
-                    }
-                    Ordering::Equal
-                });
-                Ok(DataSet { columns: data.columns.clone(), rows: keyed.into_iter().map(|(_, r)| r).collect() })
-            }
-            Statement::Limit { offset, count } => {
-                let data = input.ok_or_else(|| QError::semantic("LIMIT needs an input, as in `... | LIMIT 10'"))?;
-                let int = |e: &Expr| match eval(e, &NoRow(req))? {
-                    Value::Int(n) if n >= 0 => Ok(n as usize),
-                    other => Err(QError::semantic(format!("LIMIT and OFFSET take non-negative integers, got `{other}'"))),
-                };
-                let (offset, count) = (int(offset)?, int(count)?);
-                Ok(DataSet { columns: data.columns.clone(), rows: data.rows.iter().skip(offset).take(count).cloned().collect() })
-            }
-            Statement::GroupBy { keys, yield_clause } => {
-                let data = input.ok_or_else(|| QError::semantic("GROUP BY needs an input, as in `... | GROUP BY $-.c YIELD ...'"))?;
-                group_by(keys, yield_clause, req, &RowSource { var: None, data })
-            }
-            other => self.execute_statement(session, other, req.params),
+/// `ORDER BY`: a stable sort of the piped rows.
+pub(crate) fn sort_rows(factors: &[(Expr, bool)], req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+    let data = input.ok_or_else(|| QError::semantic("ORDER BY needs an input, as in `... | ORDER BY $-.c'"))?;
+    let mut keyed = sort_keys(factors, req, data)?;
+    keyed.sort_by(|(a, _), (b, _)| compare_keys(factors, a, b));
+    Ok(DataSet { plan: None, columns: data.columns.clone(), rows: keyed.into_iter().map(|(_, r)| r.clone()).collect() })
+}
+
+/// `ORDER BY ... | LIMIT offset, count` without sorting every row: a bounded heap keeps the first
+/// `offset + count` rows by (keys, position), which is exactly what a stable sort followed by the limit keeps.
+pub(crate) fn top_n(factors: &[(Expr, bool)], offset: usize, count: usize, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+    let data = input.ok_or_else(|| QError::semantic("ORDER BY needs an input, as in `... | ORDER BY $-.c'"))?;
+    let keep = offset.saturating_add(count);
+    let src = RowSource { var: None, data };
+    // A max-heap on (keys, position): the root is the row that goes first when a better one arrives.
+    struct Entry<'a> {
+        keys: Vec<Value>,
+        pos: usize,
+        factors: &'a [(Expr, bool)],
+    }
+    impl PartialEq for Entry<'_> {
+        fn eq(&self, o: &Self) -> bool {
+            self.cmp(o) == Ordering::Equal
         }
+    }
+    impl Eq for Entry<'_> {}
+    impl PartialOrd for Entry<'_> {
+        fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+    impl Ord for Entry<'_> {
+        fn cmp(&self, o: &Self) -> Ordering {
+            compare_keys(self.factors, &self.keys, &o.keys).then(self.pos.cmp(&o.pos))
+        }
+    }
+    let mut heap = std::collections::BinaryHeap::with_capacity(keep.min(data.rows.len()) + 1);
+    if keep > 0 {
+        for (pos, row) in data.rows.iter().enumerate() {
+            let ctx = src.context(req, row);
+            let keys = factors.iter().map(|(e, _)| eval(e, &ctx)).collect::<QResult<Vec<_>>>()?;
+            let e = Entry { keys, pos, factors };
+            if heap.len() < keep {
+                heap.push(e);
+            } else if heap.peek().is_some_and(|top| e < *top) {
+                heap.pop();
+                heap.push(e);
+            }
+        }
+    }
+    let kept = heap.into_sorted_vec();
+    Ok(DataSet { plan: None, columns: data.columns.clone(), rows: kept.into_iter().skip(offset).map(|e| data.rows[e.pos].clone()).collect() })
+}
+
+fn sort_keys<'d>(factors: &[(Expr, bool)], req: &Request<'_>, data: &'d DataSet) -> QResult<Vec<(Vec<Value>, &'d Vec<Value>)>> {
+    let src = RowSource { var: None, data };
+    let mut keyed = Vec::with_capacity(data.rows.len());
+    for row in &data.rows {
+        let ctx = src.context(req, row);
+        keyed.push((factors.iter().map(|(e, _)| eval(e, &ctx)).collect::<QResult<Vec<_>>>()?, row));
+    }
+    Ok(keyed)
+}
+
+fn compare_keys(factors: &[(Expr, bool)], a: &[Value], b: &[Value]) -> Ordering {
+    for (i, (_, asc)) in factors.iter().enumerate() {
+        let o = a[i].total_cmp(&b[i]);
+        if o != Ordering::Equal {
+            return if *asc { o } else { o.reverse() };
+        }
+    }
+    Ordering::Equal
+}
+
+/// The value of a LIMIT or OFFSET operand: a non-negative integer constant or parameter.
+pub(crate) fn limit_operand(e: &Expr, req: &Request<'_>) -> QResult<usize> {
+    match eval(e, &NoRow(req))? {
+        Value::Int(n) if n >= 0 => Ok(n as usize),
+        other => Err(QError::semantic(format!("LIMIT and OFFSET take non-negative integers, got `{other}'"))),
     }
 }
 
-fn set_op(op: SetOp, l: DataSet, r: DataSet) -> QResult<DataSet> {
+pub(crate) fn limit_rows(offset: &Expr, count: &Expr, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+    let data = input.ok_or_else(|| QError::semantic("LIMIT needs an input, as in `... | LIMIT 10'"))?;
+    let (offset, count) = (limit_operand(offset, req)?, limit_operand(count, req)?);
+    Ok(DataSet { plan: None, columns: data.columns.clone(), rows: data.rows.iter().skip(offset).take(count).cloned().collect() })
+}
+
+pub(crate) fn group_rows(keys: &[Expr], y: &YieldClause, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+    let data = input.ok_or_else(|| QError::semantic("GROUP BY needs an input, as in `... | GROUP BY $-.c YIELD ...'"))?;
+    group_by(keys, y, req, &RowSource { var: None, data })
+}
+
+pub(crate) fn set_op(op: SetOp, l: DataSet, r: DataSet) -> QResult<DataSet> {
     if l.columns.len() != r.columns.len() {
         return Err(QError::semantic("number of columns to UNION/INTERSECT/MINUS must be same"));
     }
-    let mut out = DataSet { columns: l.columns, rows: Vec::new() };
+    let mut out = DataSet { plan: None, columns: l.columns, rows: Vec::new() };
     match op {
         SetOp::UnionAll => {
             out.rows = l.rows;
@@ -402,9 +436,9 @@ fn yield_source<'a>(y: &YieldClause, filter: Option<&Expr>, req: &'a Request<'a>
     }
 }
 
-fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+pub(crate) fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
     let columns: Vec<String> = y.columns.iter().map(|c| c.name()).collect();
-    let mut out = DataSet { columns, rows: Vec::new() };
+    let mut out = DataSet { plan: None, columns, rows: Vec::new() };
     let aggregated = y.columns.iter().any(|c| c.expr.has_aggregate());
     let Some(src) = yield_source(y, filter, req, input)? else {
         let ctx = NoRow(req);
@@ -430,7 +464,7 @@ fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'_>, input: 
     if aggregated {
         // An implicit GROUP BY on the columns without aggregates.
         let keys: Vec<Expr> = y.columns.iter().filter(|c| !c.expr.has_aggregate()).map(|c| c.expr.clone()).collect();
-        let filtered = DataSet { columns: src.data.columns.clone(), rows: kept.iter().map(|r| r.to_vec()).collect() };
+        let filtered = DataSet { plan: None, columns: src.data.columns.clone(), rows: kept.iter().map(|r| r.to_vec()).collect() };
         let inner = RowSource { var: src.var, data: &filtered };
         let mut grouped = group_by(&keys, y, req, &inner)?;
         if keys.is_empty() && grouped.rows.is_empty() {
@@ -473,7 +507,7 @@ fn group_by(keys: &[Expr], y: &YieldClause, req: &Request<'_>, src: &RowSource<'
         }
     }
     let exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
-    let mut out = DataSet { columns, rows: Vec::new() };
+    let mut out = DataSet { plan: None, columns, rows: Vec::new() };
     let mut seen = HashSet::new();
     for (_, members) in groups {
         let contexts: Vec<RowContext<'_>> = members.iter().map(|&i| src.context(req, &src.rows()[i])).collect();

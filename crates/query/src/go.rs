@@ -8,6 +8,7 @@
 use crate::compose::{input_rows, Request, RowSource};
 use crate::context::make_vertex;
 use crate::data::{column_text, eval_vid, VidUse};
+use crate::plan::GoNode;
 use crate::{DataSet, QueryEngine};
 use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
@@ -19,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 
 /// What a GO's expressions read, collected once before execution.
 #[derive(Default)]
-struct Needs {
+pub(crate) struct Needs {
     edge_props: bool,
     src_tags: Vec<SchemaRef>,
     dst_tags: Vec<SchemaRef>,
@@ -35,14 +36,16 @@ struct Step<'a> {
 }
 
 impl QueryEngine {
-    pub(crate) fn go(&self, space: &SpaceDesc, g: &GoStatement, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+    pub(crate) fn go(&self, space: &SpaceDesc, node: &GoNode, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+        let g = &node.stmt;
         let Some(yield_clause) = &g.yield_clause else {
             return Err(QError::semantic("Missing yield clause."));
         };
         let edges = self.over_edges(space, g)?;
-        let needs = self.go_needs(space, g, yield_clause, &edges)?;
+        let needs = self.go_needs(space, g, node.storage_filter.as_ref(), yield_clause, &edges)?;
+        let props = node.props.clone().unwrap_or(if needs.edge_props { PropSelection::All } else { PropSelection::None });
         let columns: Vec<String> = yield_clause.columns.iter().map(|c| c.name()).collect();
-        let mut out = DataSet { columns, rows: Vec::new() };
+        let mut out = DataSet { plan: None, columns, rows: Vec::new() };
         let min_steps = g.min_steps.max(1);
         if g.max_steps == 0 || g.max_steps < min_steps {
             if g.max_steps != 0 {
@@ -88,16 +91,22 @@ impl QueryEngine {
             }
             let mut unique = HashSet::new();
             let vids: Vec<Value> = frontier.iter().map(|(_, v)| v.clone()).filter(|v| unique.insert(v.clone())).collect();
-            let mut neighbors = self.storage.get_neighbors(
-                space,
-                &NeighborsRequest {
-                    vids: vids.clone(),
-                    edge_types: edge_types.clone(),
-                    props: if needs.edge_props { PropSelection::All } else { PropSelection::None },
-                    filter: None,
-                    limit: None,
-                },
-            )?;
+            req.budget.check()?;
+            let last = step == g.max_steps;
+            let mut neighbors = self
+                .storage
+                .get_neighbors(
+                    space,
+                    &NeighborsRequest {
+                        vids: vids.clone(),
+                        edge_types: edge_types.clone(),
+                        props: props.clone(),
+                        filter: if last { node.storage_filter.clone() } else { None },
+                        limit: if last { node.limit } else { None },
+                    },
+                )
+                .map_err(QError::at_runtime)?;
+            req.budget.charge(neighbors.len() * std::mem::size_of::<NeighborEdge>())?;
             if let Some(b) = bounds.get(step as usize - 1) {
                 neighbors.truncate(*b);
             }
@@ -159,7 +168,7 @@ impl QueryEngine {
     }
 
     /// The signed edge types a GO follows.
-    fn over_edges(&self, space: &SpaceDesc, g: &GoStatement) -> QResult<Vec<(i32, SchemaRef)>> {
+    pub(crate) fn over_edges(&self, space: &SpaceDesc, g: &GoStatement) -> QResult<Vec<(i32, SchemaRef)>> {
         let schemas = match &g.over.edges {
             None => {
                 let all = self.catalog.schemas(space, SchemaKind::Edge);
@@ -210,12 +219,10 @@ impl QueryEngine {
     }
 
     /// Checks the expressions of a GO against the catalog and collects what they read.
-    fn go_needs(&self, space: &SpaceDesc, g: &GoStatement, y: &YieldClause, edges: &[(i32, SchemaRef)]) -> QResult<Needs> {
+    pub(crate) fn go_needs(&self, space: &SpaceDesc, g: &GoStatement, storage_filter: Option<&Expr>, y: &YieldClause, edges: &[(i32, SchemaRef)]) -> QResult<Needs> {
         let mut needs = Needs::default();
         let mut exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
-        if let Some(f) = &g.filter {
-            exprs.push(f);
-        }
+        exprs.extend(g.filter.iter().chain(storage_filter));
         for c in &y.columns {
             if c.expr.any(&|e| matches!(e, Expr::Vertex(VertexRef::Current))) {
                 return Err(QError::semantic(format!("`{}' is not support in go sentence.", column_text(c))));

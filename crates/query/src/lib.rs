@@ -3,26 +3,38 @@
 //! **Architecture invariant:** the query layer opens no socket or file. It reaches the catalog and storage only
 //! through the [`quiver_api::Catalog`] and [`quiver_api::StorageClient`] traits.
 //!
-//! This is the statement layer of the embedded core (DDL, DML, FETCH, YIELD). The planner and optimizer
-//! (parse → validate → plan → optimize → execute) arrive with GO and query composition.
+//! A request is parsed, each statement turned into a plan ([`plan`]), rewritten by the rule-based optimizer
+//! ([`optimizer`]) and executed ([`plan::exec`]); statements that need no planning (DDL, DML, FETCH) run in the
+//! statement layer ([`data`], [`schema`]).
 
 mod compose;
 mod context;
 mod data;
 mod go;
+pub mod optimizer;
+mod plan;
 mod schema;
 
+pub use plan::desc::{PlanDesc, PlanNodeDesc, ProfileStats};
+
+use compose::Request;
+use plan::desc::Profiles;
+use plan::exec::Executor;
+use plan::PlanNode;
 use quiver_api::{Catalog, SpaceDesc, StorageClient};
+use quiver_common::budget::{Budget, Limits};
 use quiver_common::{QError, QResult, Value};
-use quiver_syntax::ast::Statement;
+use quiver_syntax::ast::{PlanFormat, Statement};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Instant;
 
-/// A result table.
+/// A result table, with the plan when the statement was an EXPLAIN or PROFILE.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DataSet {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Value>>,
+    pub plan: Option<Box<PlanDesc>>,
 }
 
 impl DataSet {
@@ -31,7 +43,7 @@ impl DataSet {
     }
 
     pub fn with_columns(columns: &[&str]) -> DataSet {
-        DataSet { columns: columns.iter().map(|c| c.to_string()).collect(), rows: Vec::new() }
+        DataSet { plan: None, columns: columns.iter().map(|c| c.to_string()).collect(), rows: Vec::new() }
     }
 }
 
@@ -39,6 +51,8 @@ impl DataSet {
 #[derive(Debug, Clone, Default)]
 pub struct Session {
     pub space: Option<String>,
+    /// Optimizer rules switched off for this session, by name (see [`optimizer::rule_names`]).
+    pub disabled_rules: Vec<String>,
 }
 
 pub type Params = BTreeMap<String, Value>;
@@ -46,11 +60,15 @@ pub type Params = BTreeMap<String, Value>;
 pub struct QueryEngine {
     pub catalog: Arc<dyn Catalog>,
     pub storage: Arc<dyn StorageClient>,
+    /// Each request's deadline and memory bound.
+    pub limits: Limits,
+    /// Optimizer rules switched off for every session.
+    pub disabled_rules: Vec<String>,
 }
 
 impl QueryEngine {
     pub fn new(catalog: Arc<dyn Catalog>, storage: Arc<dyn StorageClient>) -> QueryEngine {
-        QueryEngine { catalog, storage }
+        QueryEngine { catalog, storage, limits: Limits::default(), disabled_rules: Vec::new() }
     }
 
     /// Runs every statement of `text` in order and returns the last one's result. The first error stops the
@@ -58,12 +76,58 @@ impl QueryEngine {
     pub fn execute(&self, session: &mut Session, text: &str, params: &Params) -> QResult<DataSet> {
         let names: Vec<&str> = params.keys().map(String::as_str).collect();
         let statements = quiver_syntax::parse_with_params(text, &names)?;
-        let mut req = compose::Request::new(params);
+        let mut req = Request::new(params, Budget::new(self.limits));
         let mut last = DataSet::empty();
         for stmt in &statements {
-            last = self.run(session, stmt, &mut req, None)?;
+            last = match stmt {
+                Statement::Explain { profile, format, body } => self.explain(session, body, *profile, *format, &mut req)?,
+                _ => {
+                    let plan = self.plan(session, stmt, &req);
+                    Executor { engine: self, session, req: &mut req, profiles: None }.run(&plan, None)?
+                }
+            };
         }
         Ok(last)
+    }
+
+    /// The optimized plan of one statement.
+    fn plan(&self, session: &Session, stmt: &Statement, req: &Request<'_>) -> PlanNode {
+        let mut plan = PlanNode::build(stmt);
+        let ctx = optimizer::RuleContext { engine: self, space: self.current_space(session).ok(), req };
+        let disabled: Vec<String> = self.disabled_rules.iter().chain(&session.disabled_rules).cloned().collect();
+        optimizer::optimize(&mut plan, &ctx, &disabled);
+        plan
+    }
+
+    /// EXPLAIN returns the plans of `body` as rows; PROFILE runs them and returns the last one's rows, with the
+    /// plans and per-operator rows and times in [`DataSet::plan`].
+    fn explain(&self, session: &mut Session, body: &[Statement], profile: bool, format: PlanFormat, req: &mut Request<'_>) -> QResult<DataSet> {
+        let started = Instant::now();
+        let mut plans = Vec::new();
+        let mut last = DataSet::empty();
+        let mut profiles = Profiles::new();
+        let mut optimize_us = 0;
+        for stmt in body {
+            let t = Instant::now();
+            let plan = self.plan(session, stmt, req);
+            optimize_us += t.elapsed().as_micros() as u64;
+            if profile {
+                let mut ex = Executor { engine: self, session, req, profiles: Some(std::mem::take(&mut profiles)) };
+                last = ex.run(&plan, None)?;
+                profiles = ex.profiles.take().unwrap_or_default();
+            }
+            plans.push(plan);
+        }
+        let refs: Vec<&PlanNode> = plans.iter().collect();
+        let desc = PlanDesc::of(&refs, format, profile.then_some(&profiles), optimize_us);
+        let _ = started;
+        if profile {
+            last.plan = Some(Box::new(desc));
+            return Ok(last);
+        }
+        let mut rows = desc.to_data_set();
+        rows.plan = Some(Box::new(desc));
+        Ok(rows)
     }
 
     pub(crate) fn current_space(&self, session: &Session) -> QResult<Arc<SpaceDesc>> {

@@ -10,7 +10,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use quiver_common::limits::HTTP_BODY_BYTES_MAX;
 use quiver_common::{ErrorCode, QError, Value};
-use quiver_query::{DataSet, Params, Session};
+use quiver_query::{DataSet, Params, PlanDesc, Session};
 use serde_json::{json, Value as J};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -51,6 +51,9 @@ fn response_json(result: &Result<DataSet, QError>, space: Option<&str>, latency_
                 .map(|r| json!({"row": r.iter().map(Value::to_json).collect::<Vec<_>>(), "meta": r.iter().map(Value::to_json_meta).collect::<Vec<_>>()}))
                 .collect();
             body.insert("data".into(), J::Array(data));
+            if let Some(plan) = &ds.plan {
+                body.insert("planDesc".into(), plan_json(plan));
+            }
             json!({"code": 0})
         }
         Err(e) => {
@@ -61,6 +64,29 @@ fn response_json(result: &Result<DataSet, QError>, space: Option<&str>, latency_
     };
     body.insert("errors".into(), errors.clone());
     json!({"results": [J::Object(body)], "errors": [errors]})
+}
+
+/// A plan in the shape of NebulaGraph's `PlanDescription`.
+fn plan_json(p: &PlanDesc) -> J {
+    let nodes: Vec<J> = p
+        .nodes
+        .iter()
+        .map(|n| {
+            let mut node = json!({
+                "name": n.name,
+                "id": n.id,
+                "outputVar": n.output_var,
+                "description": n.description.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
+                "dependencies": n.dependencies,
+            });
+            if let Some(s) = n.profile {
+                node["profiles"] = json!([{"rows": s.rows, "execDurationInUs": s.exec_duration_us, "totalDurationInUs": s.total_duration_us}]);
+            }
+            node
+        })
+        .collect();
+    let index: serde_json::Map<String, J> = p.nodes.iter().enumerate().map(|(i, n)| (n.id.to_string(), json!(i))).collect();
+    json!({"planNodeDescs": nodes, "nodeIndexMap": index, "format": p.format, "optimize_time_in_us": p.optimize_time_us})
 }
 
 fn bad_request(msg: String) -> Response {
@@ -91,7 +117,7 @@ async fn exec(State(db): State<Arc<Database>>, body: Bytes) -> Response {
         Some(J::String(s)) if s.is_empty() => None,
         Some(J::String(s)) => Some(s.clone()),
         Some(_) => return bad_request("`space' must be a string".into()),
-    } };
+    }, ..Session::default() };
     let started = Instant::now();
     let joined = tokio::task::spawn_blocking(move || {
         let r = db.execute(&mut session, &stmt, &params);

@@ -191,3 +191,35 @@ fn expansion_counts_match_a_reference_traversal() {
     let late = ExpandRequest { budget: Budget::new(Limits { timeout: Duration::ZERO, memory_bytes: 1 << 30 }), ..rev };
     assert!(s.expand(&space, &late).unwrap_err().message.starts_with("Execution had been killed"));
 }
+
+/// The memory figure `docs/design/topology.md` quotes: 20,000 persons each liking 50 of 2,000 items (1M edges,
+/// stored in both directions), ranks all 0, INT64 VIDs, after every delta is merged.
+#[test]
+fn topology_bytes_per_edge() {
+    let space = SpaceDesc { id: 12, name: "likes".into(), partition_num: 8, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+    let kv = Arc::new(MemEngine::new());
+    let e = edge_schema(5, "likes");
+    let mut rng = Rng(7);
+    {
+        // Loaded before the topology exists, as at start-up: the topology is built in one pass.
+        let s = EmbeddedStorage::new(kv.clone());
+        for p in 0..20_000i64 {
+            let mutations = (0..50)
+                .map(|_| Mutation::InsertEdge {
+                    key: EdgeKeyVal { src: Value::Int(p), edge_type: 5, rank: 0, dst: Value::Int(1_000_000 + rng.below(2000) as i64) },
+                    schema: e.clone(),
+                    values: vec![Value::NULL],
+                    if_not_exists: false,
+                })
+                .collect();
+            s.write(&space, mutations).unwrap();
+        }
+    }
+    let s = EmbeddedStorage::new(kv);
+    let st = s.topology_stats(&space).unwrap();
+    let edges = st.directed_edges / 2;
+    let per_edge = st.bytes as f64 / edges as f64;
+    println!("topology: {} vertices, {edges} edges, {} bytes, {per_edge:.2} bytes per edge (both directions)", st.vertices, st.bytes);
+    assert!(edges > 950_000, "random duplicates removed only a few edges: {edges}");
+    assert!(per_edge < 12.0, "{per_edge:.2} bytes per edge");
+}

@@ -195,6 +195,17 @@ pub enum Statement {
     Limit { offset: Expr, count: Expr },
     /// `GROUP BY keys YIELD columns` over the piped input.
     GroupBy { keys: Vec<Expr>, yield_clause: YieldClause },
+    /// `EXPLAIN|PROFILE [FORMAT="row"|"dot"|"dot:struct"] sentence` or `... { sentence; ... }`: only first in a
+    /// request.
+    Explain { profile: bool, format: PlanFormat, body: Vec<Statement> },
     /// A statement the parser recognizes but Quiver does not run yet (named for the error message).
     Unsupported(String),
+}
+
+/// How EXPLAIN and PROFILE print a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanFormat {
+    Row,
+    Dot,
+    DotStruct,
 }

@@ -43,7 +43,11 @@ fn parse_request(src: &str, params: Option<&[&str]>) -> QResult<Vec<Statement>> 
         if out.len() >= STATEMENTS_PER_REQUEST_MAX {
             return Err(QError::syntax(format!("more than {STATEMENTS_PER_REQUEST_MAX} statements in one request")));
         }
-        out.push(p.sentence()?);
+        if out.is_empty() && (p.peek_kw("EXPLAIN") || p.peek_kw("PROFILE")) {
+            out.push(p.explain()?);
+        } else {
+            out.push(p.sentence()?);
+        }
         if p.at_eof() {
             break;
         }
@@ -207,6 +211,45 @@ impl<'a> Parser<'a> {
         Ok(false)
     }
 
+    /// `EXPLAIN|PROFILE [FORMAT="..."] sentence` or `{ sentence; ... }`.
+    fn explain(&mut self) -> QResult<Statement> {
+        let profile = self.peek_kw("PROFILE");
+        self.bump();
+        let mut format = PlanFormat::Row;
+        if self.eat_kw("FORMAT") {
+            self.expect_sym("=")?;
+            let Tok::Str(f) = self.peek().clone() else { return Err(self.error_here()) };
+            self.bump();
+            format = match f.to_lowercase().as_str() {
+                "row" => PlanFormat::Row,
+                "dot" => PlanFormat::Dot,
+                "dot:struct" => PlanFormat::DotStruct,
+                _ => {
+                    return Err(QError::syntax(format!(
+                        "Invalid explain/profile format type: \"{f}\", only following values are supported: row,dot,dot:struct"
+                    )))
+                }
+            };
+        }
+        let mut body = Vec::new();
+        if self.eat_sym("{") {
+            loop {
+                while self.eat_sym(";") {}
+                if self.peek_sym("}") && !body.is_empty() {
+                    self.bump();
+                    break;
+                }
+                body.push(self.sentence()?);
+                if !self.peek_sym("}") && !self.peek_sym(";") {
+                    return Err(self.error_here());
+                }
+            }
+        } else {
+            body.push(self.sentence()?);
+        }
+        Ok(Statement::Explain { profile, format, body })
+    }
+
     /// `$var = set_sentence` or a set sentence.
     fn sentence(&mut self) -> QResult<Statement> {
         if let (Tok::Var(var), Tok::Sym("=")) = (self.peek().clone(), self.peek_at(1).clone()) {
@@ -326,7 +369,7 @@ impl<'a> Parser<'a> {
                 let yield_clause = self.required_yield()?;
                 Ok(Statement::GroupBy { keys, yield_clause })
             }
-            "MATCH" | "LOOKUP" | "FIND" | "GET" | "EXPLAIN" | "PROFILE" | "UNWIND" | "RETURN" | "WITH"
+            "MATCH" | "LOOKUP" | "FIND" | "GET" | "UNWIND" | "RETURN" | "WITH"
             | "OPTIONAL" | "SUBMIT" | "REBUILD" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
                 self.skip_to_statement_end();
                 Ok(Statement::Unsupported(word.to_uppercase()))

@@ -1,0 +1,76 @@
+//! `push_filter_into_go`: the conjuncts of a GO's WHERE that read only the edge are evaluated in storage, so
+//! edges that fail them are never decoded into rows or joined with vertex properties.
+//!
+//! Preconditions: a GO with `N STEPS` (the WHERE applies to the last step only, which is the one storage then
+//! filters), no SAMPLE/LIMIT (they cut each step before the filter), and a conjunct whose top operator is a
+//! comparison or predicate and which reads only constants and `e.prop` / `e._src|_dst|_rank|_type` of edge types
+//! the GO walks.
+//!
+//! ```text
+//! before:  Go [filter: (like.likeness>90) AND ($$.player.age>30)]
+//! after:   Go [storage filter: (like.likeness>90); filter: ($$.player.age>30)]
+//! ```
+
+use super::{Rule, RuleContext};
+use crate::plan::{Op, PlanNode};
+use quiver_common::expr::{BinaryOp, Expr, UnaryOp};
+
+pub(crate) struct PushFilterIntoGo;
+
+fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Binary { op: BinaryOp::And, lhs, rhs } => {
+            conjuncts(*lhs, out);
+            conjuncts(*rhs, out);
+        }
+        other => out.push(other),
+    }
+}
+
+fn and_all(mut parts: Vec<Expr>) -> Option<Expr> {
+    let first = if parts.is_empty() { return None } else { parts.remove(0) };
+    Some(parts.into_iter().fold(first, |acc, e| Expr::Binary { op: BinaryOp::And, lhs: Box::new(acc), rhs: Box::new(e) }))
+}
+
+fn is_predicate(e: &Expr) -> bool {
+    match e {
+        Expr::Binary { op, .. } => !matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod),
+        Expr::Unary { op, .. } => !matches!(op, UnaryOp::Plus | UnaryOp::Minus),
+        _ => false,
+    }
+}
+
+fn storage_can_evaluate(e: &Expr, edges: &[String]) -> bool {
+    is_predicate(e)
+        && !e.any(&|x| match x {
+            Expr::LabelProp { label, .. } => !edges.contains(label),
+            Expr::EdgeMetaProp { edge, .. } => !edges.contains(edge),
+            Expr::Const(_) | Expr::Binary { .. } | Expr::Unary { .. } | Expr::List(_) | Expr::Set(_) => false,
+            _ => true,
+        })
+}
+
+impl Rule for PushFilterIntoGo {
+    fn name(&self) -> &'static str {
+        "push_filter_into_go"
+    }
+
+    fn apply(&self, node: &mut PlanNode, ctx: &RuleContext<'_>) -> bool {
+        let Op::Go(g) = &mut node.op else { return false };
+        if g.storage_filter.is_some() || g.stmt.bounds.is_some() || g.stmt.min_steps.max(1) != g.stmt.max_steps || g.stmt.filter.is_none() {
+            return false;
+        }
+        let Some(space) = &ctx.space else { return false };
+        let Ok(edges) = ctx.engine.over_edges(space, &g.stmt) else { return false };
+        let names: Vec<String> = edges.iter().map(|(_, s)| s.name.clone()).collect();
+        let mut parts = Vec::new();
+        conjuncts(g.stmt.filter.clone().expect("checked"), &mut parts);
+        let (pushed, kept): (Vec<Expr>, Vec<Expr>) = parts.into_iter().partition(|c| storage_can_evaluate(c, &names));
+        if pushed.is_empty() {
+            return false;
+        }
+        g.storage_filter = and_all(pushed);
+        g.stmt.filter = and_all(kept);
+        true
+    }
+}

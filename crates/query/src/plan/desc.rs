@@ -1,0 +1,230 @@
+//! Plan descriptions: what EXPLAIN shows and PROFILE fills in, in NebulaGraph's `PlanDescription` structure
+//! (nodes root first, each with an id, a name, its dependencies, key-value operator info and profiling stats),
+//! and its renderings as rows and as a Graphviz digraph.
+
+use super::{ExpandOutput, Op, PlanNode};
+use crate::DataSet;
+use quiver_api::PropSelection;
+use quiver_common::Value;
+use quiver_syntax::ast::{Direction, FromClause, GoStatement, PlanFormat};
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PlanDesc {
+    /// Root first.
+    pub nodes: Vec<PlanNodeDesc>,
+    pub format: String,
+    pub optimize_time_us: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanNodeDesc {
+    pub id: i64,
+    pub name: String,
+    pub output_var: String,
+    pub description: Vec<(String, String)>,
+    pub profile: Option<ProfileStats>,
+    pub dependencies: Vec<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ProfileStats {
+    pub rows: u64,
+    /// Time in the operator itself.
+    pub exec_duration_us: u64,
+    /// Time including its inputs.
+    pub total_duration_us: u64,
+}
+
+/// Profiling stats by node address, filled by the executor.
+pub(crate) type Profiles = HashMap<usize, ProfileStats>;
+
+pub(crate) fn node_key(n: &PlanNode) -> usize {
+    n as *const PlanNode as usize
+}
+
+impl PlanDesc {
+    pub(crate) fn of(plans: &[&PlanNode], format: PlanFormat, profiles: Option<&Profiles>, optimize_time_us: u64) -> PlanDesc {
+        let mut nodes = Vec::new();
+        let mut next_id = 0i64;
+        for p in plans {
+            number(p, &mut next_id, profiles, &mut nodes);
+        }
+        nodes.reverse();
+        let format = match format {
+            PlanFormat::Row => "row",
+            PlanFormat::Dot => "dot",
+            PlanFormat::DotStruct => "dot:struct",
+        };
+        PlanDesc { nodes, format: format.into(), optimize_time_us }
+    }
+
+    /// The rows EXPLAIN returns: one per operator (`row`), or the digraph in one cell (`dot`).
+    pub fn to_data_set(&self) -> DataSet {
+        if self.format != "row" {
+            return DataSet { plan: None, columns: vec!["plan".into()], rows: vec![vec![Value::String(self.to_dot())]] };
+        }
+        let columns = ["id", "name", "dependencies", "profiling data", "operator info"];
+        let rows = self
+            .nodes
+            .iter()
+            .map(|n| {
+                let deps = n.dependencies.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
+                let profile = n.profile.map(|p| format!("rows: {}, execTime: {}us, totalTime: {}us", p.rows, p.exec_duration_us, p.total_duration_us)).unwrap_or_default();
+                let info = n.description.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join("\n");
+                vec![Value::Int(n.id), Value::String(n.name.clone()), Value::String(deps), Value::String(profile), Value::String(info)]
+            })
+            .collect();
+        DataSet { plan: None, columns: columns.iter().map(|c| c.to_string()).collect(), rows }
+    }
+
+    pub fn to_dot(&self) -> String {
+        let mut s = String::from("digraph exec_plan {\n\trankdir=BT;\n");
+        for n in &self.nodes {
+            let mut label = format!("{}_{}", n.name, n.id);
+            for (k, v) in &n.description {
+                label.push_str(&format!("\\n{k}: {}", v.replace('"', "\\\"")));
+            }
+            if let Some(p) = n.profile {
+                label.push_str(&format!("\\nrows: {}, execTime: {}us", p.rows, p.exec_duration_us));
+            }
+            s.push_str(&format!("\t\"{}_{}\"[label=\"{label}\", shape=box];\n", n.name, n.id));
+        }
+        for n in &self.nodes {
+            for d in &n.dependencies {
+                let dep = self.nodes.iter().find(|x| x.id == *d).expect("dependency listed");
+                s.push_str(&format!("\t\"{}_{}\"->\"{}_{}\";\n", dep.name, dep.id, n.name, n.id));
+            }
+        }
+        s.push('}');
+        s
+    }
+
+    /// An indented tree, root first, `Name {key: value; ...}` per line: the plan shape tests compare.
+    pub fn to_tree(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let roots: Vec<i64> = self.nodes.iter().filter(|n| !self.nodes.iter().any(|m| m.dependencies.contains(&n.id))).map(|n| n.id).collect();
+        for r in roots.into_iter().rev() {
+            self.tree_lines(r, 0, &mut out);
+        }
+        out
+    }
+
+    fn tree_lines(&self, id: i64, depth: usize, out: &mut Vec<String>) {
+        let n = self.nodes.iter().find(|n| n.id == id).expect("node listed");
+        let info = n.description.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join("; ");
+        let info = if info.is_empty() { String::new() } else { format!(" {{{info}}}") };
+        out.push(format!("{}{}{info}", "  ".repeat(depth), n.name));
+        for d in &n.dependencies {
+            self.tree_lines(*d, depth + 1, out);
+        }
+    }
+}
+
+/// Numbers `n`'s subtree children first, appending descriptions (leaves first); returns `n`'s id.
+fn number(n: &PlanNode, next: &mut i64, profiles: Option<&Profiles>, out: &mut Vec<PlanNodeDesc>) -> i64 {
+    let mut deps = Vec::new();
+    if let Some(i) = &n.input {
+        deps.push(number(i, next, profiles, out));
+    }
+    for b in &n.branches {
+        deps.push(number(b, next, profiles, out));
+    }
+    let id = *next;
+    *next += 1;
+    out.push(PlanNodeDesc {
+        id,
+        name: n.name().to_string(),
+        output_var: format!("__{}_{id}", n.name()),
+        description: describe(&n.op),
+        profile: profiles.map(|p| p.get(&node_key(n)).copied().unwrap_or_default()),
+        dependencies: deps,
+    });
+    id
+}
+
+fn join<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
+    items.into_iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+fn describe_go(g: &GoStatement, d: &mut Vec<(String, String)>) {
+    let from = match &g.from {
+        FromClause::Vids(v) => join(v),
+        FromClause::Ref(e) => e.to_string(),
+    };
+    d.push(("from".into(), from));
+    let over = g.over.edges.as_ref().map(join).unwrap_or_else(|| "*".into());
+    let dir = match g.over.direction {
+        Direction::Out => "",
+        Direction::Reversely => " REVERSELY",
+        Direction::Bidirect => " BIDIRECT",
+    };
+    d.push(("over".into(), format!("{over}{dir}")));
+    if g.min_steps != g.max_steps {
+        d.push(("steps".into(), format!("{} TO {}", g.min_steps, g.max_steps)));
+    } else if g.max_steps != 1 {
+        d.push(("steps".into(), g.max_steps.to_string()));
+    }
+}
+
+fn describe(op: &Op) -> Vec<(String, String)> {
+    let mut d: Vec<(String, String)> = Vec::new();
+    match op {
+        Op::Statement(_) | Op::SetOp(_) => {}
+        Op::Go(g) => {
+            describe_go(&g.stmt, &mut d);
+            if let Some(f) = &g.storage_filter {
+                d.push(("storage filter".into(), f.to_string()));
+            }
+            if let Some(f) = &g.stmt.filter {
+                d.push(("filter".into(), f.to_string()));
+            }
+            match &g.props {
+                None => {}
+                Some(PropSelection::None) => d.push(("edge props".into(), "none".into())),
+                Some(PropSelection::All) => d.push(("edge props".into(), "all".into())),
+                Some(PropSelection::Only(p)) => d.push(("edge props".into(), join(p))),
+            }
+            if let Some(l) = g.limit {
+                d.push(("storage limit".into(), l.to_string()));
+            }
+            if let Some(y) = &g.stmt.yield_clause {
+                d.push(("columns".into(), join(y.columns.iter().map(|c| c.name()))));
+            }
+        }
+        Op::Project { yield_clause, filter } => {
+            if let Some(f) = filter {
+                d.push(("filter".into(), f.to_string()));
+            }
+            d.push(("columns".into(), join(yield_clause.columns.iter().map(|c| c.name()))));
+        }
+        Op::Sort(f) | Op::TopN { factors: f, .. } => {
+            d.push(("factors".into(), join(f.iter().map(|(e, asc)| format!("{e} {}", if *asc { "ASC" } else { "DESC" })))));
+            if let Op::TopN { offset, count, .. } = op {
+                d.push(("offset".into(), offset.to_string()));
+                d.push(("count".into(), count.to_string()));
+            }
+        }
+        Op::Limit { offset, count } => {
+            d.push(("offset".into(), offset.to_string()));
+            d.push(("count".into(), count.to_string()));
+        }
+        Op::Aggregate { keys, yield_clause } => {
+            d.push(("group keys".into(), join(keys)));
+            d.push(("columns".into(), join(yield_clause.columns.iter().map(|c| c.name()))));
+        }
+        Op::Assign(v) => d.push(("var".into(), v.clone())),
+        Op::Expand(e) => {
+            for (i, g) in e.gos.iter().enumerate() {
+                let mut hop = Vec::new();
+                describe_go(g, &mut hop);
+                d.push((format!("go {}", i + 1), hop.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")));
+            }
+            match &e.output {
+                ExpandOutput::Count { column } => d.push(("count".into(), column.clone())),
+                ExpandOutput::GroupCount { columns } => d.push(("columns".into(), join(columns.iter().map(|(c, _)| c)))),
+            }
+        }
+    }
+    d
+}

@@ -1,0 +1,150 @@
+//! Query plans: the statement tree turned into operators the optimizer rewrites and the executor runs.
+//!
+//! A plan is a tree of [`PlanNode`]s. A node reads its piped input (`$-`) from `input` when it has one (the left
+//! side of a pipe), else from the input of the node that contains it; `branches` are the two sides of a set
+//! operation, which both read the set operation's input. Leaves that need no planning (DDL, DML, FETCH) are
+//! [`Op::Statement`] and run in the statement layer.
+//!
+//! **Invariant:** planning and optimizing read the catalog but never storage; only execution does.
+
+pub(crate) mod desc;
+pub(crate) mod exec;
+
+use quiver_api::PropSelection;
+use quiver_common::expr::Expr;
+use quiver_syntax::ast::{GoStatement, SetOp, Statement, YieldClause};
+
+pub(crate) struct PlanNode {
+    pub op: Op,
+    pub input: Option<Box<PlanNode>>,
+    pub branches: Vec<PlanNode>,
+}
+
+pub(crate) enum Op {
+    /// A statement run by the statement layer as a whole.
+    Statement(Statement),
+    Go(Box<GoNode>),
+    /// Standalone `YIELD [WHERE]`, with aggregates when it has them.
+    Project { yield_clause: YieldClause, filter: Option<Expr> },
+    Sort(Vec<(Expr, bool)>),
+    Limit { offset: Expr, count: Expr },
+    /// `ORDER BY ... | LIMIT`: keeps only the first `offset + count` rows while reading.
+    TopN { factors: Vec<(Expr, bool)>, offset: usize, count: usize },
+    Aggregate { keys: Vec<Expr>, yield_clause: YieldClause },
+    SetOp(SetOp),
+    Assign(String),
+    /// A chain of GOs whose rows are only counted (or counted per far end), run in storage as one expansion.
+    Expand(Box<ExpandNode>),
+}
+
+/// A GO with what the optimizer pushed into its storage reads.
+pub(crate) struct GoNode {
+    pub stmt: GoStatement,
+    /// Conjuncts of WHERE evaluated in storage on the last step (removed from `stmt.filter`).
+    pub storage_filter: Option<Expr>,
+    /// The edge properties to read; `None` lets the executor read all of them when any is used.
+    pub props: Option<PropSelection>,
+    /// Storage stops after this many edges on the last step.
+    pub limit: Option<usize>,
+}
+
+/// What a fused traversal returns.
+pub(crate) enum ExpandOutput {
+    /// One row: the number of rows the chain would produce, under `column`.
+    Count { column: String },
+    /// One row per far end of the last hop: the columns, in order, are the far end or the row count.
+    GroupCount { columns: Vec<(String, bool)> },
+}
+
+pub(crate) struct ExpandNode {
+    /// The GOs of the chain, first to last; the first starts from constants, each next one from its
+    /// predecessor's far ends.
+    pub gos: Vec<GoStatement>,
+    pub output: ExpandOutput,
+}
+
+impl PlanNode {
+    pub fn leaf(op: Op) -> PlanNode {
+        PlanNode { op, input: None, branches: Vec::new() }
+    }
+
+    /// The plan of a statement, before optimization: one node per statement of the tree.
+    pub fn build(stmt: &Statement) -> PlanNode {
+        match stmt {
+            Statement::Pipe(left, right) => {
+                let mut r = PlanNode::build(right);
+                // The right side's innermost first node reads the left side.
+                r.first_mut().input = Some(Box::new(PlanNode::build(left)));
+                r
+            }
+            Statement::Assign { var, statement } => {
+                PlanNode { op: Op::Assign(var.clone()), input: Some(Box::new(PlanNode::build(statement))), branches: Vec::new() }
+            }
+            Statement::SetOp { op, left, right } => {
+                PlanNode { op: Op::SetOp(*op), input: None, branches: vec![PlanNode::build(left), PlanNode::build(right)] }
+            }
+            Statement::Go(g) => PlanNode::leaf(Op::Go(Box::new(GoNode { stmt: (**g).clone(), storage_filter: None, props: None, limit: None }))),
+            Statement::Yield { yield_clause, filter } => PlanNode::leaf(Op::Project { yield_clause: yield_clause.clone(), filter: filter.clone() }),
+            Statement::OrderBy(f) => PlanNode::leaf(Op::Sort(f.clone())),
+            Statement::Limit { offset, count } => PlanNode::leaf(Op::Limit { offset: offset.clone(), count: count.clone() }),
+            Statement::GroupBy { keys, yield_clause } => PlanNode::leaf(Op::Aggregate { keys: keys.clone(), yield_clause: yield_clause.clone() }),
+            other => PlanNode::leaf(Op::Statement(other.clone())),
+        }
+    }
+
+    /// The node of this subtree that reads the subtree's input: follow `input` links down to the end.
+    fn first_mut(&mut self) -> &mut PlanNode {
+        match self.input {
+            Some(ref mut i) => i.first_mut(),
+            None => self,
+        }
+    }
+
+    /// Visits every node, children before parents.
+    pub fn for_each_mut(&mut self, f: &mut dyn FnMut(&mut PlanNode)) {
+        if let Some(i) = &mut self.input {
+            i.for_each_mut(f);
+        }
+        for b in &mut self.branches {
+            b.for_each_mut(f);
+        }
+        f(self);
+    }
+
+    pub fn name(&self) -> &'static str {
+        match &self.op {
+            Op::Statement(s) => statement_name(s),
+            Op::Go(_) => "Go",
+            Op::Project { filter: Some(_), .. } => "FilterProject",
+            Op::Project { yield_clause, .. } if yield_clause.columns.iter().any(|c| c.expr.has_aggregate()) => "Aggregate",
+            Op::Project { .. } => "Project",
+            Op::Sort(_) => "Sort",
+            Op::Limit { .. } => "Limit",
+            Op::TopN { .. } => "TopN",
+            Op::Aggregate { .. } => "Aggregate",
+            Op::SetOp(SetOp::Union) => "Union",
+            Op::SetOp(SetOp::UnionAll) => "UnionAll",
+            Op::SetOp(SetOp::Intersect) => "Intersect",
+            Op::SetOp(SetOp::Minus) => "Minus",
+            Op::Assign(_) => "Assign",
+            Op::Expand(e) => match e.output {
+                ExpandOutput::Count { .. } => "ExpandCount",
+                ExpandOutput::GroupCount { .. } => "ExpandGroupCount",
+            },
+        }
+    }
+}
+
+fn statement_name(s: &Statement) -> &'static str {
+    match s {
+        Statement::InsertVertices { .. } => "InsertVertices",
+        Statement::InsertEdges { .. } => "InsertEdges",
+        Statement::Update { .. } => "Update",
+        Statement::DeleteVertices { .. } | Statement::DeleteTags { .. } | Statement::DeleteEdges { .. } => "Delete",
+        Statement::FetchVertices { .. } => "GetVertices",
+        Statement::FetchEdges { .. } => "GetEdges",
+        Statement::UseSpace(_) => "SwitchSpace",
+        Statement::Unsupported(_) => "Unsupported",
+        _ => "Admin",
+    }
+}
