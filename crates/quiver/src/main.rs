@@ -3,8 +3,10 @@
 use clap::{Parser, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use quiver_common::budget::Limits;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(name = "quiver", version, about = "Quiver: a NebulaGraph-compatible graph database")]
@@ -30,6 +32,15 @@ enum Command {
         /// Where the NebulaGraph test datasets are (for --demo).
         #[arg(long, default_value = "../shared/data/nebula-tck-datasets")]
         datasets: PathBuf,
+        /// A query running longer than this fails with "Execution had been killed".
+        #[arg(long, default_value_t = 60_000)]
+        query_timeout_ms: u64,
+        /// A query whose intermediate results exceed this fails with GraphMemoryExceeded.
+        #[arg(long, default_value_t = 2048)]
+        query_memory_mb: usize,
+        /// Switches an optimizer rule off for every session (repeatable).
+        #[arg(long = "disable-rule")]
+        disabled_rules: Vec<String>,
     },
     /// Opens the interactive console, or runs statements with -e / -f.
     Console {
@@ -46,13 +57,16 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { data_dir, http_addr, graph_addr, demo, datasets } => match serve(data_dir, http_addr, graph_addr, demo, datasets) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("quiver serve: {e}");
-                ExitCode::FAILURE
+        Command::Serve { data_dir, http_addr, graph_addr, demo, datasets, query_timeout_ms, query_memory_mb, disabled_rules } => {
+            let limits = Limits { timeout: Duration::from_millis(query_timeout_ms), memory_bytes: query_memory_mb.saturating_mul(1 << 20) };
+            match serve(data_dir, http_addr, graph_addr, demo, datasets, limits, disabled_rules) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("quiver serve: {e}");
+                    ExitCode::FAILURE
+                }
             }
-        },
+        }
         Command::Console { addr, exec, file } => {
             let mut client = quiver_console::Client::new(&addr);
             if let Some(stmt) = exec {
@@ -78,8 +92,15 @@ fn main() -> ExitCode {
     }
 }
 
-fn serve(data_dir: PathBuf, http_addr: SocketAddr, graph_addr: SocketAddr, demo: bool, datasets: PathBuf) -> Result<(), String> {
-    let db = Arc::new(quiver_server::Database::open(&data_dir).map_err(|e| e.to_string())?);
+fn serve(data_dir: PathBuf, http_addr: SocketAddr, graph_addr: SocketAddr, demo: bool, datasets: PathBuf, limits: Limits, disabled_rules: Vec<String>) -> Result<(), String> {
+    let known = quiver_query::optimizer::rule_names();
+    if let Some(bad) = disabled_rules.iter().find(|r| !known.contains(&r.as_str())) {
+        return Err(format!("unknown optimizer rule `{bad}' (rules: {})", known.join(", ")));
+    }
+    let mut db = quiver_server::Database::open(&data_dir).map_err(|e| e.to_string())?;
+    db.engine.limits = limits;
+    db.engine.disabled_rules = disabled_rules;
+    let db = Arc::new(db);
     if demo {
         let dir = datasets.join("nba");
         match quiver_server::loader::load_if_absent(&db, &dir) {

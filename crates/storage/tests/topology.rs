@@ -221,5 +221,15 @@ fn topology_bytes_per_edge() {
     let per_edge = st.bytes as f64 / edges as f64;
     println!("topology: {} vertices, {edges} edges, {} bytes, {per_edge:.2} bytes per edge (both directions)", st.vertices, st.bytes);
     assert!(edges > 950_000, "random duplicates removed only a few edges: {edges}");
+    // Reported, not asserted (speed is the benchmark's business): the RageDB-shaped 3-hop count from one person.
+    let req = ExpandRequest {
+        starts: vec![Value::Int(0)],
+        hops: [5, -5, 5].iter().map(|t| ExpandHop { edge_types: vec![*t], distinct: false }).collect(),
+        output: ExpandOutput::Count,
+        budget: Budget::unlimited(),
+    };
+    let t = std::time::Instant::now();
+    let r = s.expand(&space, &req).unwrap();
+    println!("3-hop count: {} paths, {} edges read, {:?}", r.paths, r.edges_read, t.elapsed());
     assert!(per_edge < 12.0, "{per_edge:.2} bytes per edge");
 }

@@ -1,0 +1,159 @@
+//! Engine properties that query files cannot express: multi-hop GO against a reference traversal on random
+//! graphs (with every optimizer rule on and off), and the per-query time and memory bounds.
+
+use quiver_common::budget::Limits;
+use quiver_common::Value;
+use quiver_query::{Params, Session};
+use quiver_server::Database;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// xorshift64*, so a failure reproduces from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
+    }
+}
+
+fn exec(db: &Database, s: &mut Session, stmt: &str) -> Vec<Vec<Value>> {
+    match db.execute(s, stmt, &Params::new()) {
+        Ok(ds) => ds.rows,
+        Err(e) => panic!("`{stmt}` failed: {}", e.message),
+    }
+}
+
+/// Edges `(type, src, rank, dst)`, unique by all four.
+type Edges = Vec<(usize, i64, i64, i64)>;
+
+/// NebulaGraph's GO: start vertices as given, each next frontier the distinct far ends, the last step's edges.
+fn reference_go(edges: &Edges, starts: &[i64], steps: u32, types: &[usize], dir: &str) -> Vec<i64> {
+    let walk = |v: i64| -> Vec<i64> {
+        let mut out = Vec::new();
+        for &(t, s, _, d) in edges {
+            if !types.contains(&t) {
+                continue;
+            }
+            if dir != "REVERSELY" && s == v {
+                out.push(d);
+            }
+            if dir != "" && d == v {
+                out.push(s);
+            }
+        }
+        out
+    };
+    let mut frontier: Vec<i64> = starts.to_vec();
+    for step in 1..=steps {
+        let reached: Vec<i64> = frontier.iter().flat_map(|v| walk(*v)).collect();
+        if step == steps {
+            return reached;
+        }
+        let mut seen = std::collections::HashSet::new();
+        frontier = reached.into_iter().filter(|v| seen.insert(*v)).collect();
+    }
+    Vec::new()
+}
+
+fn sorted_ints(rows: Vec<Vec<Value>>) -> Vec<i64> {
+    let mut v: Vec<i64> = rows.into_iter().map(|r| if let Value::Int(i) = r[0] { i } else { panic!("{:?}", r) }).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn multi_hop_go_matches_a_reference_traversal_on_random_graphs() {
+    for seed in [3u64, 17, 2024] {
+        let db = Database::in_memory();
+        let mut s = Session::default();
+        exec(&db, &mut s, "CREATE SPACE g(vid_type = INT64, partition_num = 3); USE g; CREATE EDGE e0(w int); CREATE EDGE e1(w int)");
+        let mut rng = Rng(seed);
+        let n = 30;
+        let mut edges: Edges = Vec::new();
+        for _ in 0..120 {
+            let e = (rng.below(2) as usize, rng.below(n) as i64, rng.below(2) as i64, rng.below(n) as i64);
+            if !edges.contains(&e) {
+                edges.push(e);
+            }
+        }
+        for (t, src, rank, dst) in &edges {
+            exec(&db, &mut s, &format!("INSERT EDGE e{t}(w) VALUES {src}->{dst}@{rank}:({})", src + dst));
+        }
+        for case in 0..25 {
+            let steps = 1 + rng.below(3) as u32;
+            let starts: Vec<i64> = (0..1 + rng.below(3)).map(|_| rng.below(n) as i64).collect();
+            let (types, over) = match rng.below(3) {
+                0 => (vec![0], "e0"),
+                1 => (vec![1], "e1"),
+                _ => (vec![0, 1], "e0, e1"),
+            };
+            let dir = ["", "REVERSELY", "BIDIRECT"][rng.below(3) as usize];
+            let from = starts.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
+            let go = format!("GO {steps} STEPS FROM {from} OVER {over} {dir} YIELD id($$) AS d");
+            let want = {
+                let mut w = reference_go(&edges, &starts, steps, &types, dir);
+                w.sort();
+                w
+            };
+            let piped = format!("GO FROM {from} OVER {over} {dir} YIELD id($$) AS d | GO FROM $-.d OVER {over} {dir} YIELD id($$) AS d");
+            let want_piped = {
+                let first = reference_go(&edges, &starts, 1, &types, dir);
+                let mut w = reference_go(&edges, &first, 1, &types, dir);
+                w.sort();
+                w
+            };
+            for rules in [vec![], quiver_query::optimizer::rule_names().iter().map(|r| r.to_string()).collect()] {
+                s.disabled_rules = rules;
+                let ctx = format!("seed {seed} case {case}: {go} (rules off: {:?})", s.disabled_rules);
+                assert_eq!(sorted_ints(exec(&db, &mut s, &go)), want, "{ctx}");
+                let count = exec(&db, &mut s, &format!("{go} | YIELD COUNT(*)"));
+                assert_eq!(count, vec![vec![Value::Int(want.len() as i64)]], "{ctx} | YIELD COUNT(*)");
+                assert_eq!(sorted_ints(exec(&db, &mut s, &piped)), want_piped, "{ctx}; {piped}");
+                let count = exec(&db, &mut s, &format!("{piped} | YIELD COUNT(*)"));
+                assert_eq!(count, vec![vec![Value::Int(want_piped.len() as i64)]], "{ctx}; {piped} | YIELD COUNT(*)");
+                let grouped = exec(&db, &mut s, &format!("{piped} | GROUP BY $-.d YIELD $-.d AS d, COUNT(*) AS n"));
+                let got: HashMap<i64, i64> = grouped.iter().map(|r| match (&r[0], &r[1]) {
+                    (Value::Int(d), Value::Int(c)) => (*d, *c),
+                    other => panic!("{other:?}"),
+                }).collect();
+                let mut expect: HashMap<i64, i64> = HashMap::new();
+                want_piped.iter().for_each(|d| *expect.entry(*d).or_default() += 1);
+                assert_eq!(got, expect, "{ctx}; grouped");
+            }
+            s.disabled_rules.clear();
+        }
+    }
+}
+
+fn nba() -> Database {
+    let db = Database::in_memory();
+    quiver_server::loader::load(&db, &quiver_tests::datasets_dir().join("nba")).expect("nba loads");
+    db
+}
+
+#[test]
+fn a_query_past_its_memory_bound_fails_alone() {
+    let mut db = nba();
+    db.engine.limits = Limits { timeout: Duration::from_secs(60), memory_bytes: 4096 };
+    let mut s = Session { space: Some("nba".into()), ..Session::default() };
+    let e = db.execute(&mut s, "GO 3 STEPS FROM \"Tim Duncan\" OVER like, serve BIDIRECT YIELD $$.player.name AS n", &Params::new()).unwrap_err();
+    assert_eq!(e.message, "GraphMemoryExceeded: (-2600) the query needed more than its memory bound of 4096 bytes");
+    assert_eq!(e.code.as_i32(), -1005);
+    // The next query has its own budget.
+    assert_eq!(exec(&db, &mut s, "YIELD 1 AS one"), vec![vec![Value::Int(1)]]);
+}
+
+#[test]
+fn a_query_past_its_deadline_fails_alone() {
+    let mut db = nba();
+    db.engine.limits = Limits { timeout: Duration::ZERO, memory_bytes: 1 << 30 };
+    let mut s = Session { space: Some("nba".into()), ..Session::default() };
+    let e = db.execute(&mut s, "GO FROM \"Tim Duncan\" OVER like YIELD like._dst", &Params::new()).unwrap_err();
+    assert_eq!(e.message, "Execution had been killed: the query ran longer than its timeout of 0 ms");
+    db.engine.limits = Limits::default();
+    assert_eq!(exec(&db, &mut s, "GO FROM \"Tim Duncan\" OVER serve YIELD serve._dst"), vec![vec![Value::String("Spurs".into())]]);
+}
