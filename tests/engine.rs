@@ -157,3 +157,19 @@ fn a_query_past_its_deadline_fails_alone() {
     db.engine.limits = Limits::default();
     assert_eq!(exec(&db, &mut s, "GO FROM \"Tim Duncan\" OVER serve YIELD serve._dst"), vec![vec![Value::String("Spurs".into())]]);
 }
+
+#[test]
+fn profile_counts_rows_per_operator() {
+    let db = nba();
+    let mut s = Session { space: Some("nba".into()), ..Session::default() };
+    let ds = db.execute(&mut s, "PROFILE GO FROM \"Tony Parker\" OVER like YIELD like._dst AS d | LIMIT 1", &Params::new()).unwrap();
+    assert_eq!(ds.rows, vec![vec![Value::String("LaMarcus Aldridge".into())]]);
+    let plan = ds.plan.expect("PROFILE returns the plan");
+    let rows: Vec<(String, u64)> = plan.nodes.iter().map(|n| (n.name.clone(), n.profile.expect("profiled").rows)).collect();
+    // The limit is pushed into the GO: storage returns one edge of Tony Parker's three.
+    assert_eq!(rows, vec![("Limit".to_string(), 1), ("Go".to_string(), 1)]);
+    s.disabled_rules = vec!["push_limit_into_go".into()];
+    let ds = db.execute(&mut s, "PROFILE GO FROM \"Tony Parker\" OVER like YIELD like._dst AS d | LIMIT 1", &Params::new()).unwrap();
+    let rows: Vec<u64> = ds.plan.unwrap().nodes.iter().map(|n| n.profile.unwrap().rows).collect();
+    assert_eq!(rows, vec![1, 3]);
+}

@@ -70,8 +70,34 @@ impl Client {
             text.push_str(&table(&columns, &rows));
             let _ = write!(text, "Got {} rows (time spent {latency}/{total_us} us)", rows.len());
         }
+        if let Some(plan) = profile_table(&result["planDesc"]) {
+            let _ = write!(text, "\n\nExecution Plan\n{plan}");
+        }
         Outcome { text, ok: true }
     }
+}
+
+/// The plan of a PROFILE as a table (EXPLAIN's plan already is the result's rows), or `None` without one.
+pub fn profile_table(plan: &J) -> Option<String> {
+    let nodes = plan["planNodeDescs"].as_array()?;
+    if !nodes.iter().any(|n| n.get("profiles").is_some()) {
+        return None;
+    }
+    let columns: Vec<String> = ["id", "name", "dependencies", "profiling data", "operator info"].iter().map(|c| c.to_string()).collect();
+    let rows: Vec<Vec<String>> = nodes
+        .iter()
+        .map(|n| {
+            let deps = n["dependencies"].as_array().map(|d| d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")).unwrap_or_default();
+            let p = &n["profiles"][0];
+            let profile = format!("rows: {}, execTime: {}us, totalTime: {}us", p["rows"], p["execDurationInUs"], p["totalDurationInUs"]);
+            let info = n["description"]
+                .as_array()
+                .map(|d| d.iter().map(|kv| format!("{}: {}", kv["key"].as_str().unwrap_or(""), kv["value"].as_str().unwrap_or(""))).collect::<Vec<_>>().join("; "))
+                .unwrap_or_default();
+            vec![n["id"].to_string(), n["name"].as_str().unwrap_or("").to_string(), deps, profile, info]
+        })
+        .collect();
+    Some(table(&columns, &rows))
 }
 
 /// Renders a JSON value the way NebulaGraph's console prints values: strings quoted, NULL as `__NULL__`,
@@ -255,6 +281,19 @@ mod tests {
     #[test]
     fn splits_outside_quotes() {
         assert_eq!(split_statements("YIELD \";\"; USE x ;; # c;\nYIELD 1"), vec!["YIELD \";\"", "USE x", "YIELD 1"]);
+    }
+
+    #[test]
+    fn profile_plans_are_tables_and_explain_plans_are_not_repeated() {
+        let profiled = json!({"planNodeDescs": [
+            {"id": 1, "name": "Limit", "dependencies": [0], "description": [{"key": "count", "value": "1"}], "profiles": [{"rows": 1, "execDurationInUs": 3, "totalDurationInUs": 9}]},
+            {"id": 0, "name": "Go", "dependencies": [], "description": [], "profiles": [{"rows": 2, "execDurationInUs": 6, "totalDurationInUs": 6}]}
+        ]});
+        let t = profile_table(&profiled).unwrap();
+        assert!(t.contains("| 1  | Limit | 0            | rows: 1, execTime: 3us, totalTime: 9us | count: 1      |"), "{t}");
+        let explained = json!({"planNodeDescs": [{"id": 0, "name": "Go", "dependencies": [], "description": []}]});
+        assert_eq!(profile_table(&explained), None);
+        assert_eq!(profile_table(&J::Null), None);
     }
 
     #[test]

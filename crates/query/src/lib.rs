@@ -102,14 +102,14 @@ impl QueryEngine {
     /// EXPLAIN returns the plans of `body` as rows; PROFILE runs them and returns the last one's rows, with the
     /// plans and per-operator rows and times in [`DataSet::plan`].
     fn explain(&self, session: &mut Session, body: &[Statement], profile: bool, format: PlanFormat, req: &mut Request<'_>) -> QResult<DataSet> {
-        let started = Instant::now();
         let mut plans = Vec::new();
         let mut last = DataSet::empty();
         let mut profiles = Profiles::new();
         let mut optimize_us = 0;
         for stmt in body {
             let t = Instant::now();
-            let plan = self.plan(session, stmt, req);
+            // Boxed: profiles are keyed by node address, which must not change when the plan is kept.
+            let plan = Box::new(self.plan(session, stmt, req));
             optimize_us += t.elapsed().as_micros() as u64;
             if profile {
                 let mut ex = Executor { engine: self, session, req, profiles: Some(std::mem::take(&mut profiles)) };
@@ -118,9 +118,8 @@ impl QueryEngine {
             }
             plans.push(plan);
         }
-        let refs: Vec<&PlanNode> = plans.iter().collect();
+        let refs: Vec<&PlanNode> = plans.iter().map(|p| &**p).collect();
         let desc = PlanDesc::of(&refs, format, profile.then_some(&profiles), optimize_us);
-        let _ = started;
         if profile {
             last.plan = Some(Box::new(desc));
             return Ok(last);

@@ -143,6 +143,17 @@ fn http_api_answers_in_execute_json_shape() {
     assert!(res["latencyInUs"].as_u64().is_some());
     assert_eq!(r["errors"], json!([{"code": 0}]));
 
+    // PROFILE returns the rows and the plan with rows and times per operator, in NebulaGraph's planDesc shape.
+    let r = server.exec("PROFILE FETCH PROP ON t \"v\" YIELD t.n", Some("h"));
+    let res = &r["results"][0];
+    assert_eq!(res["data"][0]["row"], json!(["x"]), "{r}");
+    let node = &res["planDesc"]["planNodeDescs"][0];
+    assert_eq!(node["name"], "GetVertices", "{r}");
+    assert_eq!(node["profiles"][0]["rows"], 1, "{r}");
+    assert_eq!(res["planDesc"]["format"], "row");
+    let r = server.exec("EXPLAIN FORMAT=\"dot\" YIELD 1 AS a", None);
+    assert!(r["results"][0]["data"][0]["row"][0].as_str().unwrap().starts_with("digraph exec_plan {"), "{r}");
+
     // Without the parameter, `$p` is a syntax error, as in NebulaGraph.
     let r = server.exec("YIELD $p + 1 AS x", None);
     assert_eq!(code(&r), -1004);
