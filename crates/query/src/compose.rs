@@ -289,7 +289,7 @@ pub(crate) fn sort_rows(factors: &[(Expr, bool)], req: &Request<'_>, input: Opti
     let data = input.ok_or_else(|| QError::semantic("ORDER BY needs an input, as in `... | ORDER BY $-.c'"))?;
     let mut keyed = sort_keys(factors, req, data)?;
     keyed.sort_by(|(a, _), (b, _)| compare_keys(factors, a, b));
-    Ok(DataSet { plan: None, columns: data.columns.clone(), rows: keyed.into_iter().map(|(_, r)| r.clone()).collect() })
+    Ok(DataSet::new(data.columns.clone(), keyed.into_iter().map(|(_, r)| r.clone()).collect()))
 }
 
 /// `ORDER BY ... | LIMIT offset, count` without sorting every row: a bounded heap keeps the first
@@ -335,7 +335,7 @@ pub(crate) fn top_n(factors: &[(Expr, bool)], offset: usize, count: usize, req: 
         }
     }
     let kept = heap.into_sorted_vec();
-    Ok(DataSet { plan: None, columns: data.columns.clone(), rows: kept.into_iter().skip(offset).map(|e| data.rows[e.pos].clone()).collect() })
+    Ok(DataSet::new(data.columns.clone(), kept.into_iter().skip(offset).map(|e| data.rows[e.pos].clone()).collect()))
 }
 
 fn sort_keys<'d>(factors: &[(Expr, bool)], req: &Request<'_>, data: &'d DataSet) -> QResult<Vec<(Vec<Value>, &'d Vec<Value>)>> {
@@ -369,7 +369,7 @@ pub(crate) fn limit_operand(e: &Expr, req: &Request<'_>) -> QResult<usize> {
 pub(crate) fn limit_rows(offset: &Expr, count: &Expr, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
     let data = input.ok_or_else(|| QError::semantic("LIMIT needs an input, as in `... | LIMIT 10'"))?;
     let (offset, count) = (limit_operand(offset, req)?, limit_operand(count, req)?);
-    Ok(DataSet { plan: None, columns: data.columns.clone(), rows: data.rows.iter().skip(offset).take(count).cloned().collect() })
+    Ok(DataSet::new(data.columns.clone(), data.rows.iter().skip(offset).take(count).cloned().collect()))
 }
 
 pub(crate) fn group_rows(keys: &[Expr], y: &YieldClause, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
@@ -381,7 +381,7 @@ pub(crate) fn set_op(op: SetOp, l: DataSet, r: DataSet) -> QResult<DataSet> {
     if l.columns.len() != r.columns.len() {
         return Err(QError::semantic("number of columns to UNION/INTERSECT/MINUS must be same"));
     }
-    let mut out = DataSet { plan: None, columns: l.columns, rows: Vec::new() };
+    let mut out = DataSet::new(l.columns, Vec::new());
     match op {
         SetOp::UnionAll => {
             out.rows = l.rows;
@@ -438,7 +438,7 @@ fn yield_source<'a>(y: &YieldClause, filter: Option<&Expr>, req: &'a Request<'a>
 
 pub(crate) fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
     let columns: Vec<String> = y.columns.iter().map(|c| c.name()).collect();
-    let mut out = DataSet { plan: None, columns, rows: Vec::new() };
+    let mut out = DataSet::new(columns, Vec::new());
     let aggregated = y.columns.iter().any(|c| c.expr.has_aggregate());
     let Some(src) = yield_source(y, filter, req, input)? else {
         let ctx = NoRow(req);
@@ -464,7 +464,7 @@ pub(crate) fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'
     if aggregated {
         // An implicit GROUP BY on the columns without aggregates.
         let keys: Vec<Expr> = y.columns.iter().filter(|c| !c.expr.has_aggregate()).map(|c| c.expr.clone()).collect();
-        let filtered = DataSet { plan: None, columns: src.data.columns.clone(), rows: kept.iter().map(|r| r.to_vec()).collect() };
+        let filtered = DataSet::new(src.data.columns.clone(), kept.iter().map(|r| r.to_vec()).collect());
         let inner = RowSource { var: src.var, data: &filtered };
         let mut grouped = group_by(&keys, y, req, &inner)?;
         if keys.is_empty() && grouped.rows.is_empty() {
@@ -507,7 +507,7 @@ fn group_by(keys: &[Expr], y: &YieldClause, req: &Request<'_>, src: &RowSource<'
         }
     }
     let exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
-    let mut out = DataSet { plan: None, columns, rows: Vec::new() };
+    let mut out = DataSet::new(columns, Vec::new());
     let mut seen = HashSet::new();
     for (_, members) in groups {
         let contexts: Vec<RowContext<'_>> = members.iter().map(|&i| src.context(req, &src.rows()[i])).collect();

@@ -345,7 +345,7 @@ impl QueryEngine {
                         ids.push(vid);
                     }
                 }
-                let mut ds = DataSet { plan: None, columns: yield_columns(yield_clause), rows: vec![] };
+                let mut ds = DataSet::new(yield_columns(yield_clause), Vec::new());
                 let mut seen = HashSet::new();
                 for data in self.storage.get_vertices(space, &ids, &schemas)?.into_iter().flatten() {
                     let (own, extra): (Vec<_>, Vec<_>) = data.tags.into_iter().partition(|(s, _)| listed_ids.contains(&s.id));
@@ -362,7 +362,7 @@ impl QueryEngine {
                 let schema = self.catalog.schema(space, SchemaKind::Edge, edge)?;
                 self.check_fetch_yield(space, yield_clause, Some(&schema))?;
                 let keys = keys.iter().map(|k| eval_edge_key(space, k, schema.id, params, true)).collect::<QResult<Vec<_>>>()?;
-                let mut ds = DataSet { plan: None, columns: yield_columns(yield_clause), rows: vec![] };
+                let mut ds = DataSet::new(yield_columns(yield_clause), Vec::new());
                 let mut seen = HashSet::new();
                 for (key, props) in keys.iter().zip(self.storage.get_edges(space, &schema, &keys)?) {
                     let Some(props) = props else { continue };
@@ -460,7 +460,7 @@ impl QueryEngine {
             UpdateTarget::Edge { .. } => self.storage.rmw_edge(space, edge_key.as_ref().expect("edge"), &schema, &mut decide)?,
         };
         let Some(y) = yield_clause else { return Ok(DataSet::empty()) };
-        let mut ds = DataSet { plan: None, columns: yield_columns(y), rows: vec![] };
+        let mut ds = DataSet::new(yield_columns(y), Vec::new());
         if let Some(props) = after {
             project(y, &make(params, &schema.name, &props, is_edge, key_ref), &mut ds, &mut HashSet::new())?;
         }

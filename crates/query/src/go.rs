@@ -45,7 +45,7 @@ impl QueryEngine {
         let needs = self.go_needs(space, g, node.storage_filter.as_ref(), yield_clause, &edges)?;
         let props = node.props.clone().unwrap_or(if needs.edge_props { PropSelection::All } else { PropSelection::None });
         let columns: Vec<String> = yield_clause.columns.iter().map(|c| c.name()).collect();
-        let mut out = DataSet { plan: None, columns, rows: Vec::new() };
+        let mut out = DataSet::new(columns, Vec::new());
         let min_steps = g.min_steps.max(1);
         if g.max_steps == 0 || g.max_steps < min_steps {
             if g.max_steps != 0 {

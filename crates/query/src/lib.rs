@@ -38,12 +38,16 @@ pub struct DataSet {
 }
 
 impl DataSet {
+    pub fn new(columns: Vec<String>, rows: Vec<Vec<Value>>) -> DataSet {
+        DataSet { columns, rows, plan: None }
+    }
+
     pub fn empty() -> DataSet {
         DataSet::default()
     }
 
     pub fn with_columns(columns: &[&str]) -> DataSet {
-        DataSet { plan: None, columns: columns.iter().map(|c| c.to_string()).collect(), rows: Vec::new() }
+        DataSet::new(columns.iter().map(|c| c.to_string()).collect(), Vec::new())
     }
 }
 

@@ -62,7 +62,7 @@ impl PlanDesc {
     /// The rows EXPLAIN returns: one per operator (`row`), or the digraph in one cell (`dot`).
     pub fn to_data_set(&self) -> DataSet {
         if self.format != "row" {
-            return DataSet { plan: None, columns: vec!["plan".into()], rows: vec![vec![Value::String(self.to_dot())]] };
+            return DataSet::new(vec!["plan".into()], vec![vec![Value::String(self.to_dot())]]);
         }
         let columns = ["id", "name", "dependencies", "profiling data", "operator info"];
         let rows = self
@@ -75,7 +75,7 @@ impl PlanDesc {
                 vec![Value::Int(n.id), Value::String(n.name.clone()), Value::String(deps), Value::String(profile), Value::String(info)]
             })
             .collect();
-        DataSet { plan: None, columns: columns.iter().map(|c| c.to_string()).collect(), rows }
+        DataSet::new(columns.iter().map(|c| c.to_string()).collect(), rows)
     }
 
     pub fn to_dot(&self) -> String {

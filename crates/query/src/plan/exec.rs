@@ -113,13 +113,13 @@ impl Executor<'_, '_, '_, '_> {
         let r = self.engine.storage.expand(space, &ExpandRequest { starts, hops, output, budget: self.req.budget.clone() })?;
         let count = |n: u64| i64::try_from(n).map(Value::Int).map_err(|_| QError::execution("count overflows INT64"));
         match &e.output {
-            ExpandOutput::Count { column } => Ok(DataSet { plan: None, columns: vec![column.clone()], rows: vec![vec![count(r.paths)?]] }),
+            ExpandOutput::Count { column } => Ok(DataSet::new(vec![column.clone()], vec![vec![count(r.paths)?]])),
             ExpandOutput::GroupCount { columns } => {
                 let mut rows = Vec::with_capacity(r.ends.len());
                 for (vid, n) in r.ends {
                     rows.push(columns.iter().map(|(_, is_count)| if *is_count { count(n) } else { Ok(vid.clone()) }).collect::<QResult<Vec<_>>>()?);
                 }
-                Ok(DataSet { plan: None, columns: columns.iter().map(|(c, _)| c.clone()).collect(), rows })
+                Ok(DataSet::new(columns.iter().map(|(c, _)| c.clone()).collect(), rows))
             }
         }
     }
