@@ -209,6 +209,11 @@ impl Expr {
     pub fn has_aggregate(&self) -> bool {
         self.any(&|e| matches!(e, Expr::Aggregate { .. }))
     }
+
+    /// Whether the expression reads a piped input (`$-.c`) or a variable (`$v.c`).
+    pub fn reads_input(&self) -> bool {
+        self.any(&|e| matches!(e, Expr::InputProp(_) | Expr::VarProp { .. }))
+    }
 }
 
 fn write_list(f: &mut fmt::Formatter<'_>, items: &[Expr]) -> fmt::Result {

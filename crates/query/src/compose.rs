@@ -487,8 +487,7 @@ pub(crate) fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'
 
 fn group_by(keys: &[Expr], y: &YieldClause, req: &Request<'_>, src: &RowSource<'_>) -> QResult<DataSet> {
     for c in &y.columns {
-        let reads_rows = c.expr.any(&|e| matches!(e, Expr::InputProp(_) | Expr::VarProp { .. }));
-        if !c.expr.has_aggregate() && reads_rows && !keys.contains(&c.expr) {
+        if !c.expr.has_aggregate() && c.expr.reads_input() && !keys.contains(&c.expr) {
             return Err(QError::semantic(format!("Yield non-agg expression `{}' must be functionally dependent on items in GROUP BY clause", c.expr)));
         }
     }

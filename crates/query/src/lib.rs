@@ -116,9 +116,7 @@ impl QueryEngine {
             let plan = Box::new(self.plan(session, stmt, req));
             optimize_us += t.elapsed().as_micros() as u64;
             if profile {
-                let mut ex = Executor { engine: self, session, req, profiles: Some(std::mem::take(&mut profiles)) };
-                last = ex.run(&plan, None)?;
-                profiles = ex.profiles.take().unwrap_or_default();
+                last = Executor { engine: self, session, req, profiles: Some(&mut profiles) }.run(&plan, None)?;
             }
             plans.push(plan);
         }

@@ -83,7 +83,7 @@ impl VidDict {
     }
 
     fn intern(&mut self, vid: &Value) -> u32 {
-        match (&mut *self, vid) {
+        match (&*self, vid) {
             (VidDict::Int { .. }, Value::Int(i)) => self.intern_key(&i.to_le_bytes()).expect("8 bytes"),
             (VidDict::Str { .. }, Value::String(s)) => self.intern_key(s.as_bytes()).expect("string key"),
             _ => panic!("VID {vid} does not match the space's VID type (validated by the query layer)"),
@@ -120,6 +120,29 @@ impl VidDict {
 /// One neighbour: `(rank, far end)`.
 pub type Neighbor = (i64, u32);
 
+/// One vertex's neighbours, wherever they are kept.
+enum Slot<'a> {
+    Delta(&'a [Neighbor]),
+    /// `ranks` is empty when every rank in the page is 0.
+    Base { targets: &'a [u32], ranks: &'a [i64] },
+}
+
+impl Slot<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Slot::Delta(list) => list.len(),
+            Slot::Base { targets, .. } => targets.len(),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = Neighbor> + '_ {
+        (0..self.len()).map(move |i| match self {
+            Slot::Delta(list) => list[i],
+            Slot::Base { targets, ranks } => (ranks.get(i).copied().unwrap_or(0), targets[i]),
+        })
+    }
+}
+
 #[derive(Default)]
 struct Page {
     /// `PAGE + 1` offsets into `targets`.
@@ -142,27 +165,20 @@ impl Page {
         Page { offsets: vec![0; PAGE + 1], ..Page::default() }
     }
 
-    fn base_len(&self, slot: usize) -> usize {
-        (self.offsets[slot + 1] - self.offsets[slot]) as usize
-    }
-
-    fn base(&self, slot: usize) -> impl Iterator<Item = Neighbor> + '_ {
-        let (s, e) = (self.offsets[slot] as usize, self.offsets[slot + 1] as usize);
-        (s..e).map(move |i| (if self.ranks.is_empty() { 0 } else { self.ranks[i] }, self.targets[i]))
-    }
-
-    fn degree(&self, slot: usize) -> usize {
-        match self.delta.as_ref().and_then(|d| d.lists.get(&(slot as u16))) {
-            Some(list) => list.len(),
-            None => self.base_len(slot),
+    /// The slot's neighbours: its delta list if it has one, else its range of the base.
+    fn slot(&self, slot: usize) -> Slot<'_> {
+        if let Some(list) = self.delta.as_ref().and_then(|d| d.lists.get(&(slot as u16))) {
+            return Slot::Delta(list);
         }
+        let (s, e) = (self.offsets[slot] as usize, self.offsets[slot + 1] as usize);
+        Slot::Base { targets: &self.targets[s..e], ranks: if self.ranks.is_empty() { &[] } else { &self.ranks[s..e] } }
     }
 
     /// The slot's list in the delta, copied from the base on first touch.
     fn delta_list(&mut self, slot: usize) -> &mut Vec<Neighbor> {
         let key = slot as u16;
         if !self.delta.as_ref().is_some_and(|d| d.lists.contains_key(&key)) {
-            let base: Vec<Neighbor> = self.base(slot).collect();
+            let base: Vec<Neighbor> = self.slot(slot).iter().collect();
             let delta = self.delta.get_or_insert_with(Box::default);
             delta.edges += base.len();
             delta.lists.insert(key, base);
@@ -178,15 +194,14 @@ impl Page {
         let mut ranks = Vec::new();
         offsets.push(0u32);
         for slot in 0..PAGE {
-            match delta.lists.get(&(slot as u16)) {
-                Some(list) => list.iter().for_each(|&(r, t)| {
-                    ranks.push(r);
-                    targets.push(t);
-                }),
-                None => self.base(slot).for_each(|(r, t)| {
-                    ranks.push(r);
-                    targets.push(t);
-                }),
+            // The delta was taken off the page, so `self.slot` is the base.
+            let neighbors = match delta.lists.get(&(slot as u16)) {
+                Some(list) => Slot::Delta(list),
+                None => self.slot(slot),
+            };
+            for (r, t) in neighbors.iter() {
+                ranks.push(r);
+                targets.push(t);
             }
             offsets.push(targets.len() as u32);
         }
@@ -212,49 +227,33 @@ pub struct Adjacency {
 }
 
 impl Adjacency {
+    fn slot(&self, v: u32) -> Option<Slot<'_>> {
+        self.pages.get(v as usize / PAGE).map(|page| page.slot(v as usize % PAGE))
+    }
+
     pub fn degree(&self, v: u32) -> usize {
-        let (p, slot) = (v as usize / PAGE, v as usize % PAGE);
-        self.pages.get(p).map_or(0, |page| page.degree(slot))
+        self.slot(v).map_or(0, |s| s.len())
     }
 
     /// Calls `f` for each neighbour of `v`, in key order, until it returns `false`.
     pub fn for_each(&self, v: u32, f: &mut dyn FnMut(Neighbor) -> bool) {
-        let (p, slot) = (v as usize / PAGE, v as usize % PAGE);
-        let Some(page) = self.pages.get(p) else { return };
-        if let Some(list) = page.delta.as_ref().and_then(|d| d.lists.get(&(slot as u16))) {
-            for n in list {
-                if !f(*n) {
-                    return;
-                }
-            }
-            return;
-        }
-        let (s, e) = (page.offsets[slot] as usize, page.offsets[slot + 1] as usize);
-        if page.ranks.is_empty() {
-            for &t in &page.targets[s..e] {
-                if !f((0, t)) {
-                    return;
-                }
-            }
-        } else {
-            for i in s..e {
-                if !f((page.ranks[i], page.targets[i])) {
+        if let Some(slot) = self.slot(v) {
+            for n in slot.iter() {
+                if !f(n) {
                     return;
                 }
             }
         }
     }
 
-    /// Calls `f` with the far end of each neighbour of `v` (the hot loop of counting traversals).
+    /// Calls `f` with the far end of each neighbour of `v` (the hot loop of counting traversals: no ranks read).
     #[inline]
     pub fn for_each_target(&self, v: u32, mut f: impl FnMut(u32)) {
-        let (p, slot) = (v as usize / PAGE, v as usize % PAGE);
-        let Some(page) = self.pages.get(p) else { return };
-        if let Some(list) = page.delta.as_ref().and_then(|d| d.lists.get(&(slot as u16))) {
-            list.iter().for_each(|&(_, t)| f(t));
-            return;
+        match self.slot(v) {
+            None => {}
+            Some(Slot::Delta(list)) => list.iter().for_each(|&(_, t)| f(t)),
+            Some(Slot::Base { targets, .. }) => targets.iter().for_each(|&t| f(t)),
         }
-        page.targets[page.offsets[slot] as usize..page.offsets[slot + 1] as usize].iter().for_each(|&t| f(t));
     }
 
     pub fn edges(&self) -> usize {

@@ -136,6 +136,13 @@ pub struct GoStatement {
     pub bounds: Option<StepBounds>,
 }
 
+impl GoStatement {
+    /// `N STEPS` (`0 TO N` counts as `1 TO N`): only the last step's edges are emitted.
+    pub fn is_n_steps(&self) -> bool {
+        self.min_steps.max(1) == self.max_steps
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetOp {
     Union,

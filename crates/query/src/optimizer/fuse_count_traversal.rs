@@ -17,7 +17,7 @@
 //!              Go [FROM "a" OVER e]
 //! ```
 
-use super::{is_far_end, reads_input, Rule, RuleContext};
+use super::{is_far_end, Rule, RuleContext};
 use crate::plan::{ExpandNode, ExpandOutput, Op, PlanNode};
 use quiver_common::expr::Expr;
 use quiver_syntax::ast::{FromClause, GoStatement};
@@ -40,11 +40,11 @@ fn cannot_fail(e: &Expr) -> bool {
 
 fn fusable(g: &GoStatement) -> bool {
     let Some(y) = &g.yield_clause else { return false };
-    g.min_steps.max(1) == g.max_steps
+    g.is_n_steps()
         && g.filter.is_none()
         && g.bounds.is_none()
         && !y.distinct
-        && y.columns.iter().all(|c| cannot_fail(&c.expr) && !reads_input(&c.expr))
+        && y.columns.iter().all(|c| cannot_fail(&c.expr) && !c.expr.reads_input())
 }
 
 /// The name of the far-end column `col` of `g`, if `g` yields it.

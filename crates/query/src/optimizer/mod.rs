@@ -79,8 +79,3 @@ pub(crate) fn is_far_end(e: &Expr, g: &GoStatement) -> bool {
         _ => false,
     }
 }
-
-/// Whether `e` reads a piped input or a variable (a GO that does joins its results back onto its input rows).
-pub(crate) fn reads_input(e: &Expr) -> bool {
-    e.any(&|x| matches!(x, Expr::InputProp(_) | Expr::VarProp { .. }))
-}

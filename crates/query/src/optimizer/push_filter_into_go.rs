@@ -57,7 +57,7 @@ impl Rule for PushFilterIntoGo {
 
     fn apply(&self, node: &mut PlanNode, ctx: &RuleContext<'_>) -> bool {
         let Op::Go(g) = &mut node.op else { return false };
-        if g.storage_filter.is_some() || g.stmt.bounds.is_some() || g.stmt.min_steps.max(1) != g.stmt.max_steps || g.stmt.filter.is_none() {
+        if g.storage_filter.is_some() || g.stmt.bounds.is_some() || !g.stmt.is_n_steps() || g.stmt.filter.is_none() {
             return false;
         }
         let Some(space) = &ctx.space else { return false };

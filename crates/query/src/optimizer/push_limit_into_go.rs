@@ -11,7 +11,7 @@
 //!            Go [...]                          Go [storage limit: 3; ...]
 //! ```
 
-use super::{reads_input, Rule, RuleContext};
+use super::{Rule, RuleContext};
 use crate::compose::limit_operand;
 use crate::plan::{Op, PlanNode};
 
@@ -29,10 +29,10 @@ impl Rule for PushLimitIntoGo {
         let Op::Go(g) = &mut input.op else { return false };
         let s = &g.stmt;
         let Some(y) = &s.yield_clause else { return false };
-        if g.limit.is_some() || s.filter.is_some() || y.distinct || s.bounds.is_some() || s.min_steps.max(1) != s.max_steps {
+        if g.limit.is_some() || s.filter.is_some() || y.distinct || s.bounds.is_some() || !s.is_n_steps() {
             return false;
         }
-        if y.columns.iter().any(|c| reads_input(&c.expr)) {
+        if y.columns.iter().any(|c| c.expr.reads_input()) {
             return false;
         }
         g.limit = Some(offset.saturating_add(count));

@@ -16,7 +16,8 @@ pub(crate) struct Executor<'e, 's, 'r, 'p> {
     pub engine: &'e QueryEngine,
     pub session: &'s mut Session,
     pub req: &'r mut Request<'p>,
-    pub profiles: Option<Profiles>,
+    /// Where PROFILE collects per-operator stats; `None` when not profiling.
+    pub profiles: Option<&'r mut Profiles>,
 }
 
 /// Bytes a result is charged: a `Value` per cell, plus its heap part for strings.
@@ -42,16 +43,15 @@ impl Executor<'_, '_, '_, '_> {
         let out = self.op(node, input)?;
         self.req.budget.charge(footprint(&out))?;
         if let Some(p) = &mut self.profiles {
-            let end = Instant::now();
+            // A set operation's time includes its branches', which are recorded as their own operators.
             let branches: u64 = node.branches.iter().map(|b| p.get(&node_key(b)).map_or(0, |s| s.total_duration_us)).sum();
-            p.insert(
-                node_key(node),
-                ProfileStats {
-                    rows: out.rows.len() as u64,
-                    exec_duration_us: (end - inputs_done).as_micros() as u64 - branches.min((end - inputs_done).as_micros() as u64),
-                    total_duration_us: (end - start).as_micros() as u64,
-                },
-            );
+            let own = inputs_done.elapsed().as_micros() as u64;
+            let stats = ProfileStats {
+                rows: out.rows.len() as u64,
+                exec_duration_us: own.saturating_sub(branches),
+                total_duration_us: start.elapsed().as_micros() as u64,
+            };
+            p.insert(node_key(node), stats);
         }
         Ok(out)
     }
