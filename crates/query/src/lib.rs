@@ -51,6 +51,25 @@ impl DataSet {
     }
 }
 
+/// One client session of the graph protocol, as `SHOW SESSIONS` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionInfo {
+    pub id: i64,
+    pub user: String,
+    pub space: Option<String>,
+    /// Microseconds since the Unix epoch.
+    pub created_us: i64,
+    pub updated_us: i64,
+    pub graph_addr: String,
+    pub timezone_offset_secs: i64,
+    pub client_ip: String,
+}
+
+/// Where `SHOW SESSIONS` finds the sessions: the server that owns them.
+pub trait SessionRegistry: Send + Sync {
+    fn sessions(&self) -> Vec<SessionInfo>;
+}
+
 /// Per-client state kept between requests.
 #[derive(Debug, Clone, Default)]
 pub struct Session {
@@ -68,11 +87,13 @@ pub struct QueryEngine {
     pub limits: Limits,
     /// Optimizer rules switched off for every session.
     pub disabled_rules: Vec<String>,
+    /// The graph protocol's sessions, when a server serves that protocol.
+    pub sessions: Option<Arc<dyn SessionRegistry>>,
 }
 
 impl QueryEngine {
     pub fn new(catalog: Arc<dyn Catalog>, storage: Arc<dyn StorageClient>) -> QueryEngine {
-        QueryEngine { catalog, storage, limits: Limits::default(), disabled_rules: Vec::new() }
+        QueryEngine { catalog, storage, limits: Limits::default(), disabled_rules: Vec::new(), sessions: None }
     }
 
     /// Runs every statement of `text` in order and returns the last one's result. The first error stops the
@@ -131,6 +152,30 @@ impl QueryEngine {
         Ok(rows)
     }
 
+    fn show_sessions(&self, only: Option<i64>) -> DataSet {
+        let mut ds = DataSet::with_columns(&["SessionId", "UserName", "SpaceName", "CreateTime", "UpdateTime", "GraphAddr", "Timezone", "ClientIp"]);
+        let mut sessions = self.sessions.as_ref().map(|r| r.sessions()).unwrap_or_default();
+        sessions.retain(|s| only.map_or(true, |id| s.id == id));
+        sessions.sort_by_key(|s| std::cmp::Reverse(s.created_us));
+        let time = |us: i64| quiver_common::datetime::DateTime::from_micros(us).map(Value::DateTime).unwrap_or(Value::NULL);
+        ds.rows = sessions
+            .into_iter()
+            .map(|s| {
+                vec![
+                    Value::Int(s.id),
+                    Value::String(s.user),
+                    Value::String(s.space.unwrap_or_default()),
+                    time(s.created_us),
+                    time(s.updated_us),
+                    Value::String(s.graph_addr),
+                    Value::Int(s.timezone_offset_secs),
+                    Value::String(s.client_ip),
+                ]
+            })
+            .collect();
+        ds
+    }
+
     pub(crate) fn current_space(&self, session: &Session) -> QResult<Arc<SpaceDesc>> {
         let name = session.space.as_ref().ok_or_else(|| QError::semantic("Space was not chosen."))?;
         self.catalog.space(name)
@@ -144,6 +189,7 @@ impl QueryEngine {
             | Statement::ShowSpaces
             | Statement::DescribeSpace(_)
             | Statement::ShowCreateSpace(_) => self.space_statement(stmt),
+            Statement::ShowSessions(only) => Ok(self.show_sessions(*only)),
             Statement::UseSpace(name) => {
                 self.catalog.space(name)?;
                 session.space = Some(name.clone());

@@ -36,7 +36,7 @@ pub fn json_to_value(j: &J) -> Value {
     }
 }
 
-fn response_json(result: &Result<DataSet, QError>, space: Option<&str>, latency_us: u128) -> J {
+pub(crate) fn response_json(result: &Result<DataSet, QError>, space: Option<&str>, latency_us: u128) -> J {
     let mut body = serde_json::Map::new();
     body.insert("latencyInUs".into(), json!(latency_us as u64));
     if let Some(s) = space {

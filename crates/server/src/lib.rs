@@ -1,8 +1,10 @@
 //! The embedded server: wires the catalog, storage and query engine into one process, loads datasets, and serves
-//! the HTTP API. Thin by design: everything it wires lives in its own crate.
+//! the HTTP API and NebulaGraph's graph protocol. Thin by design: everything it wires lives in its own crate.
 
+pub mod graphd;
 pub mod http;
 pub mod loader;
+pub mod sessions;
 
 use quiver_common::{QError, QResult};
 use quiver_kv::{KvEngine, MemEngine};

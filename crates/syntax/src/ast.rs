@@ -165,6 +165,8 @@ pub enum Statement {
     ClearSpace { if_exists: bool, name: String },
     UseSpace(String),
     ShowSpaces,
+    /// `SHOW [LOCAL] SESSIONS` (`None`) or `SHOW SESSION id`.
+    ShowSessions(Option<i64>),
     DescribeSpace(String),
     ShowCreateSpace(String),
     CreateSchema { kind: SchemaKind, if_not_exists: bool, name: String, props: Vec<PropSpec>, options: SchemaOptions },

@@ -625,6 +625,18 @@ impl<'a> Parser<'a> {
         if self.eat_kw("SPACES") {
             return Ok(Statement::ShowSpaces);
         }
+        if self.peek_kw("LOCAL") && self.peek_kw_at(1, "SESSIONS") {
+            self.bump();
+        }
+        if self.eat_kw("SESSIONS") {
+            return Ok(Statement::ShowSessions(None));
+        }
+        if self.eat_kw("SESSION") {
+            let Tok::Int(id) = self.peek().clone() else { return Err(self.error_here()) };
+            let Ok(id) = i64::try_from(id) else { return Err(self.error_here()) };
+            self.bump();
+            return Ok(Statement::ShowSessions(Some(id)));
+        }
         if self.eat_kw("TAGS") {
             return Ok(Statement::ShowSchemas(SchemaKind::Tag));
         }

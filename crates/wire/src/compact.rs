@@ -1,0 +1,386 @@
+//! The compact protocol, through the `thrift` crate's `TCompactInputProtocol` / `TCompactOutputProtocol`, with the
+//! three things fbthrift does differently or that a server facing the network needs:
+//! - message headers of version 2 (Apache's codec accepts only version 1), parsed and written here;
+//! - doubles big-endian in version 2 (Apache writes them little-endian): byte-swapped around the crate's calls;
+//! - lengths and element counts checked against the bytes left before anything is allocated, and nesting bounded,
+//!   so a 20-byte frame cannot make the server allocate gigabytes or overflow its stack.
+
+use std::cell::Cell;
+use std::io::Read;
+use std::rc::Rc;
+use thrift::protocol::{
+    TCompactInputProtocol, TCompactOutputProtocol, TFieldIdentifier, TInputProtocol, TListIdentifier, TMapIdentifier,
+    TOutputProtocol, TSetIdentifier, TStructIdentifier, TType,
+};
+
+pub const PROTOCOL_ID: u8 = 0x82;
+/// fbthrift's compact version with big-endian doubles; version 1 (little-endian doubles) is also read.
+pub const VERSION_DOUBLE_BE: u8 = 2;
+/// Values nest (lists of maps of lists ...); deeper than this is refused.
+pub const MAX_DEPTH: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    Call = 1,
+    Reply = 2,
+    Exception = 3,
+    Oneway = 4,
+}
+
+/// A message header: method name, kind, sequence id, and the compact version the peer used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub name: String,
+    pub kind: MessageKind,
+    pub seq_id: i32,
+    pub version: u8,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    pub message: String,
+    /// Well-formed input that Quiver does not take (a path parameter, say), as opposed to malformed bytes.
+    pub unsupported: bool,
+}
+
+impl DecodeError {
+    pub fn new(message: impl Into<String>) -> DecodeError {
+        DecodeError { message: message.into(), unsupported: false }
+    }
+
+    pub fn unsupported(message: impl Into<String>) -> DecodeError {
+        DecodeError { message: message.into(), unsupported: true }
+    }
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<thrift::Error> for DecodeError {
+    fn from(e: thrift::Error) -> DecodeError {
+        DecodeError::new(e.to_string())
+    }
+}
+
+pub type DResult<T> = Result<T, DecodeError>;
+
+/// Parses a message header; returns it and the offset where the message's struct begins.
+pub fn decode_message(payload: &[u8]) -> DResult<(Message, usize)> {
+    let mut pos = 0;
+    let byte = |pos: &mut usize| -> DResult<u8> {
+        let b = *payload.get(*pos).ok_or_else(|| DecodeError::new("message header is truncated"))?;
+        *pos += 1;
+        Ok(b)
+    };
+    let id = byte(&mut pos)?;
+    if id != PROTOCOL_ID {
+        return Err(DecodeError::new(format!("bad compact protocol id {id:#04x}")));
+    }
+    let vt = byte(&mut pos)?;
+    let version = vt & 0x1f;
+    if !(1..=VERSION_DOUBLE_BE).contains(&version) {
+        return Err(DecodeError::new(format!("bad compact protocol version {version}")));
+    }
+    let kind = match (vt >> 5) & 0x07 {
+        1 => MessageKind::Call,
+        2 => MessageKind::Reply,
+        3 => MessageKind::Exception,
+        4 => MessageKind::Oneway,
+        k => return Err(DecodeError::new(format!("bad message kind {k}"))),
+    };
+    let seq_id = varint(payload, &mut pos)? as u32 as i32;
+    let len = varint(payload, &mut pos)? as usize;
+    if len > payload.len() - pos {
+        return Err(DecodeError::new("method name runs past the frame"));
+    }
+    let name = String::from_utf8_lossy(&payload[pos..pos + len]).into_owned();
+    Ok((Message { name, kind, seq_id, version }, pos + len))
+}
+
+fn varint(data: &[u8], pos: &mut usize) -> DResult<u64> {
+    let mut value: u64 = 0;
+    for i in 0..10 {
+        let b = *data.get(*pos).ok_or_else(|| DecodeError::new("input ends inside a varint"))?;
+        *pos += 1;
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok(value);
+        }
+    }
+    Err(DecodeError::new("varint longer than 10 bytes"))
+}
+
+/// Reads a slice, sharing its position with the [`Decoder`] so lengths can be checked before they are trusted.
+struct SliceReader<'a> {
+    data: &'a [u8],
+    pos: Rc<Cell<usize>>,
+}
+
+impl Read for SliceReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let pos = self.pos.get();
+        let n = buf.len().min(self.data.len() - pos);
+        buf[..n].copy_from_slice(&self.data[pos..pos + n]);
+        self.pos.set(pos + n);
+        Ok(n)
+    }
+}
+
+/// A bounded compact-protocol reader over one message's struct.
+pub struct Decoder<'a> {
+    proto: TCompactInputProtocol<SliceReader<'a>>,
+    data: &'a [u8],
+    pos: Rc<Cell<usize>>,
+    doubles_be: bool,
+    depth: usize,
+}
+
+impl<'a> Decoder<'a> {
+    pub fn new(data: &'a [u8], version: u8) -> Decoder<'a> {
+        let pos = Rc::new(Cell::new(0));
+        let proto = TCompactInputProtocol::new(SliceReader { data, pos: pos.clone() });
+        Decoder { proto, data, pos, doubles_be: version >= VERSION_DOUBLE_BE, depth: 0 }
+    }
+
+    fn remaining(&self) -> usize {
+        self.data.len() - self.pos.get()
+    }
+
+    /// Enters a nested struct or container; fails past [`MAX_DEPTH`].
+    pub fn enter(&mut self) -> DResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(DecodeError::new(format!("values nested deeper than {MAX_DEPTH} levels")));
+        }
+        Ok(())
+    }
+
+    pub fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    pub fn struct_begin(&mut self) -> DResult<()> {
+        self.enter()?;
+        self.proto.read_struct_begin()?;
+        Ok(())
+    }
+
+    pub fn struct_end(&mut self) -> DResult<()> {
+        self.proto.read_struct_end()?;
+        self.leave();
+        Ok(())
+    }
+
+    /// The next field's `(id, type)`, or `None` at the struct's end.
+    pub fn field(&mut self) -> DResult<Option<(i16, TType)>> {
+        let f = self.proto.read_field_begin()?;
+        if f.field_type == TType::Stop {
+            return Ok(None);
+        }
+        Ok(Some((f.id.unwrap_or(0), f.field_type)))
+    }
+
+    pub fn field_end(&mut self) -> DResult<()> {
+        Ok(self.proto.read_field_end()?)
+    }
+
+    pub fn skip(&mut self, t: TType) -> DResult<()> {
+        Ok(self.proto.skip(t)?)
+    }
+
+    /// Fails unless a field has the type the schema gives it.
+    pub fn expect(&self, got: TType, want: TType, what: &str) -> DResult<()> {
+        if got != want {
+            return Err(DecodeError::new(format!("{what} has type {got:?}, expected {want:?}")));
+        }
+        Ok(())
+    }
+
+    pub fn bool(&mut self) -> DResult<bool> {
+        Ok(self.proto.read_bool()?)
+    }
+
+    pub fn i8(&mut self) -> DResult<i8> {
+        Ok(self.proto.read_i8()?)
+    }
+
+    pub fn i16(&mut self) -> DResult<i16> {
+        Ok(self.proto.read_i16()?)
+    }
+
+    pub fn i32(&mut self) -> DResult<i32> {
+        Ok(self.proto.read_i32()?)
+    }
+
+    pub fn i64(&mut self) -> DResult<i64> {
+        Ok(self.proto.read_i64()?)
+    }
+
+    pub fn double(&mut self) -> DResult<f64> {
+        let d = self.proto.read_double()?;
+        Ok(if self.doubles_be { f64::from_bits(d.to_bits().swap_bytes()) } else { d })
+    }
+
+    pub fn bytes(&mut self) -> DResult<Vec<u8>> {
+        let mut pos = self.pos.get();
+        let len = varint(self.data, &mut pos)?;
+        if len > (self.data.len() - pos) as u64 {
+            return Err(DecodeError::new(format!("a string of {len} bytes runs past the frame")));
+        }
+        Ok(self.proto.read_bytes()?)
+    }
+
+    pub fn string(&mut self) -> DResult<String> {
+        Ok(String::from_utf8_lossy(&self.bytes()?).into_owned())
+    }
+
+    fn check_count(&self, size: i32) -> DResult<usize> {
+        // Every element takes at least one byte, so a count above the bytes left is a lie.
+        if size < 0 || size as usize > self.remaining() {
+            return Err(DecodeError::new(format!("a container of {size} elements runs past the frame")));
+        }
+        Ok(size as usize)
+    }
+
+    /// `(element type, count)` of a list or set.
+    pub fn list_begin(&mut self) -> DResult<(TType, usize)> {
+        self.enter()?;
+        let l = self.proto.read_list_begin()?;
+        Ok((l.element_type, self.check_count(l.size)?))
+    }
+
+    pub fn set_begin(&mut self) -> DResult<(TType, usize)> {
+        self.enter()?;
+        let s = self.proto.read_set_begin()?;
+        Ok((s.element_type, self.check_count(s.size)?))
+    }
+
+    /// `(key type, value type, count)` of a map; the types are `None` for an empty map.
+    pub fn map_begin(&mut self) -> DResult<(Option<TType>, Option<TType>, usize)> {
+        self.enter()?;
+        let m = self.proto.read_map_begin()?;
+        Ok((m.key_type, m.value_type, self.check_count(m.size)?))
+    }
+
+    /// Ends a list, set or map.
+    pub fn container_end(&mut self) {
+        self.leave();
+    }
+}
+
+/// A compact-protocol writer that appends one message to a buffer.
+pub struct Encoder<'a> {
+    proto: TCompactOutputProtocol<&'a mut Vec<u8>>,
+    doubles_be: bool,
+}
+
+impl<'a> Encoder<'a> {
+    /// Writes the message header into `out` and returns an encoder for the message's struct.
+    pub fn message(out: &'a mut Vec<u8>, msg: &Message) -> Encoder<'a> {
+        out.push(PROTOCOL_ID);
+        out.push(msg.version | ((msg.kind as u8) << 5));
+        let mut seq = msg.seq_id as u32 as u64;
+        loop {
+            if seq < 0x80 {
+                out.push(seq as u8);
+                break;
+            }
+            out.push((seq as u8) | 0x80);
+            seq >>= 7;
+        }
+        let mut len = msg.name.len() as u64;
+        loop {
+            if len < 0x80 {
+                out.push(len as u8);
+                break;
+            }
+            out.push((len as u8) | 0x80);
+            len >>= 7;
+        }
+        out.extend_from_slice(msg.name.as_bytes());
+        Encoder { proto: TCompactOutputProtocol::new(out), doubles_be: msg.version >= VERSION_DOUBLE_BE }
+    }
+
+    // Writing into a Vec cannot fail, so the crate's io results are dropped.
+    pub fn struct_begin(&mut self, name: &str) {
+        let _ = self.proto.write_struct_begin(&TStructIdentifier::new(name));
+    }
+
+    pub fn struct_end(&mut self) {
+        let _ = self.proto.write_field_stop();
+        let _ = self.proto.write_struct_end();
+    }
+
+    pub fn field(&mut self, id: i16, t: TType) {
+        let _ = self.proto.write_field_begin(&TFieldIdentifier { name: None, field_type: t, id: Some(id) });
+    }
+
+    pub fn field_end(&mut self) {
+        let _ = self.proto.write_field_end();
+    }
+
+    pub fn bool(&mut self, v: bool) {
+        let _ = self.proto.write_bool(v);
+    }
+
+    pub fn i8(&mut self, v: i8) {
+        let _ = self.proto.write_i8(v);
+    }
+
+    pub fn i16(&mut self, v: i16) {
+        let _ = self.proto.write_i16(v);
+    }
+
+    pub fn i32(&mut self, v: i32) {
+        let _ = self.proto.write_i32(v);
+    }
+
+    pub fn i64(&mut self, v: i64) {
+        let _ = self.proto.write_i64(v);
+    }
+
+    pub fn double(&mut self, v: f64) {
+        let v = if self.doubles_be { f64::from_bits(v.to_bits().swap_bytes()) } else { v };
+        let _ = self.proto.write_double(v);
+    }
+
+    pub fn bytes(&mut self, v: &[u8]) {
+        let _ = self.proto.write_bytes(v);
+    }
+
+    pub fn list_begin(&mut self, t: TType, n: usize) {
+        let _ = self.proto.write_list_begin(&TListIdentifier::new(t, n as i32));
+    }
+
+    pub fn set_begin(&mut self, t: TType, n: usize) {
+        let _ = self.proto.write_set_begin(&TSetIdentifier::new(t, n as i32));
+    }
+
+    pub fn map_begin(&mut self, k: TType, v: TType, n: usize) {
+        let _ = self.proto.write_map_begin(&TMapIdentifier::new(k, v, n as i32));
+    }
+
+    pub fn container_end(&mut self) {}
+
+    // Typed field helpers: one call per field of a generated struct.
+    pub fn i32_field(&mut self, id: i16, v: i32) {
+        self.field(id, TType::I32);
+        self.i32(v);
+        self.field_end();
+    }
+
+    pub fn i64_field(&mut self, id: i16, v: i64) {
+        self.field(id, TType::I64);
+        self.i64(v);
+        self.field_end();
+    }
+
+    pub fn bytes_field(&mut self, id: i16, v: &[u8]) {
+        self.field(id, TType::String);
+        self.bytes(v);
+        self.field_end();
+    }
+}

@@ -1,0 +1,404 @@
+//! NebulaGraph's `GraphService` (graph.thrift): its calls decoded, its replies encoded.
+//!
+//! Each call's arguments are a struct `<method>_args` (fields numbered as the IDL's parameters); each reply is a
+//! struct `<method>_result` whose field 0 is the return value.
+
+use crate::compact::{decode_message, DResult, DecodeError, Decoder, Encoder, Message, MessageKind};
+use crate::value::{decode_props, encode_value, encode_value_list};
+use quiver_common::Value;
+use std::collections::BTreeMap;
+use thrift::protocol::TType;
+
+/// `E_CLIENT_SERVER_INCOMPATIBLE`.
+pub const E_CLIENT_SERVER_INCOMPATIBLE: i32 = -3061;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call {
+    VerifyClientVersion { version: String },
+    Authenticate { username: String, password: String },
+    /// One-way: no reply is sent.
+    Signout { session_id: i64 },
+    /// `execute`, `executeWithParameter`, `executeJson` and `executeJsonWithParameter`.
+    Execute { session_id: i64, stmt: Vec<u8>, params: BTreeMap<String, Value>, json: bool },
+}
+
+#[derive(Debug)]
+pub enum CallError {
+    /// The bytes are not a GraphService call: the connection should be closed.
+    Malformed(DecodeError),
+    /// A well-formed message naming a method GraphService does not have.
+    UnknownMethod(Message),
+    /// A well-formed call with an argument Quiver cannot take (a path parameter, say): answered with an error.
+    Unsupported(Message, String),
+}
+
+/// Decodes one call from a frame's payload.
+pub fn decode_call(payload: &[u8]) -> Result<(Message, Call), CallError> {
+    let (msg, offset) = decode_message(payload).map_err(CallError::Malformed)?;
+    if !matches!(msg.kind, MessageKind::Call | MessageKind::Oneway) {
+        return Err(CallError::Malformed(DecodeError::new(format!("a client sent a message of kind {:?}", msg.kind))));
+    }
+    let mut d = Decoder::new(&payload[offset..], msg.version);
+    let call = match msg.name.as_str() {
+        "verifyClientVersion" => {
+            let mut version = "3.0.0".to_string();
+            args(&mut d, |d, id, t| {
+                if (id, t) != (1, TType::Struct) {
+                    return Ok(false);
+                }
+                d.struct_begin()?;
+                while let Some((id, t)) = d.field()? {
+                    if (id, t) == (1, TType::String) {
+                        version = d.string()?;
+                    } else {
+                        d.skip(t)?;
+                    }
+                    d.field_end()?;
+                }
+                d.struct_end()?;
+                Ok(true)
+            })
+            .map(|_| Call::VerifyClientVersion { version })
+        }
+        "authenticate" => {
+            let (mut username, mut password) = (String::new(), String::new());
+            args(&mut d, |d, id, t| {
+                match (id, t) {
+                    (1, TType::String) => username = d.string()?,
+                    (2, TType::String) => password = d.string()?,
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            })
+            .map(|_| Call::Authenticate { username, password })
+        }
+        "signout" => {
+            let mut session_id = 0;
+            args(&mut d, |d, id, t| {
+                if (id, t) != (1, TType::I64) {
+                    return Ok(false);
+                }
+                session_id = d.i64()?;
+                Ok(true)
+            })
+            .map(|_| Call::Signout { session_id })
+        }
+        "execute" | "executeWithParameter" | "executeJson" | "executeJsonWithParameter" => {
+            let (mut session_id, mut stmt, mut params) = (0, Vec::new(), BTreeMap::new());
+            args(&mut d, |d, id, t| {
+                match (id, t) {
+                    (1, TType::I64) => session_id = d.i64()?,
+                    (2, TType::String) => stmt = d.bytes()?,
+                    (3, TType::Map) => params = decode_props(d)?,
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            })
+            .map(|_| Call::Execute { session_id, stmt, params, json: msg.name.starts_with("executeJson") })
+        }
+        _ => return Err(CallError::UnknownMethod(msg)),
+    };
+    match call {
+        Ok(call) => Ok((msg, call)),
+        Err(e) if e.unsupported => Err(CallError::Unsupported(msg, e.message)),
+        Err(e) => Err(CallError::Malformed(e)),
+    }
+}
+
+fn args(d: &mut Decoder, mut each: impl FnMut(&mut Decoder, i16, TType) -> DResult<bool>) -> DResult<()> {
+    d.struct_begin()?;
+    while let Some((id, t)) = d.field()? {
+        if !each(d, id, t)? {
+            d.skip(t)?;
+        }
+        d.field_end()?;
+    }
+    d.struct_end()
+}
+
+/// One operator of a plan, as `PlanNodeDescription`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PlanNode {
+    pub name: String,
+    pub id: i64,
+    pub output_var: String,
+    pub description: Vec<(String, String)>,
+    /// `(rows, exec_duration_in_us, total_duration_in_us)` when profiled.
+    pub profile: Option<(i64, i64, i64)>,
+    pub dependencies: Vec<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Plan {
+    pub nodes: Vec<PlanNode>,
+    pub format: String,
+    pub optimize_time_us: i32,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ExecutionResponse {
+    pub error_code: i32,
+    pub latency_us: i64,
+    /// `(column names, rows)`.
+    pub data: Option<(Vec<String>, Vec<Vec<Value>>)>,
+    pub space_name: Option<String>,
+    pub error_msg: Option<String>,
+    pub plan: Option<Plan>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AuthResponse {
+    pub error_code: i32,
+    pub error_msg: Option<String>,
+    pub session_id: Option<i64>,
+    pub time_zone_offset_seconds: Option<i32>,
+    pub time_zone_name: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Execution(ExecutionResponse),
+    /// `executeJson`'s return value: the response as JSON text.
+    Json(Vec<u8>),
+    Auth(AuthResponse),
+    Verify { error_code: i32, error_msg: Option<String> },
+}
+
+/// The reply message to `call` (same name, sequence id and compact version).
+pub fn encode_reply(call: &Message, reply: &Reply) -> Vec<u8> {
+    let msg = Message { kind: MessageKind::Reply, ..call.clone() };
+    let mut out = Vec::with_capacity(256);
+    let mut e = Encoder::message(&mut out, &msg);
+    e.struct_begin("result");
+    match reply {
+        Reply::Json(bytes) => e.bytes_field(0, bytes),
+        Reply::Execution(r) => {
+            e.field(0, TType::Struct);
+            encode_execution(&mut e, r);
+            e.field_end();
+        }
+        Reply::Auth(a) => {
+            e.field(0, TType::Struct);
+            e.struct_begin("AuthResponse");
+            e.i32_field(1, a.error_code);
+            if let Some(m) = &a.error_msg {
+                e.bytes_field(2, m.as_bytes());
+            }
+            if let Some(id) = a.session_id {
+                e.i64_field(3, id);
+            }
+            if let Some(off) = a.time_zone_offset_seconds {
+                e.i32_field(4, off);
+            }
+            if let Some(name) = &a.time_zone_name {
+                e.bytes_field(5, name.as_bytes());
+            }
+            e.struct_end();
+            e.field_end();
+        }
+        Reply::Verify { error_code, error_msg } => {
+            e.field(0, TType::Struct);
+            e.struct_begin("VerifyClientVersionResp");
+            e.i32_field(1, *error_code);
+            if let Some(m) = error_msg {
+                e.bytes_field(2, m.as_bytes());
+            }
+            e.struct_end();
+            e.field_end();
+        }
+    }
+    e.struct_end();
+    drop(e);
+    out
+}
+
+fn encode_execution(e: &mut Encoder, r: &ExecutionResponse) {
+    e.struct_begin("ExecutionResponse");
+    e.i32_field(1, r.error_code);
+    e.i64_field(2, r.latency_us);
+    if let Some((columns, rows)) = &r.data {
+        e.field(3, TType::Struct);
+        e.struct_begin("DataSet");
+        e.field(1, TType::List);
+        e.list_begin(TType::String, columns.len());
+        for c in columns {
+            e.bytes(c.as_bytes());
+        }
+        e.container_end();
+        e.field_end();
+        e.field(2, TType::List);
+        e.list_begin(TType::Struct, rows.len());
+        for row in rows {
+            e.struct_begin("Row");
+            encode_value_list(e, 1, row);
+            e.struct_end();
+        }
+        e.container_end();
+        e.field_end();
+        e.struct_end();
+        e.field_end();
+    }
+    if let Some(s) = &r.space_name {
+        e.bytes_field(4, s.as_bytes());
+    }
+    if let Some(m) = &r.error_msg {
+        e.bytes_field(5, m.as_bytes());
+    }
+    if let Some(p) = &r.plan {
+        e.field(6, TType::Struct);
+        encode_plan(e, p);
+        e.field_end();
+    }
+    e.struct_end();
+}
+
+fn encode_plan(e: &mut Encoder, p: &Plan) {
+    e.struct_begin("PlanDescription");
+    e.field(1, TType::List);
+    e.list_begin(TType::Struct, p.nodes.len());
+    for n in &p.nodes {
+        e.struct_begin("PlanNodeDescription");
+        e.bytes_field(1, n.name.as_bytes());
+        e.i64_field(2, n.id);
+        e.bytes_field(3, n.output_var.as_bytes());
+        e.field(4, TType::List);
+        e.list_begin(TType::Struct, n.description.len());
+        for (k, v) in &n.description {
+            e.struct_begin("Pair");
+            e.bytes_field(1, k.as_bytes());
+            e.bytes_field(2, v.as_bytes());
+            e.struct_end();
+        }
+        e.container_end();
+        e.field_end();
+        if let Some((rows, exec, total)) = n.profile {
+            e.field(5, TType::List);
+            e.list_begin(TType::Struct, 1);
+            e.struct_begin("ProfilingStats");
+            e.i64_field(1, rows);
+            e.i64_field(2, exec);
+            e.i64_field(3, total);
+            e.struct_end();
+            e.container_end();
+            e.field_end();
+        }
+        e.field(7, TType::List);
+        e.list_begin(TType::I64, n.dependencies.len());
+        for d in &n.dependencies {
+            e.i64(*d);
+        }
+        e.container_end();
+        e.field_end();
+        e.struct_end();
+    }
+    e.container_end();
+    e.field_end();
+    e.field(2, TType::Map);
+    e.map_begin(TType::I64, TType::I64, p.nodes.len());
+    for (i, n) in p.nodes.iter().enumerate() {
+        e.i64(n.id);
+        e.i64(i as i64);
+    }
+    e.container_end();
+    e.field_end();
+    e.bytes_field(3, p.format.as_bytes());
+    e.i32_field(4, p.optimize_time_us);
+    e.struct_end();
+}
+
+/// `TApplicationException` types (thrift's numbering).
+pub const UNKNOWN_METHOD: i32 = 1;
+
+/// An exception message answering `call`, as thrift servers send for an unknown method.
+pub fn encode_exception(call: &Message, kind: i32, text: &str) -> Vec<u8> {
+    let msg = Message { kind: MessageKind::Exception, ..call.clone() };
+    let mut out = Vec::new();
+    let mut e = Encoder::message(&mut out, &msg);
+    e.struct_begin("TApplicationException");
+    e.bytes_field(1, text.as_bytes());
+    e.i32_field(2, kind);
+    e.struct_end();
+    drop(e);
+    out
+}
+
+/// Encodes a call (what a client sends): for tests and tools that talk to a server.
+pub fn encode_call(seq_id: i32, call: &Call) -> Vec<u8> {
+    let (name, kind) = match call {
+        Call::VerifyClientVersion { .. } => ("verifyClientVersion", MessageKind::Call),
+        Call::Authenticate { .. } => ("authenticate", MessageKind::Call),
+        Call::Signout { .. } => ("signout", MessageKind::Oneway),
+        Call::Execute { json: false, .. } => ("executeWithParameter", MessageKind::Call),
+        Call::Execute { json: true, .. } => ("executeJsonWithParameter", MessageKind::Call),
+    };
+    let msg = Message { name: name.into(), kind, seq_id, version: crate::compact::VERSION_DOUBLE_BE };
+    let mut out = Vec::new();
+    let mut e = Encoder::message(&mut out, &msg);
+    e.struct_begin("args");
+    match call {
+        Call::VerifyClientVersion { version } => {
+            e.field(1, TType::Struct);
+            e.struct_begin("VerifyClientVersionReq");
+            e.bytes_field(1, version.as_bytes());
+            e.struct_end();
+            e.field_end();
+        }
+        Call::Authenticate { username, password } => {
+            e.bytes_field(1, username.as_bytes());
+            e.bytes_field(2, password.as_bytes());
+        }
+        Call::Signout { session_id } => e.i64_field(1, *session_id),
+        Call::Execute { session_id, stmt, params, .. } => {
+            e.i64_field(1, *session_id);
+            e.bytes_field(2, stmt);
+            e.field(3, TType::Map);
+            e.map_begin(TType::String, TType::Struct, params.len());
+            for (k, v) in params {
+                e.bytes(k.as_bytes());
+                encode_value(&mut e, v);
+            }
+            e.container_end();
+            e.field_end();
+        }
+    }
+    e.struct_end();
+    drop(e);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_round_trip() {
+        let params: BTreeMap<String, Value> = [("p".to_string(), Value::List(vec![Value::Int(1), Value::Float(2.5)]))].into();
+        for call in [
+            Call::VerifyClientVersion { version: "3.0.0".into() },
+            Call::Authenticate { username: "root".into(), password: "nebula".into() },
+            Call::Signout { session_id: 42 },
+            Call::Execute { session_id: -7, stmt: b"YIELD $p".to_vec(), params, json: true },
+        ] {
+            let bytes = encode_call(9, &call);
+            let (msg, back) = decode_call(&bytes).unwrap();
+            assert_eq!(msg.seq_id, 9);
+            assert_eq!(back, call);
+        }
+    }
+
+    #[test]
+    fn unknown_methods_and_garbage_are_told_apart() {
+        let mut bytes = encode_call(3, &Call::Signout { session_id: 1 });
+        // Rename "signout" to "signoff" in place.
+        let at = bytes.windows(7).position(|w| w == b"signout").unwrap();
+        bytes[at..at + 7].copy_from_slice(b"signoff");
+        assert!(matches!(decode_call(&bytes), Err(CallError::UnknownMethod(m)) if m.name == "signoff" && m.seq_id == 3));
+        assert!(matches!(decode_call(b"\x82\x21"), Err(CallError::Malformed(_))));
+        assert!(matches!(decode_call(b"hello"), Err(CallError::Malformed(_))));
+        // A truncated execute call.
+        let bytes = encode_call(1, &Call::Execute { session_id: 1, stmt: b"YIELD 1".to_vec(), params: BTreeMap::new(), json: false });
+        for cut in 0..bytes.len() {
+            assert!(decode_call(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+}
