@@ -1,0 +1,335 @@
+// The real nebula-go client (v3.8.0, pinned in go.mod) against a Quiver started by this test. Expected rows are
+// computed from the nba CSV files, never from Quiver's own output.
+package clienttest
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	nebula "github.com/vesoft-inc/nebula-go/v3"
+)
+
+var port int
+
+func repoRoot() string {
+	wd, _ := os.Getwd()
+	return filepath.Clean(filepath.Join(wd, "..", "..", ".."))
+}
+
+func datasets() string {
+	if d := os.Getenv("QUIVER_DATASETS"); d != "" {
+		return d
+	}
+	return filepath.Join(repoRoot(), "..", "shared", "data", "nebula-tck-datasets")
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func TestMain(m *testing.M) {
+	bin := os.Getenv("QUIVER_BIN")
+	if bin == "" {
+		bin = filepath.Join(repoRoot(), "target", "debug", "quiver")
+	}
+	dir, err := os.MkdirTemp("", "quiver-go-")
+	if err != nil {
+		panic(err)
+	}
+	httpPort, graphPort := freePort(), freePort()
+	cmd := exec.Command(bin, "serve", "--data-dir", dir, "--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort),
+		"--graph-addr", fmt.Sprintf("127.0.0.1:%d", graphPort), "--demo", "--datasets", datasets())
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		panic(err)
+	}
+	ready := false
+	for i := 0; i < 600 && !ready; i++ {
+		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/v1/health", httpPort)); err == nil {
+			resp.Body.Close()
+			ready = true
+		} else {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	port = graphPort
+	code := 1
+	if ready {
+		code = m.Run()
+	} else {
+		fmt.Fprintln(os.Stderr, "quiver did not become ready")
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func csvRows(t *testing.T, name string) [][]string {
+	f, err := os.Open(filepath.Join(datasets(), "nba", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows[1:]
+}
+
+// likesOf: "dst:likeness" of src's like edges, one per edge key, sorted.
+func likesOf(t *testing.T, src string) []string {
+	seen := map[string]string{}
+	for _, r := range csvRows(t, "like.csv") {
+		if r[0] == src {
+			seen[r[1]] = r[2]
+		}
+	}
+	var out []string
+	for d, l := range seen {
+		out = append(out, d+":"+l)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func pool(t *testing.T) *nebula.ConnectionPool {
+	conf := nebula.GetDefaultConf()
+	conf.MaxConnPoolSize = 40
+	p, err := nebula.NewConnectionPool([]nebula.HostAddress{{Host: "127.0.0.1", Port: port}}, conf, nebula.DefaultLogger{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func mustExec(t *testing.T, s *nebula.Session, stmt string) *nebula.ResultSet {
+	r, err := s.Execute(stmt)
+	if err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+	if !r.IsSucceed() {
+		t.Fatalf("%s: %d %s", stmt, r.GetErrorCode(), r.GetErrorMsg())
+	}
+	return r
+}
+
+func TestGoWithTypedValues(t *testing.T) {
+	p := pool(t)
+	defer p.Close()
+	s, err := p.GetSession("root", "nebula")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Release()
+	mustExec(t, s, "USE nba")
+	r := mustExec(t, s, `GO FROM "Tim Duncan" OVER like YIELD dst(edge) AS d, like.likeness AS l, edge AS e`)
+	if strings.Join(r.GetColNames(), ",") != "d,l,e" || r.GetSpaceName() != "nba" {
+		t.Fatalf("columns %v space %q", r.GetColNames(), r.GetSpaceName())
+	}
+	var got []string
+	for i := 0; i < r.GetRowSize(); i++ {
+		rec, _ := r.GetRowValuesByIndex(i)
+		d, _ := rec.GetValueByColName("d")
+		l, _ := rec.GetValueByColName("l")
+		e, _ := rec.GetValueByColName("e")
+		ds, err := d.AsString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		li, err := l.AsInt()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, err := e.AsRelationship()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, _ := rel.GetSrcVertexID().AsString()
+		dst, _ := rel.GetDstVertexID().AsString()
+		like, _ := rel.Properties()["likeness"].AsInt()
+		if src != "Tim Duncan" || dst != ds || rel.GetEdgeName() != "like" || rel.GetRanking() != 0 || like != li {
+			t.Fatalf("edge %s", rel.String())
+		}
+		got = append(got, ds+":"+strconv.FormatInt(li, 10))
+	}
+	sort.Strings(got)
+	if want := likesOf(t, "Tim Duncan"); strings.Join(got, ",") != strings.Join(want, ",") || len(want) == 0 {
+		t.Fatalf("got %v want %v", got, want)
+	}
+
+	r = mustExec(t, s, `FETCH PROP ON player, bachelor "Tim Duncan" YIELD vertex AS v`)
+	rec, _ := r.GetRowValuesByIndex(0)
+	v, _ := rec.GetValueByColName("v")
+	node, err := v.AsNode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := node.GetTags()
+	sort.Strings(tags)
+	props, _ := node.Properties("bachelor")
+	spec, _ := props["speciality"].AsString()
+	if strings.Join(tags, ",") != "bachelor,player" || spec != "psychology" {
+		t.Fatalf("vertex %s", node.String())
+	}
+
+	r = mustExec(t, s, `YIELD 2.5 AS f, NULL AS n, [1, 2] AS l, {a: "b"} AS m, date("2020-02-29") AS d`)
+	rec, _ = r.GetRowValuesByIndex(0)
+	f, _ := rec.GetValueByColName("f")
+	n, _ := rec.GetValueByColName("n")
+	l, _ := rec.GetValueByColName("l")
+	m, _ := rec.GetValueByColName("m")
+	d, _ := rec.GetValueByColName("d")
+	fv, _ := f.AsFloat()
+	lv, _ := l.AsList()
+	mv, _ := m.AsMap()
+	dv, _ := d.AsDate()
+	mb, _ := mv["a"].AsString()
+	if fv != 2.5 || !n.IsNull() || len(lv) != 2 || mb != "b" || dv.GetYear() != 2020 || dv.GetMonth() != 2 || dv.GetDay() != 29 {
+		t.Fatalf("values %v %v %v %v %v", fv, n, lv, mv, dv)
+	}
+
+	// A like row has no serve.start_year: EMPTY, not NULL.
+	r = mustExec(t, s, `GO FROM "Tim Duncan" OVER like, serve YIELD like.likeness AS l, serve.start_year AS y`)
+	empties := 0
+	for i := 0; i < r.GetRowSize(); i++ {
+		rec, _ := r.GetRowValuesByIndex(i)
+		y, _ := rec.GetValueByColName("y")
+		if y.IsEmpty() {
+			empties++
+		} else if y.IsNull() {
+			t.Fatal("serve.start_year on a like row is NULL, want EMPTY")
+		}
+	}
+	if empties != len(likesOf(t, "Tim Duncan")) {
+		t.Fatalf("%d EMPTY values", empties)
+	}
+}
+
+func TestParametersJsonAndErrors(t *testing.T) {
+	p := pool(t)
+	defer p.Close()
+	s, err := p.GetSession("root", "nebula")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Release()
+	r, err := s.Execute(`GO FROM "x" OVER like YIELD dst(edge)`)
+	if err != nil || r.GetErrorCode() != nebula.ErrorCode_E_SEMANTIC_ERROR || r.GetErrorMsg() != "SemanticError: Space was not chosen." {
+		t.Fatalf("%v %d %q", err, r.GetErrorCode(), r.GetErrorMsg())
+	}
+	r, _ = s.Execute("CREATE TAGG x()")
+	if r.GetErrorCode() != nebula.ErrorCode_E_SYNTAX_ERROR || !strings.HasPrefix(r.GetErrorMsg(), "SyntaxError:") {
+		t.Fatalf("%d %q", r.GetErrorCode(), r.GetErrorMsg())
+	}
+	mustExec(t, s, "USE nba")
+	r, err = s.ExecuteWithParameter(`GO FROM $v OVER like WHERE like.likeness > $n YIELD dst(edge) AS d`, map[string]interface{}{"v": "Tim Duncan", "n": 90})
+	if err != nil || !r.IsSucceed() {
+		t.Fatalf("%v %s", err, r.GetErrorMsg())
+	}
+	want := 0
+	for _, x := range likesOf(t, "Tim Duncan") {
+		if l, _ := strconv.Atoi(x[strings.LastIndex(x, ":")+1:]); l > 90 {
+			want++
+		}
+	}
+	if r.GetRowSize() != want || want == 0 {
+		t.Fatalf("%d rows, want %d", r.GetRowSize(), want)
+	}
+	body, err := s.ExecuteJson(`YIELD 1 AS x`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j map[string]interface{}
+	if err := json.Unmarshal(body, &j); err != nil {
+		t.Fatal(err)
+	}
+	res := j["results"].([]interface{})[0].(map[string]interface{})
+	if fmt.Sprint(res["columns"]) != "[x]" || fmt.Sprint(res["data"]) != "[map[meta:[<nil>] row:[1]]]" {
+		t.Fatalf("json %s", body)
+	}
+}
+
+func TestConcurrentSessions(t *testing.T) {
+	p := pool(t)
+	defer p.Close()
+	want := strings.Join(likesOf(t, "Tony Parker"), ",")
+	var wg sync.WaitGroup
+	errs := make(chan string, 32)
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := p.GetSession("root", "nebula")
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			defer s.Release()
+			if r, err := s.Execute("USE nba"); err != nil || !r.IsSucceed() {
+				errs <- "USE failed"
+				return
+			}
+			for i := 0; i < 20; i++ {
+				r, err := s.Execute(`GO FROM "Tony Parker" OVER like YIELD dst(edge) AS d, like.likeness AS l`)
+				if err != nil || !r.IsSucceed() {
+					errs <- fmt.Sprint(err)
+					return
+				}
+				var got []string
+				for k := 0; k < r.GetRowSize(); k++ {
+					rec, _ := r.GetRowValuesByIndex(k)
+					d, _ := rec.GetValueByIndex(0)
+					l, _ := rec.GetValueByIndex(1)
+					ds, _ := d.AsString()
+					li, _ := l.AsInt()
+					got = append(got, ds+":"+strconv.FormatInt(li, 10))
+				}
+				sort.Strings(got)
+				if strings.Join(got, ",") != want {
+					errs <- "wrong rows: " + strings.Join(got, ",")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}
+
+func TestSessionPool(t *testing.T) {
+	conf, err := nebula.NewSessionPoolConf("root", "nebula", []nebula.HostAddress{{Host: "127.0.0.1", Port: port}}, "nba")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := nebula.NewSessionPool(*conf, nebula.DefaultLogger{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	r, err := sp.Execute(`GO FROM "Tim Duncan" OVER like YIELD dst(edge) AS d`)
+	if err != nil || !r.IsSucceed() || r.GetRowSize() != len(likesOf(t, "Tim Duncan")) {
+		t.Fatalf("%v %v", err, r)
+	}
+}
