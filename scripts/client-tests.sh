@@ -6,6 +6,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export QUIVER_BIN="${QUIVER_BIN:-$PWD/target/debug/quiver}"
 status=0
+command -v go >/dev/null || { echo "client-tests: go is not installed (needed by the nebula-go tests)" >&2; exit 1; }
+python3 -m venv --help >/dev/null 2>&1 || { echo "client-tests: python3 with venv is not installed (needed by the nebula3-python tests)" >&2; exit 1; }
 
 venv=target/client-venv
 if [ ! -x "$venv/bin/python" ]; then

@@ -2,70 +2,14 @@
 //! codes, clean SIGTERM shutdown, and clear start-up errors.
 
 use serde_json::{json, Value as J};
-use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_quiver");
+mod support;
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Server {
-    fn start(dir: &Path) -> Server {
-        let addr = format!("127.0.0.1:{}", free_port());
-        let child = Command::new(BIN)
-            .args(["serve", "--data-dir", dir.to_str().unwrap(), "--http-addr", &addr])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let s = Server { child, addr };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if ureq::get(&format!("http://{}/api/v1/health", s.addr)).call().is_ok() {
-                return s;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("server did not become ready");
-    }
-
-    fn exec(&self, stmt: &str, space: Option<&str>) -> J {
-        exec_at(&self.addr, stmt, space).expect("request reaches the server")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn exec_at(addr: &str, stmt: &str, space: Option<&str>) -> Result<J, String> {
-    let resp = ureq::post(&format!("http://{addr}/api/v1/exec"))
-        .timeout(Duration::from_secs(10))
-        .send_json(json!({"stmt": stmt, "space": space}));
-    match resp {
-        Ok(r) => r.into_json().map_err(|e| e.to_string()),
-        Err(ureq::Error::Status(_, r)) => r.into_json().map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-fn code(j: &J) -> i64 {
-    j["results"][0]["errors"]["code"].as_i64().unwrap()
-}
+use support::*;
 
 #[test]
 fn kill9_keeps_every_acknowledged_write_and_no_half_write() {

@@ -366,6 +366,194 @@ pub fn encode_call(seq_id: i32, call: &Call) -> Vec<u8> {
     out
 }
 
+/// A reply as a client reads it: the reply, or the server's `TApplicationException` `(type, message)`.
+pub type ClientReply = Result<Reply, (i32, String)>;
+
+/// Decodes a reply (what a client receives); its message name says which method it answers.
+pub fn decode_reply(payload: &[u8]) -> DResult<(Message, ClientReply)> {
+    let (msg, offset) = decode_message(payload)?;
+    let mut d = Decoder::new(&payload[offset..], msg.version);
+    if msg.kind == MessageKind::Exception {
+        let (mut kind, mut text) = (0, String::new());
+        args(&mut d, |d, id, t| {
+            match (id, t) {
+                (1, TType::String) => text = d.string()?,
+                (2, TType::I32) => kind = d.i32()?,
+                _ => return Ok(false),
+            }
+            Ok(true)
+        })?;
+        return Ok((msg, Err((kind, text))));
+    }
+    if msg.kind != MessageKind::Reply {
+        return Err(DecodeError::new(format!("a server sent a message of kind {:?}", msg.kind)));
+    }
+    let mut reply = None;
+    let name = msg.name.clone();
+    args(&mut d, |d, id, t| {
+        if id != 0 {
+            return Ok(false);
+        }
+        reply = Some(match (name.as_str(), t) {
+            ("executeJson" | "executeJsonWithParameter", TType::String) => Reply::Json(d.bytes()?),
+            ("execute" | "executeWithParameter", TType::Struct) => Reply::Execution(decode_execution(d)?),
+            ("authenticate", TType::Struct) => {
+                let mut a = AuthResponse::default();
+                args(d, |d, id, t| {
+                    match (id, t) {
+                        (1, TType::I32) => a.error_code = d.i32()?,
+                        (2, TType::String) => a.error_msg = Some(d.string()?),
+                        (3, TType::I64) => a.session_id = Some(d.i64()?),
+                        (4, TType::I32) => a.time_zone_offset_seconds = Some(d.i32()?),
+                        (5, TType::String) => a.time_zone_name = Some(d.string()?),
+                        _ => return Ok(false),
+                    }
+                    Ok(true)
+                })?;
+                Reply::Auth(a)
+            }
+            ("verifyClientVersion", TType::Struct) => {
+                let (mut error_code, mut error_msg) = (0, None);
+                args(d, |d, id, t| {
+                    match (id, t) {
+                        (1, TType::I32) => error_code = d.i32()?,
+                        (2, TType::String) => error_msg = Some(d.string()?),
+                        _ => return Ok(false),
+                    }
+                    Ok(true)
+                })?;
+                Reply::Verify { error_code, error_msg }
+            }
+            (m, t) => return Err(DecodeError::new(format!("unexpected result of type {t:?} for `{m}'"))),
+        });
+        Ok(true)
+    })?;
+    let reply = reply.ok_or_else(|| DecodeError::new(format!("the reply to `{}' has no result", msg.name)))?;
+    Ok((msg, Ok(reply)))
+}
+
+fn decode_execution(d: &mut Decoder) -> DResult<ExecutionResponse> {
+    let mut r = ExecutionResponse::default();
+    args(d, |d, id, t| {
+        match (id, t) {
+            (1, TType::I32) => r.error_code = d.i32()?,
+            (2, TType::I64) => r.latency_us = d.i64()?,
+            (3, TType::Struct) => {
+                let (mut columns, mut rows) = (Vec::new(), Vec::new());
+                args(d, |d, id, t| {
+                    match (id, t) {
+                        (1, TType::List) => {
+                            let (_, n) = d.list_begin()?;
+                            for _ in 0..n {
+                                columns.push(d.string()?);
+                            }
+                            d.container_end();
+                        }
+                        (2, TType::List) => {
+                            let (_, n) = d.list_begin()?;
+                            for _ in 0..n {
+                                let mut row = Vec::new();
+                                args(d, |d, id, t| {
+                                    if (id, t) != (1, TType::List) {
+                                        return Ok(false);
+                                    }
+                                    let (_, n) = d.list_begin()?;
+                                    for _ in 0..n {
+                                        row.push(crate::value::decode_value(d)?);
+                                    }
+                                    d.container_end();
+                                    Ok(true)
+                                })?;
+                                rows.push(row);
+                            }
+                            d.container_end();
+                        }
+                        _ => return Ok(false),
+                    }
+                    Ok(true)
+                })?;
+                r.data = Some((columns, rows));
+            }
+            (4, TType::String) => r.space_name = Some(d.string()?),
+            (5, TType::String) => r.error_msg = Some(d.string()?),
+            (6, TType::Struct) => r.plan = Some(decode_plan(d)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
+    Ok(r)
+}
+
+fn decode_plan(d: &mut Decoder) -> DResult<Plan> {
+    let mut p = Plan::default();
+    args(d, |d, id, t| {
+        match (id, t) {
+            (1, TType::List) => {
+                let (_, n) = d.list_begin()?;
+                for _ in 0..n {
+                    let mut node = PlanNode::default();
+                    args(d, |d, id, t| {
+                        match (id, t) {
+                            (1, TType::String) => node.name = d.string()?,
+                            (2, TType::I64) => node.id = d.i64()?,
+                            (3, TType::String) => node.output_var = d.string()?,
+                            (4, TType::List) => {
+                                let (_, n) = d.list_begin()?;
+                                for _ in 0..n {
+                                    let (mut k, mut v) = (String::new(), String::new());
+                                    args(d, |d, id, t| {
+                                        match (id, t) {
+                                            (1, TType::String) => k = d.string()?,
+                                            (2, TType::String) => v = d.string()?,
+                                            _ => return Ok(false),
+                                        }
+                                        Ok(true)
+                                    })?;
+                                    node.description.push((k, v));
+                                }
+                                d.container_end();
+                            }
+                            (5, TType::List) => {
+                                let (_, n) = d.list_begin()?;
+                                for _ in 0..n {
+                                    let mut stats = (0, 0, 0);
+                                    args(d, |d, id, t| {
+                                        match (id, t) {
+                                            (1, TType::I64) => stats.0 = d.i64()?,
+                                            (2, TType::I64) => stats.1 = d.i64()?,
+                                            (3, TType::I64) => stats.2 = d.i64()?,
+                                            _ => return Ok(false),
+                                        }
+                                        Ok(true)
+                                    })?;
+                                    node.profile = Some(stats);
+                                }
+                                d.container_end();
+                            }
+                            (7, TType::List) => {
+                                let (_, n) = d.list_begin()?;
+                                for _ in 0..n {
+                                    node.dependencies.push(d.i64()?);
+                                }
+                                d.container_end();
+                            }
+                            _ => return Ok(false),
+                        }
+                        Ok(true)
+                    })?;
+                    p.nodes.push(node);
+                }
+                d.container_end();
+            }
+            (3, TType::String) => p.format = d.string()?,
+            (4, TType::I32) => p.optimize_time_us = d.i32()?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
+    Ok(p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,6 +572,38 @@ mod tests {
             assert_eq!(msg.seq_id, 9);
             assert_eq!(back, call);
         }
+    }
+
+    #[test]
+    fn replies_round_trip() {
+        let plan = Plan {
+            nodes: vec![PlanNode { name: "Go".into(), id: 3, output_var: "__Go_3".into(), description: vec![("over".into(), "like".into())], profile: Some((2, 10, 12)), dependencies: vec![1] }],
+            format: "row".into(),
+            optimize_time_us: 5,
+        };
+        let exec = ExecutionResponse {
+            error_code: 0,
+            latency_us: 99,
+            data: Some((vec!["a".into(), "b".into()], vec![vec![Value::Int(1), Value::Float(0.5)], vec![Value::NULL, Value::Empty]])),
+            space_name: Some("nba".into()),
+            error_msg: None,
+            plan: Some(plan),
+        };
+        for (method, reply) in [
+            ("executeWithParameter", Reply::Execution(exec)),
+            ("execute", Reply::Execution(ExecutionResponse { error_code: -1004, error_msg: Some("SyntaxError: x".into()), ..Default::default() })),
+            ("executeJson", Reply::Json(b"{}".to_vec())),
+            ("authenticate", Reply::Auth(AuthResponse { error_code: 0, session_id: Some(5), time_zone_offset_seconds: Some(0), time_zone_name: Some("UTC".into()), error_msg: None })),
+            ("verifyClientVersion", Reply::Verify { error_code: E_CLIENT_SERVER_INCOMPATIBLE, error_msg: Some("no".into()) }),
+        ] {
+            let call = Message { name: method.into(), kind: MessageKind::Call, seq_id: 4, version: 2 };
+            let (msg, back) = decode_reply(&encode_reply(&call, &reply)).unwrap();
+            assert_eq!((msg.name.as_str(), msg.seq_id, msg.kind), (method, 4, MessageKind::Reply));
+            assert_eq!(format!("{:?}", back.unwrap()), format!("{reply:?}"));
+        }
+        let call = Message { name: "nope".into(), kind: MessageKind::Call, seq_id: 8, version: 2 };
+        let (_, back) = decode_reply(&encode_exception(&call, UNKNOWN_METHOD, "Method name nope not found")).unwrap();
+        assert_eq!(back, Err((UNKNOWN_METHOD, "Method name nope not found".to_string())));
     }
 
     #[test]

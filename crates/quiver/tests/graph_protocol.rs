@@ -1,0 +1,157 @@
+//! The graph protocol served by the `quiver` binary, from a raw socket: hostile input closes only the offending
+//! connection, sessions expire, both framings and pipelined calls work. (The real clients are tested in
+//! `tests/clients/`.)
+
+mod support;
+
+use quiver_common::Value;
+use quiver_wire::client::Client;
+use quiver_wire::compact::{Message, MessageKind};
+use quiver_wire::frame::{encode_frame, Framing, PROTOCOL_COMPACT};
+use quiver_wire::graph::{decode_reply, encode_call, Call, Reply, UNKNOWN_METHOD};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+use support::Server;
+
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+fn client(s: &Server) -> Client {
+    Client::connect(&s.graph_addr, TIMEOUT).unwrap()
+}
+
+/// The server still answers a fresh session.
+fn healthy(s: &Server) {
+    let mut c = client(s);
+    let sid = c.open_session("root", "nebula").unwrap();
+    let r = c.execute(sid, "YIELD 6 * 7 AS x", BTreeMap::new()).unwrap();
+    assert_eq!(r.data, Some((vec!["x".to_string()], vec![vec![Value::Int(42)]])));
+}
+
+/// Reads until the server closes the connection; returns what it sent before closing.
+fn read_until_closed(stream: &mut TcpStream) -> Vec<u8> {
+    stream.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let mut out = Vec::new();
+    match stream.read_to_end(&mut out) {
+        Ok(_) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => out,
+        Err(e) => panic!("the server did not close the connection: {e}"),
+    }
+}
+
+#[test]
+fn hostile_input_closes_only_its_own_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start_with(dir.path(), &["--max-frame-mb", "1"]);
+    // A session opened before the attacks keeps working after them.
+    let mut keeper = client(&s);
+    let sid = keeper.open_session("root", "nebula").unwrap();
+    keeper.execute(sid, "CREATE SPACE g(vid_type = INT64)", BTreeMap::new()).unwrap();
+    assert_eq!(keeper.execute(sid, "USE g", BTreeMap::new()).unwrap().error_code, 0);
+
+    // Not thrift at all.
+    let mut raw = TcpStream::connect(&s.graph_addr).unwrap();
+    raw.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    assert!(read_until_closed(&mut raw).is_empty());
+
+    // An oversized frame is refused from its length prefix, before any allocation.
+    let mut raw = TcpStream::connect(&s.graph_addr).unwrap();
+    raw.write_all(&0x3fff_ffffu32.to_be_bytes()).unwrap();
+    assert!(read_until_closed(&mut raw).is_empty());
+
+    // Disconnecting in the middle of a frame.
+    let mut raw = TcpStream::connect(&s.graph_addr).unwrap();
+    raw.write_all(&100u32.to_be_bytes()).unwrap();
+    raw.write_all(&[0x0f, 0xff, 0, 0]).unwrap();
+    drop(raw);
+
+    // A header frame whose payload is garbage.
+    let mut raw = TcpStream::connect(&s.graph_addr).unwrap();
+    let framing = Framing::Header { flags: 0, seq_id: 1, protocol: PROTOCOL_COMPACT };
+    raw.write_all(&encode_frame(framing, &[0x82, 0x21, 0x01, 0xff, 0xff, 0xff])).unwrap();
+    assert!(read_until_closed(&mut raw).is_empty());
+
+    // An unknown method gets thrift's UNKNOWN_METHOD exception, then the connection closes.
+    let mut raw = TcpStream::connect(&s.graph_addr).unwrap();
+    let mut payload = encode_call(7, &Call::Signout { session_id: 1 });
+    let at = payload.windows(7).position(|w| w == b"signout").unwrap();
+    payload[at..at + 7].copy_from_slice(b"signoff");
+    payload[1] = (payload[1] & 0x1f) | ((MessageKind::Call as u8) << 5);
+    raw.write_all(&encode_frame(framing, &payload)).unwrap();
+    let answer = read_until_closed(&mut raw);
+    let (_, reply) = decode_reply(&quiver_wire::frame::decode_frame(&answer[4..]).unwrap().1).unwrap();
+    assert_eq!(reply, Err((UNKNOWN_METHOD, "Method name signoff not found".to_string())));
+
+    // Many connections dropped right after connecting.
+    for _ in 0..50 {
+        drop(TcpStream::connect(&s.graph_addr).unwrap());
+    }
+
+    healthy(&s);
+    let r = keeper.execute(sid, "YIELD 1 AS one", BTreeMap::new()).unwrap();
+    assert_eq!((r.error_code, r.space_name.as_deref()), (0, Some("g")));
+}
+
+#[test]
+fn framed_compact_and_pipelined_calls_are_answered_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path());
+    let mut c = client(&s);
+    let sid = c.open_session("root", "nebula").unwrap();
+    let stream = c.stream();
+    // Three calls written at once, two header-framed and one framed-compact; replies come back in order.
+    let mut batch = Vec::new();
+    for (seq, framing) in [(11, Framing::Header { flags: 0, seq_id: 11, protocol: PROTOCOL_COMPACT }), (12, Framing::FramedCompact), (13, Framing::Header { flags: 0, seq_id: 13, protocol: PROTOCOL_COMPACT })] {
+        let stmt = format!("YIELD {seq} AS s");
+        batch.extend(encode_frame(framing, &encode_call(seq, &Call::Execute { session_id: sid, stmt: stmt.into_bytes(), params: BTreeMap::new(), json: false })));
+    }
+    stream.write_all(&batch).unwrap();
+    for seq in [11, 12, 13] {
+        let mut prefix = [0u8; 4];
+        stream.read_exact(&mut prefix).unwrap();
+        let mut body = vec![0u8; u32::from_be_bytes(prefix) as usize];
+        stream.read_exact(&mut body).unwrap();
+        let (framing, payload) = quiver_wire::frame::decode_frame(&body).unwrap();
+        match framing {
+            Framing::Header { seq_id, .. } => assert_eq!(seq_id, seq as u32),
+            Framing::FramedCompact => assert_eq!(seq, 12),
+        }
+        let (msg, reply): (Message, _) = decode_reply(payload).unwrap();
+        assert_eq!(msg.seq_id, seq);
+        let Ok(Reply::Execution(r)) = reply else { panic!("{reply:?}") };
+        assert_eq!(r.data.unwrap().1, vec![vec![Value::Int(seq as i64)]]);
+    }
+}
+
+#[test]
+fn idle_sessions_expire_and_signed_out_sessions_are_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start_with(dir.path(), &["--session-idle-timeout-secs", "1"]);
+    let mut c = client(&s);
+    let idle = c.open_session("root", "nebula").unwrap();
+    let gone = c.open_session("root", "nebula").unwrap();
+    assert_ne!(idle, gone);
+    c.call(&Call::Signout { session_id: gone }).unwrap();
+    let r = c.execute(gone, "YIELD 1", BTreeMap::new()).unwrap();
+    assert_eq!((r.error_code, r.error_msg.unwrap()), (-1002, format!("Get sessionId[{gone}] failed: Session `{gone}' not found: Session not existed!")));
+    std::thread::sleep(Duration::from_millis(2500));
+    let r = c.execute(idle, "YIELD 1", BTreeMap::new()).unwrap();
+    assert_eq!((r.error_code, r.error_msg.unwrap()), (-1002, format!("Get sessionId[{idle}] failed: Session `{idle}' not found: Session not existed!")));
+    // A new session lists only itself.
+    let fresh = c.open_session("root", "nebula").unwrap();
+    let r = c.execute(fresh, "SHOW SESSIONS", BTreeMap::new()).unwrap();
+    let (_, rows) = r.data.unwrap();
+    assert_eq!(rows.iter().map(|r| r[0].clone()).collect::<Vec<_>>(), vec![Value::Int(fresh)]);
+}
+
+#[test]
+fn client_versions_outside_the_configured_list_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start_with(dir.path(), &["--client-white-list", "3.0.0:3.8.0"]);
+    let mut c = client(&s);
+    let r = c.call(&Call::VerifyClientVersion { version: "2.6.0".into() }).unwrap().unwrap().unwrap();
+    assert_eq!(r, Reply::Verify { error_code: -3061, error_msg: Some("Graph client version(2.6.0) is not accepted, current graph client white list: 3.0.0:3.8.0.".into()) });
+    let r = c.call(&Call::VerifyClientVersion { version: "3.8.0".into() }).unwrap().unwrap().unwrap();
+    assert_eq!(r, Reply::Verify { error_code: 0, error_msg: None });
+}
