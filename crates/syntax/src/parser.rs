@@ -369,7 +369,13 @@ impl<'a> Parser<'a> {
                 let yield_clause = self.required_yield()?;
                 Ok(Statement::GroupBy { keys, yield_clause })
             }
-            "MATCH" | "LOOKUP" | "FIND" | "GET" | "UNWIND" | "RETURN" | "WITH"
+            // A standalone openCypher RETURN (no MATCH) is a YIELD; clients ping sessions with `RETURN "..."`.
+            "RETURN" => {
+                self.bump();
+                let yield_clause = self.projection()?;
+                Ok(Statement::Yield { yield_clause, filter: None })
+            }
+            "MATCH" | "LOOKUP" | "FIND" | "GET" | "UNWIND" | "WITH"
             | "OPTIONAL" | "SUBMIT" | "REBUILD" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
                 self.skip_to_statement_end();
                 Ok(Statement::Unsupported(word.to_uppercase()))
@@ -926,6 +932,11 @@ impl<'a> Parser<'a> {
 
     fn yield_clause(&mut self) -> QResult<YieldClause> {
         self.expect_kw("YIELD")?;
+        self.projection()
+    }
+
+    /// The column list after `YIELD` or a standalone `RETURN`.
+    fn projection(&mut self) -> QResult<YieldClause> {
         let distinct = self.eat_kw("DISTINCT");
         let mut columns = Vec::new();
         loop {

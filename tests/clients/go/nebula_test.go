@@ -44,41 +44,48 @@ func freePort() int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func TestMain(m *testing.M) {
+// startServer runs `quiver serve --demo` on free ports; it returns the graph port and a stop function.
+func startServer(extra ...string) (int, func(), error) {
 	bin := os.Getenv("QUIVER_BIN")
 	if bin == "" {
 		bin = filepath.Join(repoRoot(), "target", "debug", "quiver")
 	}
 	dir, err := os.MkdirTemp("", "quiver-go-")
 	if err != nil {
-		panic(err)
+		return 0, nil, err
 	}
 	httpPort, graphPort := freePort(), freePort()
-	cmd := exec.Command(bin, "serve", "--data-dir", dir, "--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort),
-		"--graph-addr", fmt.Sprintf("127.0.0.1:%d", graphPort), "--demo", "--datasets", datasets())
-	cmd.Stderr = os.Stderr
+	args := append([]string{"serve", "--data-dir", dir, "--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort),
+		"--graph-addr", fmt.Sprintf("127.0.0.1:%d", graphPort), "--demo", "--datasets", datasets()}, extra...)
+	cmd := exec.Command(bin, args...)
 	if err := cmd.Start(); err != nil {
-		panic(err)
+		return 0, nil, err
 	}
-	ready := false
-	for i := 0; i < 600 && !ready; i++ {
+	stop := func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		os.RemoveAll(dir)
+	}
+	for i := 0; i < 600; i++ {
 		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/v1/health", httpPort)); err == nil {
 			resp.Body.Close()
-			ready = true
-		} else {
-			time.Sleep(100 * time.Millisecond)
+			return graphPort, stop, nil
 		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	port = graphPort
-	code := 1
-	if ready {
-		code = m.Run()
-	} else {
-		fmt.Fprintln(os.Stderr, "quiver did not become ready")
+	stop()
+	return 0, nil, fmt.Errorf("quiver did not become ready")
+}
+
+func TestMain(m *testing.M) {
+	p, stop, err := startServer()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	cmd.Process.Signal(os.Interrupt)
-	cmd.Wait()
-	os.RemoveAll(dir)
+	port = p
+	code := m.Run()
+	stop()
 	os.Exit(code)
 }
 
@@ -331,5 +338,32 @@ func TestSessionPool(t *testing.T) {
 	r, err := sp.Execute(`GO FROM "Tim Duncan" OVER like YIELD dst(edge) AS d`)
 	if err != nil || !r.IsSucceed() || r.GetRowSize() != len(likesOf(t, "Tim Duncan")) {
 		t.Fatalf("%v %v", err, r)
+	}
+}
+
+// The session pool survives its sessions expiring on the server: it opens a new one, pings it with
+// `RETURN "NEBULA GO PING"` and runs the statement again.
+func TestSessionPoolRecoversFromExpiredSessions(t *testing.T) {
+	p, stop, err := startServer("--session-idle-timeout-secs", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	conf, err := nebula.NewSessionPoolConf("root", "nebula", []nebula.HostAddress{{Host: "127.0.0.1", Port: p}}, "nba")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := nebula.NewSessionPool(*conf, nebula.DefaultLogger{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	want := len(likesOf(t, "Tim Duncan"))
+	for round := 0; round < 2; round++ {
+		r, err := sp.Execute(`GO FROM "Tim Duncan" OVER like YIELD dst(edge) AS d`)
+		if err != nil || !r.IsSucceed() || r.GetRowSize() != want {
+			t.Fatalf("round %d: %v %v", round, err, r)
+		}
+		time.Sleep(2500 * time.Millisecond)
 	}
 }

@@ -317,3 +317,22 @@ def test_client_versions_outside_the_white_list_are_refused(pool, server):
         assert resp.error_msg.decode().startswith("Graph client version(2.6.0) is not accepted, current graph client white list: 3.0.0:")
     finally:
         conn.close()
+
+
+def test_session_pool_replaces_expired_sessions():
+    s = Server("--session-idle-timeout-secs", "1")
+    try:
+        config = SessionPoolConfig()
+        config.min_size = 1
+        config.max_size = 1
+        sp = SessionPool("root", "nebula", "nba", [("127.0.0.1", s.port)])
+        assert sp.init(config)
+        ok(sp.execute("YIELD 1 AS x"))
+        time.sleep(2.5)
+        # nebula3-python hands back the server's answer for the expired session, then recycles it.
+        r = sp.execute("YIELD 1 AS x")
+        assert r.error_code() == -1002 and r.error_msg().endswith("Session not existed!")
+        assert ok(sp.execute("YIELD 2 AS x")).as_primitive() == [{"x": 2}]
+        sp.close()
+    finally:
+        s.stop()
