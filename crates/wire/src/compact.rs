@@ -187,8 +187,46 @@ impl<'a> Decoder<'a> {
         Ok(self.proto.read_field_end()?)
     }
 
+    /// Skips a value of type `t` with the same bounds as reading it (the crate's own `skip` allocates whatever
+    /// length a string claims).
     pub fn skip(&mut self, t: TType) -> DResult<()> {
-        Ok(self.proto.skip(t)?)
+        match t {
+            TType::Bool => drop(self.bool()?),
+            TType::I08 => drop(self.i8()?),
+            TType::I16 => drop(self.i16()?),
+            TType::I32 => drop(self.i32()?),
+            TType::I64 => drop(self.i64()?),
+            TType::Double => drop(self.double()?),
+            TType::String => drop(self.bytes()?),
+            TType::Struct => {
+                self.struct_begin()?;
+                while let Some((_, t)) = self.field()? {
+                    self.skip(t)?;
+                    self.field_end()?;
+                }
+                self.struct_end()?;
+            }
+            TType::List | TType::Set => {
+                let (et, n) = if t == TType::List { self.list_begin()? } else { self.set_begin()? };
+                for _ in 0..n {
+                    self.skip(et)?;
+                }
+                self.container_end();
+            }
+            TType::Map => {
+                let (k, v, n) = self.map_begin()?;
+                if n > 0 {
+                    let (Some(k), Some(v)) = (k, v) else { return Err(DecodeError::new("a map without element types")) };
+                    for _ in 0..n {
+                        self.skip(k)?;
+                        self.skip(v)?;
+                    }
+                }
+                self.container_end();
+            }
+            other => return Err(DecodeError::new(format!("cannot skip a value of type {other:?}"))),
+        }
+        Ok(())
     }
 
     /// Fails unless a field has the type the schema gives it.

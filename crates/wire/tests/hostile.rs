@@ -6,7 +6,44 @@ use quiver_common::Value;
 use quiver_wire::compact::{Message, MessageKind};
 use quiver_wire::frame::{decode_frame, encode_frame, frame_len, Framing, DEFAULT_MAX_FRAME_BYTES, PROTOCOL_COMPACT};
 use quiver_wire::graph::{decode_call, decode_reply, encode_call, encode_reply, Call, ExecutionResponse, Reply};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Records the largest single allocation, so a decoder that trusts a length it read shows up here.
+struct Largest;
+
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Largest {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        System.alloc(layout)
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        System.alloc_zeroed(layout)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LARGEST.fetch_max(new_size, Ordering::Relaxed);
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Largest = Largest;
+
+/// Inputs the fuzzer found (fuzz/artifacts): each once made a decoder allocate what a length field claimed.
+const FOUND_BY_FUZZING: &[&[u8]] = &[
+    // A reply whose unknown field 13 is a string claiming 3.4 GB: thrift's own `skip` allocated it.
+    &[0x82, 0x42, 0x5d, 0x01, 0x41, 0xd8, 0xd8, 0xd8, 0x82, 0xd8, 0x7c],
+];
 
 struct Rng(u64);
 
@@ -57,7 +94,17 @@ fn seeds() -> Vec<Vec<u8>> {
 }
 
 #[test]
-fn random_and_mutated_frames_never_panic() {
+fn inputs_found_by_fuzzing_are_refused_without_large_allocations() {
+    for input in FOUND_BY_FUZZING {
+        LARGEST.store(0, Ordering::Relaxed);
+        decode_everything(input);
+        let largest = LARGEST.load(Ordering::Relaxed);
+        assert!(largest < 1 << 16, "decoding {input:02x?} allocated {largest} bytes at once");
+    }
+}
+
+#[test]
+fn random_and_mutated_frames_never_panic_nor_allocate_beyond_their_size() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let seeds = seeds();
     for seed in &seeds {
@@ -90,4 +137,7 @@ fn random_and_mutated_frames_never_panic() {
         }
         decode_everything(&bytes);
     }
+    // Frames here are under 1 KiB; no single allocation may be far larger than the input that caused it.
+    let largest = LARGEST.load(Ordering::Relaxed);
+    assert!(largest < 1 << 20, "a decoder allocated {largest} bytes at once");
 }
