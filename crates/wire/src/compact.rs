@@ -113,6 +113,14 @@ fn varint(data: &[u8], pos: &mut usize) -> DResult<u64> {
     Err(DecodeError::new("varint longer than 10 bytes"))
 }
 
+fn write_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
 /// Reads a slice, sharing its position with the [`Decoder`] so lengths can be checked before they are trusted.
 struct SliceReader<'a> {
     data: &'a [u8],
@@ -136,13 +144,16 @@ pub struct Decoder<'a> {
     pos: Rc<Cell<usize>>,
     doubles_be: bool,
     depth: usize,
+    /// The last field id read in each open struct, mirroring the crate's own state: a field-id delta that would
+    /// overflow is refused here (the crate adds it unchecked).
+    field_ids: Vec<i16>,
 }
 
 impl<'a> Decoder<'a> {
     pub fn new(data: &'a [u8], version: u8) -> Decoder<'a> {
         let pos = Rc::new(Cell::new(0));
         let proto = TCompactInputProtocol::new(SliceReader { data, pos: pos.clone() });
-        Decoder { proto, data, pos, doubles_be: version >= VERSION_DOUBLE_BE, depth: 0 }
+        Decoder { proto, data, pos, doubles_be: version >= VERSION_DOUBLE_BE, depth: 0, field_ids: Vec::new() }
     }
 
     fn remaining(&self) -> usize {
@@ -165,22 +176,48 @@ impl<'a> Decoder<'a> {
     pub fn struct_begin(&mut self) -> DResult<()> {
         self.enter()?;
         self.proto.read_struct_begin()?;
+        self.field_ids.push(0);
         Ok(())
     }
 
     pub fn struct_end(&mut self) -> DResult<()> {
         self.proto.read_struct_end()?;
+        self.field_ids.pop();
         self.leave();
         Ok(())
     }
 
+    /// Reads a struct field by field with `each(decoder, id, type)`, which returns whether it consumed the field;
+    /// fields it leaves are skipped.
+    pub fn fields(&mut self, mut each: impl FnMut(&mut Decoder<'a>, i16, TType) -> DResult<bool>) -> DResult<()> {
+        self.struct_begin()?;
+        while let Some((id, t)) = self.field()? {
+            if !each(self, id, t)? {
+                self.skip(t)?;
+            }
+            self.field_end()?;
+        }
+        self.struct_end()
+    }
+
     /// The next field's `(id, type)`, or `None` at the struct's end.
     pub fn field(&mut self) -> DResult<Option<(i16, TType)>> {
+        if let Some(&header) = self.data.get(self.pos.get()) {
+            let delta = i16::from(header >> 4);
+            let last = self.field_ids.last().copied().unwrap_or(0);
+            if header & 0x0f != 0 && delta != 0 && last.checked_add(delta).is_none() {
+                return Err(DecodeError::new(format!("field id {last} + {delta} overflows")));
+            }
+        }
         let f = self.proto.read_field_begin()?;
         if f.field_type == TType::Stop {
             return Ok(None);
         }
-        Ok(Some((f.id.unwrap_or(0), f.field_type)))
+        let id = f.id.unwrap_or(0);
+        if let Some(last) = self.field_ids.last_mut() {
+            *last = id;
+        }
+        Ok(Some((id, f.field_type)))
     }
 
     pub fn field_end(&mut self) -> DResult<()> {
@@ -320,24 +357,8 @@ impl<'a> Encoder<'a> {
     pub fn message(out: &'a mut Vec<u8>, msg: &Message) -> Encoder<'a> {
         out.push(PROTOCOL_ID);
         out.push(msg.version | ((msg.kind as u8) << 5));
-        let mut seq = msg.seq_id as u32 as u64;
-        loop {
-            if seq < 0x80 {
-                out.push(seq as u8);
-                break;
-            }
-            out.push((seq as u8) | 0x80);
-            seq >>= 7;
-        }
-        let mut len = msg.name.len() as u64;
-        loop {
-            if len < 0x80 {
-                out.push(len as u8);
-                break;
-            }
-            out.push((len as u8) | 0x80);
-            len >>= 7;
-        }
+        write_varint(out, u64::from(msg.seq_id as u32));
+        write_varint(out, msg.name.len() as u64);
         out.extend_from_slice(msg.name.as_bytes());
         Encoder { proto: TCompactOutputProtocol::new(out), doubles_be: msg.version >= VERSION_DOUBLE_BE }
     }

@@ -42,7 +42,7 @@ pub fn decode_call(payload: &[u8]) -> Result<(Message, Call), CallError> {
     let call = match msg.name.as_str() {
         "verifyClientVersion" => {
             let mut version = "3.0.0".to_string();
-            args(&mut d, |d, id, t| {
+            d.fields(|d, id, t| {
                 if (id, t) != (1, TType::Struct) {
                     return Ok(false);
                 }
@@ -62,7 +62,7 @@ pub fn decode_call(payload: &[u8]) -> Result<(Message, Call), CallError> {
         }
         "authenticate" => {
             let (mut username, mut password) = (String::new(), String::new());
-            args(&mut d, |d, id, t| {
+            d.fields(|d, id, t| {
                 match (id, t) {
                     (1, TType::String) => username = d.string()?,
                     (2, TType::String) => password = d.string()?,
@@ -74,7 +74,7 @@ pub fn decode_call(payload: &[u8]) -> Result<(Message, Call), CallError> {
         }
         "signout" => {
             let mut session_id = 0;
-            args(&mut d, |d, id, t| {
+            d.fields(|d, id, t| {
                 if (id, t) != (1, TType::I64) {
                     return Ok(false);
                 }
@@ -85,7 +85,7 @@ pub fn decode_call(payload: &[u8]) -> Result<(Message, Call), CallError> {
         }
         "execute" | "executeWithParameter" | "executeJson" | "executeJsonWithParameter" => {
             let (mut session_id, mut stmt, mut params) = (0, Vec::new(), BTreeMap::new());
-            args(&mut d, |d, id, t| {
+            d.fields(|d, id, t| {
                 match (id, t) {
                     (1, TType::I64) => session_id = d.i64()?,
                     (2, TType::String) => stmt = d.bytes()?,
@@ -103,17 +103,6 @@ pub fn decode_call(payload: &[u8]) -> Result<(Message, Call), CallError> {
         Err(e) if e.unsupported => Err(CallError::Unsupported(msg, e.message)),
         Err(e) => Err(CallError::Malformed(e)),
     }
-}
-
-fn args(d: &mut Decoder, mut each: impl FnMut(&mut Decoder, i16, TType) -> DResult<bool>) -> DResult<()> {
-    d.struct_begin()?;
-    while let Some((id, t)) = d.field()? {
-        if !each(d, id, t)? {
-            d.skip(t)?;
-        }
-        d.field_end()?;
-    }
-    d.struct_end()
 }
 
 /// One operator of a plan, as `PlanNodeDescription`.
@@ -375,7 +364,7 @@ pub fn decode_reply(payload: &[u8]) -> DResult<(Message, ClientReply)> {
     let mut d = Decoder::new(&payload[offset..], msg.version);
     if msg.kind == MessageKind::Exception {
         let (mut kind, mut text) = (0, String::new());
-        args(&mut d, |d, id, t| {
+        d.fields(|d, id, t| {
             match (id, t) {
                 (1, TType::String) => text = d.string()?,
                 (2, TType::I32) => kind = d.i32()?,
@@ -390,7 +379,7 @@ pub fn decode_reply(payload: &[u8]) -> DResult<(Message, ClientReply)> {
     }
     let mut reply = None;
     let name = msg.name.clone();
-    args(&mut d, |d, id, t| {
+    d.fields(|d, id, t| {
         if id != 0 {
             return Ok(false);
         }
@@ -399,7 +388,7 @@ pub fn decode_reply(payload: &[u8]) -> DResult<(Message, ClientReply)> {
             ("execute" | "executeWithParameter", TType::Struct) => Reply::Execution(decode_execution(d)?),
             ("authenticate", TType::Struct) => {
                 let mut a = AuthResponse::default();
-                args(d, |d, id, t| {
+                d.fields(|d, id, t| {
                     match (id, t) {
                         (1, TType::I32) => a.error_code = d.i32()?,
                         (2, TType::String) => a.error_msg = Some(d.string()?),
@@ -414,7 +403,7 @@ pub fn decode_reply(payload: &[u8]) -> DResult<(Message, ClientReply)> {
             }
             ("verifyClientVersion", TType::Struct) => {
                 let (mut error_code, mut error_msg) = (0, None);
-                args(d, |d, id, t| {
+                d.fields(|d, id, t| {
                     match (id, t) {
                         (1, TType::I32) => error_code = d.i32()?,
                         (2, TType::String) => error_msg = Some(d.string()?),
@@ -434,13 +423,13 @@ pub fn decode_reply(payload: &[u8]) -> DResult<(Message, ClientReply)> {
 
 fn decode_execution(d: &mut Decoder) -> DResult<ExecutionResponse> {
     let mut r = ExecutionResponse::default();
-    args(d, |d, id, t| {
+    d.fields(|d, id, t| {
         match (id, t) {
             (1, TType::I32) => r.error_code = d.i32()?,
             (2, TType::I64) => r.latency_us = d.i64()?,
             (3, TType::Struct) => {
                 let (mut columns, mut rows) = (Vec::new(), Vec::new());
-                args(d, |d, id, t| {
+                d.fields(|d, id, t| {
                     match (id, t) {
                         (1, TType::List) => {
                             let (_, n) = d.list_begin()?;
@@ -453,7 +442,7 @@ fn decode_execution(d: &mut Decoder) -> DResult<ExecutionResponse> {
                             let (_, n) = d.list_begin()?;
                             for _ in 0..n {
                                 let mut row = Vec::new();
-                                args(d, |d, id, t| {
+                                d.fields(|d, id, t| {
                                     if (id, t) != (1, TType::List) {
                                         return Ok(false);
                                     }
@@ -486,13 +475,13 @@ fn decode_execution(d: &mut Decoder) -> DResult<ExecutionResponse> {
 
 fn decode_plan(d: &mut Decoder) -> DResult<Plan> {
     let mut p = Plan::default();
-    args(d, |d, id, t| {
+    d.fields(|d, id, t| {
         match (id, t) {
             (1, TType::List) => {
                 let (_, n) = d.list_begin()?;
                 for _ in 0..n {
                     let mut node = PlanNode::default();
-                    args(d, |d, id, t| {
+                    d.fields(|d, id, t| {
                         match (id, t) {
                             (1, TType::String) => node.name = d.string()?,
                             (2, TType::I64) => node.id = d.i64()?,
@@ -501,7 +490,7 @@ fn decode_plan(d: &mut Decoder) -> DResult<Plan> {
                                 let (_, n) = d.list_begin()?;
                                 for _ in 0..n {
                                     let (mut k, mut v) = (String::new(), String::new());
-                                    args(d, |d, id, t| {
+                                    d.fields(|d, id, t| {
                                         match (id, t) {
                                             (1, TType::String) => k = d.string()?,
                                             (2, TType::String) => v = d.string()?,
@@ -517,7 +506,7 @@ fn decode_plan(d: &mut Decoder) -> DResult<Plan> {
                                 let (_, n) = d.list_begin()?;
                                 for _ in 0..n {
                                     let mut stats = (0, 0, 0);
-                                    args(d, |d, id, t| {
+                                    d.fields(|d, id, t| {
                                         match (id, t) {
                                             (1, TType::I64) => stats.0 = d.i64()?,
                                             (2, TType::I64) => stats.1 = d.i64()?,

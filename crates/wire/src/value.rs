@@ -247,18 +247,6 @@ pub fn decode_value(d: &mut Decoder) -> DResult<Value> {
     Ok(value)
 }
 
-/// Reads a struct field by field with `each(decoder, id, type)`; fields `each` does not consume are skipped.
-fn decode_struct(d: &mut Decoder, mut each: impl FnMut(&mut Decoder, i16, TType) -> DResult<bool>) -> DResult<()> {
-    d.struct_begin()?;
-    while let Some((id, t)) = d.field()? {
-        if !each(d, id, t)? {
-            d.skip(t)?;
-        }
-        d.field_end()?;
-    }
-    d.struct_end()
-}
-
 fn small(d: &mut Decoder, t: TType, what: &str) -> DResult<u8> {
     d.expect(t, TType::I08, what)?;
     let v = d.i8()?;
@@ -267,7 +255,7 @@ fn small(d: &mut Decoder, t: TType, what: &str) -> DResult<u8> {
 
 fn decode_date(d: &mut Decoder) -> DResult<Date> {
     let mut date = Date { year: 1970, month: 1, day: 1 };
-    decode_struct(d, |d, id, t| {
+    d.fields(|d, id, t| {
         match id {
             1 => {
                 d.expect(t, TType::I16, "Date.year")?;
@@ -284,7 +272,7 @@ fn decode_date(d: &mut Decoder) -> DResult<Date> {
 
 fn decode_time(d: &mut Decoder) -> DResult<Time> {
     let mut time = Time { hour: 0, minute: 0, sec: 0, microsec: 0 };
-    decode_struct(d, |d, id, t| time_field(d, &mut time, id, t, 1))?;
+    d.fields(|d, id, t| time_field(d, &mut time, id, t, 1))?;
     Ok(time)
 }
 
@@ -305,7 +293,7 @@ fn time_field(d: &mut Decoder, time: &mut Time, id: i16, t: TType, first: i16) -
 
 fn decode_datetime(d: &mut Decoder) -> DResult<DateTime> {
     let mut dt = DateTime { date: Date { year: 1970, month: 1, day: 1 }, time: Time { hour: 0, minute: 0, sec: 0, microsec: 0 } };
-    decode_struct(d, |d, id, t| {
+    d.fields(|d, id, t| {
         match id {
             1 => {
                 d.expect(t, TType::I16, "DateTime.year")?;
@@ -322,7 +310,7 @@ fn decode_datetime(d: &mut Decoder) -> DResult<DateTime> {
 
 fn decode_duration(d: &mut Decoder) -> DResult<Duration> {
     let mut dur = Duration { months: 0, seconds: 0, microseconds: 0 };
-    decode_struct(d, |d, id, t| {
+    d.fields(|d, id, t| {
         match (id, t) {
             (1, TType::I64) => dur.seconds = d.i64()?,
             (2, TType::I32) => dur.microseconds = d.i32()?,
@@ -349,7 +337,7 @@ fn decode_value_list(d: &mut Decoder, set: bool) -> DResult<Vec<Value>> {
 /// NList / NSet: a struct whose field 1 is the list or set.
 fn decode_wrapped_list(d: &mut Decoder, set: bool) -> DResult<Vec<Value>> {
     let mut items = Vec::new();
-    decode_struct(d, |d, id, t| {
+    d.fields(|d, id, t| {
         if id != 1 || t != if set { TType::Set } else { TType::List } {
             return Ok(false);
         }
@@ -378,7 +366,7 @@ pub fn decode_props(d: &mut Decoder) -> DResult<BTreeMap<String, Value>> {
 
 fn decode_wrapped_map(d: &mut Decoder) -> DResult<BTreeMap<String, Value>> {
     let mut map = BTreeMap::new();
-    decode_struct(d, |d, id, t| {
+    d.fields(|d, id, t| {
         if (id, t) != (1, TType::Map) {
             return Ok(false);
         }
@@ -390,7 +378,7 @@ fn decode_wrapped_map(d: &mut Decoder) -> DResult<BTreeMap<String, Value>> {
 
 fn decode_vertex(d: &mut Decoder) -> DResult<Vertex> {
     let mut vertex = Vertex { vid: Value::Empty, tags: Vec::new() };
-    decode_struct(d, |d, id, t| {
+    d.fields(|d, id, t| {
         match (id, t) {
             (1, TType::Struct) => vertex.vid = decode_value(d)?,
             (2, TType::List) => {
@@ -398,7 +386,7 @@ fn decode_vertex(d: &mut Decoder) -> DResult<Vertex> {
                 d.expect(et, TType::Struct, "a vertex tag")?;
                 for _ in 0..n {
                     let mut tag = Tag { name: String::new(), props: BTreeMap::new() };
-                    decode_struct(d, |d, id, t| {
+                    d.fields(|d, id, t| {
                         match (id, t) {
                             (1, TType::String) => tag.name = d.string()?,
                             (2, TType::Map) => tag.props = decode_props(d)?,
@@ -420,7 +408,7 @@ fn decode_vertex(d: &mut Decoder) -> DResult<Vertex> {
 
 fn decode_edge(d: &mut Decoder) -> DResult<Edge> {
     let mut edge = Edge { src: Value::Empty, dst: Value::Empty, edge_type: 0, name: String::new(), ranking: 0, props: BTreeMap::new() };
-    decode_struct(d, |d, id, t| {
+    d.fields(|d, id, t| {
         match (id, t) {
             (1, TType::Struct) => edge.src = decode_value(d)?,
             (2, TType::Struct) => edge.dst = decode_value(d)?,

@@ -43,6 +43,9 @@ static ALLOCATOR: Largest = Largest;
 const FOUND_BY_FUZZING: &[&[u8]] = &[
     // A reply whose unknown field 13 is a string claiming 3.4 GB: thrift's own `skip` allocated it.
     &[0x82, 0x42, 0x5d, 0x01, 0x41, 0xd8, 0xd8, 0xd8, 0x82, 0xd8, 0x7c],
+    // A field id near i16::MAX followed by a delta: thrift's compact reader added them unchecked (a panic with
+    // overflow checks on).
+    &[130, 98, 240, 241, 136, 6, 1, 98, 1, 240, 255, 51, 136, 175, 40, 72, 255, 255, 255, 255, 255, 255, 255, 255],
 ];
 
 struct Rng(u64);

@@ -325,7 +325,7 @@ func TestConcurrentSessions(t *testing.T) {
 	}
 }
 
-func TestSessionPool(t *testing.T) {
+func sessionPool(t *testing.T, port int) *nebula.SessionPool {
 	conf, err := nebula.NewSessionPoolConf("root", "nebula", []nebula.HostAddress{{Host: "127.0.0.1", Port: port}}, "nba")
 	if err != nil {
 		t.Fatal(err)
@@ -334,6 +334,11 @@ func TestSessionPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sp
+}
+
+func TestSessionPool(t *testing.T) {
+	sp := sessionPool(t, port)
 	defer sp.Close()
 	r, err := sp.Execute(`GO FROM "Tim Duncan" OVER like YIELD dst(edge) AS d`)
 	if err != nil || !r.IsSucceed() || r.GetRowSize() != len(likesOf(t, "Tim Duncan")) {
@@ -349,14 +354,7 @@ func TestSessionPoolRecoversFromExpiredSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	conf, err := nebula.NewSessionPoolConf("root", "nebula", []nebula.HostAddress{{Host: "127.0.0.1", Port: p}}, "nba")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := nebula.NewSessionPool(*conf, nebula.DefaultLogger{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := sessionPool(t, p)
 	defer sp.Close()
 	want := len(likesOf(t, "Tim Duncan"))
 	for round := 0; round < 2; round++ {
