@@ -74,6 +74,11 @@ impl Budget {
         Ok(())
     }
 
+    /// Records that `bytes` charged earlier are no longer held (a batch that has been consumed).
+    pub fn release(&self, bytes: usize) {
+        let _ = self.used.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| Some(u.saturating_sub(bytes)));
+    }
+
     /// Cancels the query: its next [`Budget::check`] fails.
     pub fn kill(&self) {
         self.killed.store(true, Ordering::Relaxed);

@@ -1,16 +1,28 @@
-//! Runs a plan: each node reads its input's rows and produces its own, checking the query's budget (deadline and
-//! memory) between operators and charging it for the rows it holds. With profiling on, each node's rows and time
-//! are recorded for PROFILE.
+//! Runs a plan as a pipeline of row batches, pulled from the root.
+//!
+//! Each operator is a [`Cursor`] that hands out batches on demand. Projections, piped GOs and LIMIT work batch by
+//! batch, so `... | LIMIT n` stops pulling once it has its rows and the operators below it stop working; TopN keeps
+//! only `offset + count` rows while it reads. Operators that need their whole input (sorting, grouping, DISTINCT,
+//! aggregates, set operations, variables) drain it first. Leaves (statements, GOs from constants, fused
+//! expansions) produce their result as one batch.
+//!
+//! Every batch is charged to the query's memory budget when produced and released when consumed, so the budget
+//! bounds what is held at once; the deadline is checked before each batch. With profiling on, each operator's rows
+//! and time (its own, and including its inputs) are recorded for PROFILE.
 
 use super::desc::{node_key, Profiles, ProfileStats};
 use super::{ExpandNode, ExpandOutput, Op, PlanNode};
-use crate::compose::{group_rows, limit_rows, set_op, sort_rows, top_n, yield_rows, Request};
+use crate::compose::{group_rows, limit_operand, limit_rows, set_op, sort_rows, top_n, yield_rows, Request};
 use crate::data::{eval_vid, VidUse};
 use crate::{DataSet, QueryEngine, Session};
 use quiver_api::{ExpandHop, ExpandRequest, SpaceDesc};
+use quiver_common::expr::Expr;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::FromClause;
 use std::time::Instant;
+
+/// Rows per batch handed out of a materialized input.
+const BATCH_ROWS: usize = 1024;
 
 pub(crate) struct Executor<'e, 's, 'r, 'p> {
     pub engine: &'e QueryEngine,
@@ -20,46 +32,268 @@ pub(crate) struct Executor<'e, 's, 'r, 'p> {
     pub profiles: Option<&'r mut Profiles>,
 }
 
-/// Bytes a result is charged: a `Value` per cell, plus its heap part for strings.
+/// Bytes a batch is charged: a `Value` per cell, plus its heap part for strings.
 fn footprint(d: &DataSet) -> usize {
     let cells = d.rows.len() * d.columns.len().max(1) * std::mem::size_of::<Value>();
     let heap: usize = d.rows.iter().flatten().map(|v| if let Value::String(s) = v { s.len() } else { 0 }).sum();
     cells + heap
 }
 
-impl Executor<'_, '_, '_, '_> {
-    pub fn run(&mut self, node: &PlanNode, outer: Option<&DataSet>) -> QResult<DataSet> {
-        let start = Instant::now();
-        self.req.budget.check()?;
-        let own;
-        let input = match &node.input {
-            Some(i) => {
-                own = self.run(i, outer)?;
-                Some(&own)
-            }
-            None => outer,
-        };
-        let inputs_done = Instant::now();
-        let out = self.op(node, input)?;
-        self.req.budget.charge(footprint(&out))?;
-        if let Some(p) = &mut self.profiles {
-            // A set operation's time includes its branches', which are recorded as their own operators.
-            let branches: u64 = node.branches.iter().map(|b| p.get(&node_key(b)).map_or(0, |s| s.total_duration_us)).sum();
-            let own = inputs_done.elapsed().as_micros() as u64;
-            let stats = ProfileStats {
-                rows: out.rows.len() as u64,
-                exec_duration_us: own.saturating_sub(branches),
-                total_duration_us: start.elapsed().as_micros() as u64,
-            };
-            p.insert(node_key(node), stats);
+/// Where an operator's piped input comes from.
+enum Input<'a> {
+    None,
+    Node(Box<Cursor<'a>>),
+    /// A set operation's input, handed to each branch in batches.
+    Rows { data: &'a DataSet, pos: usize },
+}
+
+/// How an operator produces its batches.
+enum Mode {
+    /// Runs once over its whole input (drained first), then hands out the result in batches.
+    Whole(Option<Pending>),
+    /// One output batch per input batch.
+    PerBatch,
+    /// LIMIT: `(rows still to skip, rows still to pass)`, evaluated on the first batch; stops pulling at zero.
+    Limit(Option<(usize, usize)>),
+    /// ORDER BY ... LIMIT: keeps the best `keep` rows of what it has read.
+    TopN { best: Option<DataSet> },
+}
+
+/// A result computed whole and not yet handed out.
+struct Pending {
+    columns: Vec<String>,
+    rows: std::vec::IntoIter<Vec<Value>>,
+}
+
+struct Cursor<'a> {
+    node: &'a PlanNode,
+    input: Input<'a>,
+    mode: Mode,
+    done: bool,
+    rows: u64,
+    /// Time inside this operator's `next`, inputs included.
+    total_us: u64,
+}
+
+impl Cursor<'_> {
+    fn input_total_us(&self) -> u64 {
+        match &self.input {
+            Input::Node(c) => c.total_us,
+            _ => 0,
         }
-        Ok(out)
+    }
+}
+
+/// Whether `node` can work one input batch at a time (given that it has a piped input).
+fn streams(node: &PlanNode) -> bool {
+    match &node.op {
+        Op::Project { yield_clause, filter } => {
+            !yield_clause.distinct
+                && !yield_clause.columns.iter().any(|c| c.expr.has_aggregate() || reads_var(&c.expr))
+                && !filter.as_ref().is_some_and(reads_var)
+        }
+        Op::Go(g) => {
+            let y = g.stmt.yield_clause.as_ref();
+            matches!(&g.stmt.from, FromClause::Ref(Expr::InputProp(_))) && g.limit.is_none() && y.is_some_and(|y| !y.distinct)
+        }
+        _ => false,
+    }
+}
+
+fn reads_var(e: &Expr) -> bool {
+    e.any(&|x| matches!(x, Expr::VarProp { .. }))
+}
+
+impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
+    /// Runs `node` to the end; `outer` is the input of an enclosing set operation, if any.
+    pub fn run(&mut self, node: &PlanNode, outer: Option<&DataSet>) -> QResult<DataSet> {
+        let mut root = self.open(node, outer);
+        let mut out: Option<DataSet> = None;
+        while let Some(batch) = self.next(&mut root)? {
+            match &mut out {
+                None => out = Some(batch),
+                Some(o) => o.rows.extend(batch.rows),
+            }
+        }
+        self.record(&root);
+        Ok(out.unwrap_or_default())
+    }
+
+    fn open<'a>(&self, node: &'a PlanNode, outer: Option<&'a DataSet>) -> Cursor<'a> {
+        let input = match (&node.input, outer) {
+            (Some(i), _) => Input::Node(Box::new(self.open(i, outer))),
+            (None, Some(data)) => Input::Rows { data, pos: 0 },
+            (None, None) => Input::None,
+        };
+        let has_input = !matches!(input, Input::None);
+        let mode = match &node.op {
+            Op::Limit { .. } if has_input => Mode::Limit(None),
+            Op::TopN { .. } if has_input => Mode::TopN { best: None },
+            _ if has_input && streams(node) => Mode::PerBatch,
+            _ => Mode::Whole(None),
+        };
+        Cursor { node, input, mode, done: false, rows: 0, total_us: 0 }
+    }
+
+    /// The operator's next batch, or `None` when it has no more.
+    fn next(&mut self, c: &mut Cursor<'_>) -> QResult<Option<DataSet>> {
+        if c.done {
+            return Ok(None);
+        }
+        self.req.budget.check()?;
+        let start = Instant::now();
+        let out = self.step(c);
+        c.total_us += start.elapsed().as_micros() as u64;
+        match out? {
+            Some(batch) => {
+                c.rows += batch.rows.len() as u64;
+                self.req.budget.charge(footprint(&batch))?;
+                Ok(Some(batch))
+            }
+            None => {
+                c.done = true;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The next batch of the operator's input; `None` when it has no input or the input is exhausted.
+    fn pull(&mut self, c: &mut Cursor<'_>) -> QResult<Option<DataSet>> {
+        match &mut c.input {
+            Input::None => Ok(None),
+            Input::Node(child) => self.next(child),
+            Input::Rows { data, pos } => {
+                if *pos >= data.rows.len() && *pos > 0 {
+                    return Ok(None);
+                }
+                let end = (*pos + BATCH_ROWS).min(data.rows.len());
+                let batch = DataSet::new(data.columns.clone(), data.rows[*pos..end].to_vec());
+                // An empty input still hands out one (empty) batch, which carries the columns.
+                *pos = end.max(1);
+                self.req.budget.charge(footprint(&batch))?;
+                Ok(Some(batch))
+            }
+        }
+    }
+
+    /// The whole input, or `None` for an operator without one.
+    fn drain(&mut self, c: &mut Cursor<'_>) -> QResult<Option<DataSet>> {
+        if matches!(c.input, Input::None) {
+            return Ok(None);
+        }
+        let mut all: Option<DataSet> = None;
+        while let Some(batch) = self.pull(c)? {
+            match &mut all {
+                None => all = Some(batch),
+                Some(a) => a.rows.extend(batch.rows),
+            }
+        }
+        Ok(Some(all.unwrap_or_default()))
+    }
+
+    fn step(&mut self, c: &mut Cursor<'_>) -> QResult<Option<DataSet>> {
+        match &mut c.mode {
+            Mode::Whole(None) => {
+                let input = self.drain(c)?;
+                let held = input.as_ref().map_or(0, footprint);
+                let out = self.op(c.node, input.as_ref());
+                self.req.budget.release(held);
+                let out = out?;
+                self.req.budget.charge(footprint(&out))?;
+                let first = DataSet::new(out.columns.clone(), Vec::new());
+                c.mode = Mode::Whole(Some(Pending { columns: out.columns, rows: out.rows.into_iter() }));
+                // The first batch always exists, so even an empty result carries its columns.
+                self.hand_out(c).map(|b| Some(b.unwrap_or(first)))
+            }
+            Mode::Whole(Some(_)) => self.hand_out(c),
+            Mode::PerBatch => {
+                let Some(batch) = self.pull(c)? else { return Ok(None) };
+                let out = self.op(c.node, Some(&batch));
+                self.req.budget.release(footprint(&batch));
+                out.map(Some)
+            }
+            Mode::Limit(bounds) => {
+                if bounds.is_none() {
+                    let Op::Limit { offset, count } = &c.node.op else { unreachable!("a LIMIT cursor") };
+                    *bounds = Some((limit_operand(offset, self.req)?, limit_operand(count, self.req)?));
+                }
+                let Some(mut batch) = self.pull(c)? else { return Ok(None) };
+                self.req.budget.release(footprint(&batch));
+                let Mode::Limit(Some((skip, left))) = &mut c.mode else { unreachable!("bounds were set above") };
+                let skipped = (*skip).min(batch.rows.len());
+                batch.rows.drain(..skipped);
+                *skip -= skipped;
+                batch.rows.truncate(*left);
+                *left -= batch.rows.len();
+                if *left == 0 {
+                    // Enough rows: nothing below is pulled again.
+                    c.done = true;
+                }
+                Ok(Some(batch))
+            }
+            Mode::TopN { .. } => {
+                let Op::TopN { factors, offset, count } = &c.node.op else { unreachable!("a TopN cursor") };
+                let keep = offset.saturating_add(*count);
+                while let Some(batch) = self.pull(c)? {
+                    let Mode::TopN { best } = &mut c.mode else { unreachable!() };
+                    let held = footprint(&batch) + best.as_ref().map_or(0, footprint);
+                    // The rows kept so far come before the new batch, so ties keep their input order.
+                    let merged = match best.take() {
+                        None => batch,
+                        Some(mut b) => {
+                            b.rows.extend(batch.rows);
+                            b
+                        }
+                    };
+                    let kept = top_n(factors, 0, keep, self.req, Some(&merged))?;
+                    self.req.budget.release(held);
+                    self.req.budget.charge(footprint(&kept))?;
+                    *best = Some(kept);
+                }
+                let Mode::TopN { best } = &mut c.mode else { unreachable!() };
+                let best = best.take().unwrap_or_default();
+                self.req.budget.release(footprint(&best));
+                c.done = true;
+                let out = DataSet::new(best.columns, best.rows.into_iter().skip(*offset).take(*count).collect());
+                Ok(Some(out))
+            }
+        }
+    }
+
+    /// The next batch of a result computed whole; `None` once it is all handed out.
+    fn hand_out(&mut self, c: &mut Cursor<'_>) -> QResult<Option<DataSet>> {
+        let Mode::Whole(Some(p)) = &mut c.mode else { unreachable!("a computed result") };
+        let rows: Vec<Vec<Value>> = p.rows.by_ref().take(BATCH_ROWS).collect();
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let batch = DataSet::new(p.columns.clone(), rows);
+        // It moves from the pending result to the batch, which `next` charges.
+        self.req.budget.release(footprint(&batch));
+        Ok(Some(batch))
+    }
+
+    /// Stores the profile of `c` and of the operators it pulled from.
+    fn record(&mut self, c: &Cursor<'_>) {
+        if let Input::Node(child) = &c.input {
+            self.record(child);
+        }
+        let Some(p) = &mut self.profiles else { return };
+        // A set operation's time includes its branches', which are recorded as their own operators.
+        let branches: u64 = c.node.branches.iter().map(|b| p.get(&node_key(b)).map_or(0, |s| s.total_duration_us)).sum();
+        let stats = ProfileStats {
+            rows: c.rows,
+            exec_duration_us: c.total_us.saturating_sub(c.input_total_us()).saturating_sub(branches),
+            total_duration_us: c.total_us,
+        };
+        p.insert(node_key(c.node), stats);
     }
 
     fn space(&self) -> QResult<std::sync::Arc<SpaceDesc>> {
         self.engine.current_space(self.session)
     }
 
+    /// The operator applied to `input` (a batch, or its whole input).
     fn op(&mut self, node: &PlanNode, input: Option<&DataSet>) -> QResult<DataSet> {
         let req = &*self.req;
         match &node.op {
