@@ -199,6 +199,49 @@ impl Expr {
         }
     }
 
+    /// Calls `f` on every sub-expression and then on this one (children first), allowing each to be replaced.
+    pub fn visit_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match self {
+            Expr::Attribute { base, .. } => base.visit_mut(f),
+            Expr::Unary { operand, .. } => operand.visit_mut(f),
+            Expr::Binary { lhs, rhs, .. } => {
+                lhs.visit_mut(f);
+                rhs.visit_mut(f);
+            }
+            Expr::Function { args, .. } => args.iter_mut().for_each(|a| a.visit_mut(f)),
+            Expr::Aggregate { arg: Some(a), .. } => a.visit_mut(f),
+            Expr::List(items) | Expr::Set(items) => items.iter_mut().for_each(|a| a.visit_mut(f)),
+            Expr::Map(items) => items.iter_mut().for_each(|(_, a)| a.visit_mut(f)),
+            Expr::Subscript { base, index } => {
+                base.visit_mut(f);
+                index.visit_mut(f);
+            }
+            Expr::Slice { base, lo, hi } => {
+                base.visit_mut(f);
+                if let Some(lo) = lo {
+                    lo.visit_mut(f);
+                }
+                if let Some(hi) = hi {
+                    hi.visit_mut(f);
+                }
+            }
+            Expr::Case { operand, whens, default } => {
+                if let Some(o) = operand {
+                    o.visit_mut(f);
+                }
+                for (w, t) in whens {
+                    w.visit_mut(f);
+                    t.visit_mut(f);
+                }
+                if let Some(d) = default {
+                    d.visit_mut(f);
+                }
+            }
+            _ => {}
+        }
+        f(self);
+    }
+
     /// True if `pred` holds for this expression or any sub-expression.
     pub fn any(&self, pred: &dyn Fn(&Expr) -> bool) -> bool {
         let mut found = false;

@@ -17,7 +17,7 @@
 //!              Go [FROM "a" OVER e]
 //! ```
 
-use super::{is_far_end, Rule, RuleContext};
+use super::{cannot_fail, is_far_end, Rule, RuleContext};
 use crate::plan::{ExpandNode, ExpandOutput, Op, PlanNode};
 use quiver_common::expr::Expr;
 use quiver_syntax::ast::{FromClause, GoStatement};
@@ -28,23 +28,13 @@ fn is_count_star(e: &Expr) -> bool {
     matches!(e, Expr::Aggregate { name, arg: None, distinct: false } if name.eq_ignore_ascii_case("count"))
 }
 
-/// Yield expressions that evaluate without error on any row.
-fn cannot_fail(e: &Expr) -> bool {
-    !e.any(&|x| match x {
-        Expr::Const(_) | Expr::LabelProp { .. } | Expr::EdgeMetaProp { .. } | Expr::SrcProp { .. } | Expr::DstProp { .. } | Expr::Edge => false,
-        Expr::Vertex(v) => matches!(v, quiver_common::expr::VertexRef::Current),
-        Expr::Function { name, .. } => !matches!(name.to_lowercase().as_str(), "src" | "dst" | "rank" | "type" | "id" | "properties"),
-        _ => true,
-    })
-}
-
 fn fusable(g: &GoStatement) -> bool {
     let Some(y) = &g.yield_clause else { return false };
     g.is_n_steps()
         && g.filter.is_none()
         && g.bounds.is_none()
         && !y.distinct
-        && y.columns.iter().all(|c| cannot_fail(&c.expr) && !c.expr.reads_input())
+        && y.columns.iter().all(|c| cannot_fail(&c.expr, None) && !c.expr.reads_input())
 }
 
 /// The name of the far-end column `col` of `g`, if `g` yields it.

@@ -10,13 +10,15 @@
 //! the same order where the statement defines one) and the same errors.
 
 mod fuse_count_traversal;
+mod merge_projections;
 mod push_filter_into_go;
 mod push_limit_into_go;
 mod push_projection_into_go;
+mod remove_unused_columns;
 mod sort_limit_to_topn;
 
 use crate::compose::Request;
-use crate::plan::PlanNode;
+use crate::plan::{Op, PlanNode};
 use crate::QueryEngine;
 use quiver_api::SpaceDesc;
 use quiver_common::expr::{EdgeMeta, Expr, VertexRef};
@@ -38,6 +40,8 @@ pub(crate) trait Rule: Sync {
 
 /// The rules, in the order they run.
 pub(crate) const RULES: &[&dyn Rule] = &[
+    &remove_unused_columns::RemoveUnusedColumns,
+    &merge_projections::MergeProjections,
     &fuse_count_traversal::FuseCountTraversal,
     &push_filter_into_go::PushFilterIntoGo,
     &push_projection_into_go::PushProjectionIntoGo,
@@ -78,4 +82,46 @@ pub(crate) fn is_far_end(e: &Expr, g: &GoStatement) -> bool {
         },
         _ => false,
     }
+}
+
+/// The columns `node` outputs, when the plan knows them before running.
+pub(crate) fn output_columns(node: &PlanNode) -> Option<Vec<String>> {
+    match &node.op {
+        Op::Go(g) => g.stmt.yield_clause.as_ref().map(|y| y.columns.iter().map(|c| c.name()).collect()),
+        Op::Project { yield_clause, .. } | Op::Aggregate { yield_clause, .. } => Some(yield_clause.columns.iter().map(|c| c.name()).collect()),
+        Op::Sort(_) | Op::Limit { .. } | Op::TopN { .. } => node.input.as_deref().and_then(output_columns),
+        _ => None,
+    }
+}
+
+/// Whether `e` evaluates without error on every row of an input whose columns are `input` (`None`: unknown,
+/// so no `$-.c` is known to exist). Arithmetic (overflow), most functions (argument types) and parameters can fail.
+pub(crate) fn cannot_fail(e: &Expr, input: Option<&[String]>) -> bool {
+    !e.any(&|x| match x {
+        Expr::Const(_) | Expr::LabelProp { .. } | Expr::EdgeMetaProp { .. } | Expr::SrcProp { .. } | Expr::DstProp { .. } | Expr::Edge => false,
+        Expr::InputProp(c) => !input.is_some_and(|cols| cols.iter().filter(|x| *x == c).count() == 1),
+        Expr::Vertex(v) => matches!(v, VertexRef::Current),
+        Expr::Function { name, .. } => !matches!(name.to_lowercase().as_str(), "src" | "dst" | "rank" | "type" | "id" | "properties"),
+        _ => true,
+    })
+}
+
+/// The `$-.c` columns `exprs` read.
+pub(crate) fn input_columns<'a>(exprs: impl IntoIterator<Item = &'a Expr>) -> Vec<String> {
+    let mut cols = Vec::new();
+    for e in exprs {
+        e.visit(&mut |x| {
+            if let Expr::InputProp(c) = x {
+                if !cols.contains(c) {
+                    cols.push(c.clone());
+                }
+            }
+        });
+    }
+    cols
+}
+
+/// Whether any of `exprs` reads a variable (`$v.c`).
+pub(crate) fn reads_var<'a>(mut exprs: impl Iterator<Item = &'a Expr>) -> bool {
+    exprs.any(|e| e.any(&|x| matches!(x, Expr::VarProp { .. })))
 }
