@@ -174,13 +174,13 @@ fn profile_counts_rows_per_operator() {
     assert_eq!(rows, vec![1, 3]);
 }
 
-/// A fan-out of 3,000: vertex 0 points at 1..=3000, each of those at itself + 100,000.
+/// A fan-out of 5,000: vertex 0 points at 1..=5000, each of those at itself + 100,000.
 fn fan_out() -> (Database, Session) {
     let db = Database::in_memory();
     let mut s = Session::default();
     exec(&db, &mut s, "CREATE SPACE fan(vid_type = INT64); USE fan; CREATE EDGE e(w int)");
-    let first: Vec<String> = (1..=3000).map(|i| format!("0->{i}:({i})")).collect();
-    let second: Vec<String> = (1..=3000).map(|i| format!("{i}->{}:({i})", i + 100_000)).collect();
+    let first: Vec<String> = (1..=5000).map(|i| format!("0->{i}:({i})")).collect();
+    let second: Vec<String> = (1..=5000).map(|i| format!("{i}->{}:({i})", i + 100_000)).collect();
     exec(&db, &mut s, &format!("INSERT EDGE e(w) VALUES {}", first.join(", ")));
     exec(&db, &mut s, &format!("INSERT EDGE e(w) VALUES {}", second.join(", ")));
     (db, s)
@@ -198,20 +198,32 @@ fn limit_stops_the_operators_below_it() {
     let stmt = "GO FROM 0 OVER e YIELD dst(edge) AS d | GO FROM $-.d OVER e YIELD dst(edge) AS x | YIELD $-.x AS x | LIMIT 3";
     let (rows, ops) = profile_rows(&db, &mut s, stmt);
     assert_eq!(rows.len(), 3);
-    assert!(rows.iter().all(|r| matches!(r[0], Value::Int(x) if (100_001..=103_000).contains(&x))), "{rows:?}");
-    // Only the first batch of 1,024 of the first GO's 3,000 rows was pulled, so the second GO expanded 1,024 starts
-    // instead of 3,000 and the projection saw 1,024 rows.
+    assert!(rows.iter().all(|r| matches!(r[0], Value::Int(x) if (100_001..=105_000).contains(&x))), "{rows:?}");
+    // Only the first batch of 1,024 of the first GO's 5,000 rows was pulled, so the second GO expanded 1,024 starts
+    // instead of 5,000 and the projection saw 1,024 rows.
     let want: Vec<(String, u64)> = [("Limit", 3), ("Project", 1024), ("Go", 1024), ("Go", 1024)].iter().map(|(n, r)| (n.to_string(), *r)).collect();
     assert_eq!(ops, want);
     // Without the LIMIT every row flows through, across batch boundaries, and nothing is lost or repeated.
     let all = exec(&db, &mut s, "GO FROM 0 OVER e YIELD dst(edge) AS d | GO FROM $-.d OVER e YIELD dst(edge) AS x | YIELD $-.x - 100000 AS i");
-    assert_eq!(sorted_ints(all), (1..=3000).collect::<Vec<i64>>());
+    assert_eq!(sorted_ints(all), (1..=5000).collect::<Vec<i64>>());
+}
+
+#[test]
+fn a_step_reads_its_frontier_in_batches_and_a_storage_limit_spans_them() {
+    let (db, mut s) = fan_out();
+    // The second step's frontier (5,000 vertices) is read in two batches; `e.w + 0` keeps the GO unfused.
+    let all = exec(&db, &mut s, "GO 2 STEPS FROM 0 OVER e YIELD dst(edge) AS x, e.w + 0 AS w | YIELD $-.x - 100000 AS i");
+    assert_eq!(sorted_ints(all), (1..=5000).collect::<Vec<i64>>());
+    // A limit pushed into storage counts across the batches.
+    let (rows, ops) = profile_rows(&db, &mut s, "GO 2 STEPS FROM 0 OVER e YIELD dst(edge) AS x, e.w + 0 AS w | LIMIT 4500");
+    assert_eq!(rows.len(), 4500);
+    assert_eq!(ops, vec![("Limit".to_string(), 4500), ("Go".to_string(), 4500)]);
 }
 
 #[test]
 fn top_n_reads_in_batches_and_keeps_input_order_among_ties() {
     let (db, mut s) = fan_out();
-    // Keys tie in groups of 1,000 (w % 3); the first rows of the top group in input order win.
+    // Keys tie in thirds (w % 3); the first rows of the top group in input order win.
     let stmt = "GO FROM 0 OVER e YIELD dst(edge) AS d, e.w % 3 AS k | ORDER BY $-.k DESC | LIMIT 2, 3";
     let streamed = exec(&db, &mut s, stmt);
     s.disabled_rules = vec!["sort_limit_to_topn".into()];

@@ -1,6 +1,7 @@
 //! GO: multi-step traversal with NebulaGraph's semantics.
 //!
-//! Each step expands the whole frontier in one batched `get_neighbors` call, then reads the source and destination
+//! Each step expands the frontier in batched `get_neighbors` calls of up to 4,096 vertices (the deadline checked
+//! between them), then reads the source and destination
 //! vertex properties the query uses in one batched `get_vertices` call each. `N STEPS` emits the edges of step N
 //! only; the frontier between steps is a de-duplicated set of vertices (per root when the statement joins back onto
 //! its piped input). `M TO N STEPS` emits the edges of every step from M to N.
@@ -17,6 +18,9 @@ use quiver_common::value::{Edge, Vertex};
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{Direction, FromClause, GoStatement, YieldClause};
 use std::collections::{HashMap, HashSet};
+
+/// Frontier vertices per storage read.
+const FRONTIER_BATCH: usize = 4096;
 
 /// What a GO's expressions read, collected once before execution.
 #[derive(Default)]
@@ -83,6 +87,13 @@ impl QueryEngine {
         let mut frontier: Vec<(Value, Value)> =
             starts.into_iter().filter(|v| !needs.input || seen.insert(v.clone())).map(|v| (v.clone(), v)).collect();
 
+        // For a join: the input rows of each start vertex, found once instead of once per edge.
+        let mut rows_of: HashMap<Value, Vec<usize>> = HashMap::new();
+        if let (Some((src, from_expr)), true) = (&source, needs.input) {
+            for (i, row) in src.rows().iter().enumerate() {
+                rows_of.entry(eval(from_expr, &src.context(req, row))?).or_default().push(i);
+            }
+        }
         let edge_types: Vec<(i32, SchemaRef)> = edges.clone();
         let mut distinct_rows = HashSet::new();
         for step in 1..=g.max_steps {
@@ -91,22 +102,32 @@ impl QueryEngine {
             }
             let mut unique = HashSet::new();
             let vids: Vec<Value> = frontier.iter().map(|(_, v)| v.clone()).filter(|v| unique.insert(v.clone())).collect();
-            req.budget.check()?;
             let last = step == g.max_steps;
-            let mut neighbors = self
-                .storage
-                .get_neighbors(
-                    space,
-                    &NeighborsRequest {
-                        vids: vids.clone(),
-                        edge_types: edge_types.clone(),
-                        props: props.clone(),
-                        filter: if last { node.storage_filter.clone() } else { None },
-                        limit: if last { node.limit } else { None },
-                    },
-                )
-                .map_err(QError::at_runtime)?;
-            req.budget.charge(neighbors.len() * std::mem::size_of::<NeighborEdge>())?;
+            // The frontier is read in batches, with the deadline checked and memory charged between them, so a
+            // step over many (or very large) vertices can be cancelled part-way.
+            let mut neighbors: Vec<NeighborEdge> = Vec::new();
+            for chunk in vids.chunks(FRONTIER_BATCH) {
+                req.budget.check()?;
+                let limit = if last { node.limit.map(|l| l.saturating_sub(neighbors.len())) } else { None };
+                if limit == Some(0) {
+                    break;
+                }
+                let part = self
+                    .storage
+                    .get_neighbors(
+                        space,
+                        &NeighborsRequest {
+                            vids: chunk.to_vec(),
+                            edge_types: edge_types.clone(),
+                            props: props.clone(),
+                            filter: if last { node.storage_filter.clone() } else { None },
+                            limit,
+                        },
+                    )
+                    .map_err(QError::at_runtime)?;
+                req.budget.charge(part.len() * std::mem::size_of::<NeighborEdge>())?;
+                neighbors.extend(part);
+            }
             if let Some(b) = bounds.get(step as usize - 1) {
                 neighbors.truncate(*b);
             }
@@ -133,11 +154,9 @@ impl QueryEngine {
                             input: None,
                         };
                         match (&source, needs.input) {
-                            (Some((src, from_expr)), true) => {
-                                for row in src.rows() {
-                                    if eval(from_expr, &src.context(req, row))? != *root {
-                                        continue;
-                                    }
+                            (Some((src, _)), true) => {
+                                for &r in rows_of.get(root).map(Vec::as_slice).unwrap_or(&[]) {
+                                    let row = &src.rows()[r];
                                     let ctx = GoContext { input: Some((src, row)), ..ctx };
                                     emit(&ctx, g.filter.as_ref(), yield_clause, &mut out, &mut distinct_rows)?;
                                 }
