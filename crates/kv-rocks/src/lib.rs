@@ -7,6 +7,9 @@
 use quiver_kv::{KvEngine, KvError, KvResult, ScanFn, WriteBatch, WriteOp};
 use std::path::Path;
 
+/// RocksDB's block cache: the property cache of every read path (vertex and edge rows, index and filter blocks).
+pub const BLOCK_CACHE_BYTES: usize = 256 << 20;
+
 pub struct RocksEngine {
     db: rocksdb::DB,
 }
@@ -21,6 +24,14 @@ impl RocksEngine {
         opts.create_if_missing(true);
         opts.set_max_background_jobs(2);
         opts.set_bytes_per_sync(1 << 20);
+        // Rows are read by key (FETCH, `$^`/`$$` properties) and by prefix (edges of a vertex): bloom filters skip
+        // files without the key; index and filter blocks live in the same bounded cache as the data.
+        let cache = rocksdb::Cache::new_lru_cache(BLOCK_CACHE_BYTES).map_err(err)?;
+        let mut table = rocksdb::BlockBasedOptions::default();
+        table.set_block_cache(&cache);
+        table.set_bloom_filter(10.0, false);
+        table.set_cache_index_and_filter_blocks(true);
+        opts.set_block_based_table_factory(&table);
         let db = rocksdb::DB::open(&opts, path).map_err(err)?;
         Ok(RocksEngine { db })
     }
