@@ -128,6 +128,17 @@ func pool(t *testing.T) *nebula.ConnectionPool {
 	return p
 }
 
+// session opens a pool and one session on the shared server.
+func session(t *testing.T) (*nebula.ConnectionPool, *nebula.Session) {
+	p := pool(t)
+	s, err := p.GetSession("root", "nebula")
+	if err != nil {
+		p.Close()
+		t.Fatal(err)
+	}
+	return p, s
+}
+
 func mustExec(t *testing.T, s *nebula.Session, stmt string) *nebula.ResultSet {
 	r, err := s.Execute(stmt)
 	if err != nil {
@@ -140,12 +151,8 @@ func mustExec(t *testing.T, s *nebula.Session, stmt string) *nebula.ResultSet {
 }
 
 func TestGoWithTypedValues(t *testing.T) {
-	p := pool(t)
+	p, s := session(t)
 	defer p.Close()
-	s, err := p.GetSession("root", "nebula")
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer s.Release()
 	mustExec(t, s, "USE nba")
 	r := mustExec(t, s, `GO FROM "Tim Duncan" OVER like YIELD dst(edge) AS d, like.likeness AS l, edge AS e`)
@@ -232,12 +239,8 @@ func TestGoWithTypedValues(t *testing.T) {
 }
 
 func TestParametersJsonAndErrors(t *testing.T) {
-	p := pool(t)
+	p, s := session(t)
 	defer p.Close()
-	s, err := p.GetSession("root", "nebula")
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer s.Release()
 	r, err := s.Execute(`GO FROM "x" OVER like YIELD dst(edge)`)
 	if err != nil || r.GetErrorCode() != nebula.ErrorCode_E_SEMANTIC_ERROR || r.GetErrorMsg() != "SemanticError: Space was not chosen." {
