@@ -69,7 +69,13 @@ pub struct NeighborsRequest {
     pub filter: Option<Expr>,
     /// Stop after this many edges in total (after the filter).
     pub limit: Option<usize>,
+    /// The query's deadline and memory bound: checked, and charged for the edges collected, every
+    /// [`EDGES_PER_CHECK`] edges, so one super vertex cannot run a query past its bounds.
+    pub budget: Budget,
 }
+
+/// Edges read between two checks of a request's budget.
+pub const EDGES_PER_CHECK: usize = 65_536;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct NeighborEdge {

@@ -122,10 +122,10 @@ impl QueryEngine {
                             props: props.clone(),
                             filter: if last { node.storage_filter.clone() } else { None },
                             limit,
+                            budget: req.budget.clone(),
                         },
                     )
                     .map_err(QError::at_runtime)?;
-                req.budget.charge(part.len() * std::mem::size_of::<NeighborEdge>())?;
                 neighbors.extend(part);
             }
             if let Some(b) = bounds.get(step as usize - 1) {

@@ -12,12 +12,43 @@ use quiver_common::{QError, QResult};
 /// Frontier vertices expanded per lock acquisition and budget check.
 pub const FRONTIER_BATCH: usize = 4096;
 
+/// Counts the edges a neighbours request collects; every [`EDGES_PER_CHECK`] of them it checks the request's
+/// deadline and charges their memory, so a single vertex with millions of edges is bounded too.
+pub(crate) struct EdgeMeter<'a> {
+    budget: &'a quiver_common::budget::Budget,
+    uncharged: usize,
+}
+
+impl<'a> EdgeMeter<'a> {
+    pub fn new(budget: &'a quiver_common::budget::Budget) -> EdgeMeter<'a> {
+        EdgeMeter { budget, uncharged: 0 }
+    }
+
+    /// Records one collected edge.
+    pub fn tick(&mut self) -> QResult<()> {
+        self.uncharged += 1;
+        if self.uncharged >= EDGES_PER_CHECK {
+            self.settle()?;
+        }
+        Ok(())
+    }
+
+    /// Checks the deadline and charges the edges not charged yet.
+    pub fn settle(&mut self) -> QResult<()> {
+        let n = std::mem::take(&mut self.uncharged);
+        self.budget.check()?;
+        self.budget.charge(n * std::mem::size_of::<NeighborEdge>())
+    }
+}
+
 impl EmbeddedStorage {
     /// `get_neighbors` without properties or filter: answered from the topology, in key order.
     pub(crate) fn neighbors_from_topology(&self, space: &SpaceDesc, req: &NeighborsRequest) -> QResult<Vec<NeighborEdge>> {
         let topo = self.topology(space)?;
         let limit = req.limit.unwrap_or(usize::MAX);
         let mut out = Vec::new();
+        let mut meter = EdgeMeter::new(&req.budget);
+        let mut failed = None;
         for batch in req.vids.chunks(FRONTIER_BATCH) {
             let t = topo.read().expect("lock poisoned");
             for vid in batch {
@@ -29,14 +60,22 @@ impl EmbeddedStorage {
                             return false;
                         }
                         out.push(NeighborEdge { from: vid.clone(), edge_type: *et, rank, to: t.dict.value(to), props: None });
+                        if let Err(e) = meter.tick() {
+                            failed = Some(e);
+                            return false;
+                        }
                         true
                     });
+                    if let Some(e) = failed.take() {
+                        return Err(e);
+                    }
                 }
             }
             if out.len() >= limit {
                 break;
             }
         }
+        meter.settle()?;
         Ok(out)
     }
 

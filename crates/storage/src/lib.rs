@@ -350,6 +350,7 @@ impl StorageClient for EmbeddedStorage {
             });
         }
         let names: Vec<&str> = req.edge_types.iter().map(|(_, s)| s.name.as_str()).collect();
+        let mut meter = expand::EdgeMeter::new(&req.budget);
         for vid in &req.vids {
             for (et, schema) in &req.edge_types {
                 if out.len() >= limit {
@@ -382,7 +383,12 @@ impl StorageClient for EmbeddedStorage {
                             };
                             Ok(Some(edge))
                         };
-                        match step() {
+                        match step().and_then(|e| {
+                            if e.is_some() {
+                                meter.tick()?;
+                            }
+                            Ok(e)
+                        }) {
                             Ok(Some(e)) => {
                                 out.push(e);
                                 out.len() < limit
@@ -400,6 +406,7 @@ impl StorageClient for EmbeddedStorage {
                 }
             }
         }
+        meter.settle()?;
         Ok(out)
     }
 

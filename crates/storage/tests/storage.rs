@@ -134,7 +134,7 @@ fn graph() -> (EmbeddedStorage, SpaceDesc, SchemaRef, SchemaRef) {
 }
 
 fn request(types: Vec<(i32, SchemaRef)>, props: PropSelection, filter: Option<Expr>) -> NeighborsRequest {
-    NeighborsRequest { vids: vec![Value::Int(1)], edge_types: types, props, filter, limit: None }
+    NeighborsRequest { vids: vec![Value::Int(1)], edge_types: types, props, filter, limit: None, budget: quiver_common::budget::Budget::unlimited() }
 }
 
 fn prop_ref(label: &str, prop: &str) -> Expr {

@@ -50,7 +50,7 @@ fn vid(space: &SpaceDesc, i: u64) -> Value {
 }
 
 fn neighbors(s: &EmbeddedStorage, space: &SpaceDesc, vids: &[Value], types: &[(i32, SchemaRef)], props: PropSelection) -> Vec<(Value, i32, i64, Value)> {
-    let req = NeighborsRequest { vids: vids.to_vec(), edge_types: types.to_vec(), props, filter: None, limit: None };
+    let req = NeighborsRequest { vids: vids.to_vec(), edge_types: types.to_vec(), props, filter: None, limit: None, budget: Budget::unlimited() };
     s.get_neighbors(space, &req).unwrap().into_iter().map(|e| (e.from, e.edge_type, e.rank, e.to)).collect()
 }
 
@@ -232,4 +232,44 @@ fn topology_bytes_per_edge() {
     let r = s.expand(&space, &req).unwrap();
     println!("3-hop count: {} paths, {} edges read, {:?}", r.paths, r.edges_read, t.elapsed());
     assert!(per_edge < 12.0, "{per_edge:.2} bytes per edge");
+}
+
+/// One vertex with 200,000 edges: both read paths (topology without properties, key-value with them) check the
+/// request's budget every `EDGES_PER_CHECK` edges, so a small memory bound stops the read after the first check
+/// instead of after the whole vertex.
+#[test]
+fn a_super_vertex_is_read_under_the_budget() {
+    let space = SpaceDesc { id: 9, name: "g".into(), partition_num: 1, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+    let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
+    let like = edge_schema(3, "like");
+    let n = 200_000;
+    for chunk in (0..n).collect::<Vec<i64>>().chunks(50_000) {
+        let muts = chunk
+            .iter()
+            .map(|&i| Mutation::InsertEdge {
+                key: EdgeKeyVal { src: Value::Int(0), edge_type: 3, rank: 0, dst: Value::Int(i + 1) },
+                schema: like.clone(),
+                values: vec![Value::Int(i)],
+                if_not_exists: false,
+            })
+            .collect();
+        s.write(&space, muts).unwrap();
+    }
+    let edge = std::mem::size_of::<NeighborEdge>();
+    for props in [PropSelection::None, PropSelection::All] {
+        // Unbounded: every edge.
+        let req = NeighborsRequest { vids: vec![Value::Int(0)], edge_types: vec![(3, like.clone())], props: props.clone(), filter: None, limit: None, budget: Budget::unlimited() };
+        assert_eq!(s.get_neighbors(&space, &req).unwrap().len(), n as usize);
+        // A bound smaller than one check's worth of edges fails at the first check, having charged only that much.
+        let budget = Budget::new(Limits { timeout: Duration::from_secs(60), memory_bytes: EDGES_PER_CHECK * edge / 2 });
+        let req = NeighborsRequest { budget: budget.clone(), ..req };
+        let e = s.get_neighbors(&space, &req).unwrap_err();
+        assert!(e.message.starts_with("GraphMemoryExceeded"), "{props:?}: {}", e.message);
+        assert_eq!(budget.used_bytes(), EDGES_PER_CHECK * edge, "{props:?}");
+        // A killed query stops at the next check too.
+        let budget = Budget::unlimited();
+        budget.kill();
+        let e = s.get_neighbors(&space, &NeighborsRequest { budget, ..req }).unwrap_err();
+        assert!(e.message.starts_with("Execution had been killed"), "{props:?}: {}", e.message);
+    }
 }
