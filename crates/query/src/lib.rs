@@ -155,7 +155,7 @@ impl QueryEngine {
     fn show_sessions(&self, only: Option<i64>) -> DataSet {
         let mut ds = DataSet::with_columns(&["SessionId", "UserName", "SpaceName", "CreateTime", "UpdateTime", "GraphAddr", "Timezone", "ClientIp"]);
         let mut sessions = self.sessions.as_ref().map(|r| r.sessions()).unwrap_or_default();
-        sessions.retain(|s| only.map_or(true, |id| s.id == id));
+        sessions.retain(|s| only.is_none_or(|id| s.id == id));
         sessions.sort_by_key(|s| std::cmp::Reverse(s.created_us));
         let time = |us: i64| quiver_common::datetime::DateTime::from_micros(us).map(Value::DateTime).unwrap_or(Value::NULL);
         ds.rows = sessions

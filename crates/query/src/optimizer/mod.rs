@@ -99,7 +99,7 @@ pub(crate) fn output_columns(node: &PlanNode) -> Option<Vec<String>> {
 pub(crate) fn cannot_fail(e: &Expr, input: Option<&[String]>) -> bool {
     !e.any(&|x| match x {
         Expr::Const(_) | Expr::LabelProp { .. } | Expr::EdgeMetaProp { .. } | Expr::SrcProp { .. } | Expr::DstProp { .. } | Expr::Edge => false,
-        Expr::InputProp(c) => !input.is_some_and(|cols| cols.iter().filter(|x| *x == c).count() == 1),
+        Expr::InputProp(c) => input.is_none_or(|cols| cols.iter().filter(|x| *x == c).count() != 1),
         Expr::Vertex(v) => matches!(v, VertexRef::Current),
         Expr::Function { name, .. } => !matches!(name.to_lowercase().as_str(), "src" | "dst" | "rank" | "type" | "id" | "properties"),
         _ => true,
