@@ -160,25 +160,16 @@ impl Service {
 
     async fn execute(&self, session_id: i64, stmt: Vec<u8>, params: Params, json: bool) -> Reply {
         let started = Instant::now();
-        let mut state = match self.sessions.checkout(session_id) {
+        let state = match self.sessions.checkout(session_id) {
             Ok(s) => s,
             Err(e) => return error_reply(e, json),
         };
         let Ok(stmt) = String::from_utf8(stmt) else {
             return error_reply(QError::syntax("the statement is not valid UTF-8"), json);
         };
-        let db = self.db.clone();
-        let joined = tokio::task::spawn_blocking(move || {
-            let r = db.execute(&mut state, &stmt, &params);
-            (r, state)
-        })
-        .await;
-        let (result, state) = match joined {
+        let (result, state) = match self.db.execute_blocking(state, stmt, params).await {
             Ok(pair) => pair,
-            Err(e) => {
-                log::error!("query task failed: {e}");
-                return error_reply(QError::execution(format!("internal error: {e}")), json);
-            }
+            Err(e) => return error_reply(e, json),
         };
         let space = state.space.clone();
         self.sessions.checkin(session_id, state);

@@ -112,25 +112,14 @@ async fn exec(State(db): State<Arc<Database>>, body: Bytes) -> Response {
         }
         Some(_) => return bad_request("`params' must be an object".into()),
     }
-    let mut session = Session { space: match req.get("space") {
+    let session = Session { space: match req.get("space") {
         None | Some(J::Null) => None,
         Some(J::String(s)) if s.is_empty() => None,
         Some(J::String(s)) => Some(s.clone()),
         Some(_) => return bad_request("`space' must be a string".into()),
     }, ..Session::default() };
     let started = Instant::now();
-    let joined = tokio::task::spawn_blocking(move || {
-        let r = db.execute(&mut session, &stmt, &params);
-        (r, session)
-    })
-    .await;
-    let (result, session) = match joined {
-        Ok(pair) => pair,
-        Err(e) => {
-            log::error!("query task failed: {e}");
-            (Err(QError::execution(format!("internal error: {e}"))), Session::default())
-        }
-    };
+    let (result, session) = db.execute_blocking(session, stmt, params).await.unwrap_or_else(|e| (Err(e), Session::default()));
     let latency = started.elapsed().as_micros();
     axum::Json(response_json(&result, session.space.as_deref(), latency)).into_response()
 }

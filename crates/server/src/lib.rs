@@ -45,6 +45,21 @@ impl Database {
         self.engine.execute(session, stmt, params)
     }
 
+    /// Runs a request on the blocking pool, so a long query never stalls the async front ends; returns the result
+    /// with the session as the request left it, or the internal error if the query task itself failed.
+    pub async fn execute_blocking(self: &Arc<Self>, mut session: Session, stmt: String, params: Params) -> QResult<(QResult<DataSet>, Session)> {
+        let db = self.clone();
+        let joined = tokio::task::spawn_blocking(move || {
+            let r = db.execute(&mut session, &stmt, &params);
+            (r, session)
+        })
+        .await;
+        joined.map_err(|e| {
+            log::error!("query task failed: {e}");
+            QError::execution(format!("internal error: {e}"))
+        })
+    }
+
     /// `(batches written, log fsyncs)` since start: with concurrent writers, group commit makes the second
     /// smaller than the first.
     pub fn commit_stats(&self) -> (u64, u64) {
