@@ -100,7 +100,7 @@ pub fn decode_message(payload: &[u8]) -> DResult<(Message, usize)> {
     Ok((Message { name, kind, seq_id, version }, pos + len))
 }
 
-fn varint(data: &[u8], pos: &mut usize) -> DResult<u64> {
+pub(crate) fn varint(data: &[u8], pos: &mut usize) -> DResult<u64> {
     let mut value: u64 = 0;
     for i in 0..10 {
         let b = *data.get(*pos).ok_or_else(|| DecodeError::new("input ends inside a varint"))?;
@@ -113,7 +113,7 @@ fn varint(data: &[u8], pos: &mut usize) -> DResult<u64> {
     Err(DecodeError::new("varint longer than 10 bytes"))
 }
 
-fn write_varint(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn write_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;

@@ -14,6 +14,7 @@
 //! `varint kind (1 normal, 2 persistent), varint count, count x (varint-length key, varint-length value)`.
 //! A framed-compact frame is `LEN` followed directly by the message (first byte 0x82).
 
+use crate::compact::write_varint;
 use std::fmt;
 
 pub const HEADER_MAGIC: u16 = 0x0FFF;
@@ -126,7 +127,7 @@ pub fn encode_frame(framing: Framing, payload: &[u8]) -> Vec<u8> {
         }
         Framing::Header { flags, seq_id, protocol } => {
             let mut header = Vec::with_capacity(8);
-            write_varint(&mut header, protocol);
+            write_varint(&mut header, u64::from(protocol));
             write_varint(&mut header, 0); // no transforms
             // fbthrift always pads with 1 to 4 zero bytes.
             let padding = 4 - header.len() % 4;
@@ -146,26 +147,13 @@ pub fn encode_frame(framing: Framing, payload: &[u8]) -> Vec<u8> {
 }
 
 fn read_varint(buf: &mut &[u8]) -> Result<u32, FrameError> {
-    let mut value: u64 = 0;
-    for i in 0..5 {
-        let Some((&b, rest)) = buf.split_first() else {
-            return Err(FrameError::Malformed("header ends inside a varint".into()));
-        };
-        *buf = rest;
-        value |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return u32::try_from(value).map_err(|_| FrameError::Malformed("header varint overflows 32 bits".into()));
-        }
+    let mut pos = 0;
+    let v = crate::compact::varint(buf, &mut pos).map_err(|e| FrameError::Malformed(format!("header: {e}")))?;
+    if pos > 5 {
+        return Err(FrameError::Malformed("header varint longer than 5 bytes".into()));
     }
-    Err(FrameError::Malformed("header varint longer than 5 bytes".into()))
-}
-
-fn write_varint(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+    *buf = &buf[pos..];
+    u32::try_from(v).map_err(|_| FrameError::Malformed("header varint overflows 32 bits".into()))
 }
 
 fn skip_string(buf: &mut &[u8]) -> Result<(), FrameError> {

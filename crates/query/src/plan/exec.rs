@@ -14,6 +14,7 @@ use super::desc::{node_key, Profiles, ProfileStats};
 use super::{ExpandNode, ExpandOutput, Op, PlanNode};
 use crate::compose::{group_rows, limit_operand, limit_rows, set_op, sort_rows, top_n, yield_rows, Request};
 use crate::data::{eval_vid, VidUse};
+use crate::optimizer::reads_var;
 use crate::{DataSet, QueryEngine, Session};
 use quiver_api::{ExpandHop, ExpandRequest, SpaceDesc};
 use quiver_common::expr::Expr;
@@ -89,8 +90,8 @@ fn streams(node: &PlanNode) -> bool {
     match &node.op {
         Op::Project { yield_clause, filter } => {
             !yield_clause.distinct
-                && !yield_clause.columns.iter().any(|c| c.expr.has_aggregate() || reads_var(&c.expr))
-                && !filter.as_ref().is_some_and(reads_var)
+                && !yield_clause.columns.iter().any(|c| c.expr.has_aggregate())
+                && !reads_var(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()))
         }
         Op::Go(g) => {
             let y = g.stmt.yield_clause.as_ref();
@@ -98,10 +99,6 @@ fn streams(node: &PlanNode) -> bool {
         }
         _ => false,
     }
-}
-
-fn reads_var(e: &Expr) -> bool {
-    e.any(&|x| matches!(x, Expr::VarProp { .. }))
 }
 
 impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
