@@ -23,6 +23,12 @@ struct Entry {
     state: Session,
 }
 
+impl Entry {
+    fn expired(&self, idle_timeout: Duration) -> bool {
+        self.last_used.elapsed() >= idle_timeout
+    }
+}
+
 pub struct SessionManager {
     sessions: Mutex<HashMap<i64, Entry>>,
     idle_timeout: Duration,
@@ -71,7 +77,7 @@ impl SessionManager {
         }
         let mut sessions = self.lock();
         let Some(entry) = sessions.get_mut(&id) else { return Err(session_not_found(id)) };
-        if entry.last_used.elapsed() >= self.idle_timeout {
+        if entry.expired(self.idle_timeout) {
             log::info!("session {id} expired after {:?} idle", entry.last_used.elapsed());
             sessions.remove(&id);
             return Err(session_not_found(id));
@@ -96,7 +102,7 @@ impl SessionManager {
     pub fn reap(&self) -> usize {
         let mut sessions = self.lock();
         let before = sessions.len();
-        sessions.retain(|_, e| e.last_used.elapsed() < self.idle_timeout);
+        sessions.retain(|_, e| !e.expired(self.idle_timeout));
         before - sessions.len()
     }
 
@@ -114,7 +120,7 @@ impl SessionRegistry for SessionManager {
         let sessions = self.lock();
         sessions
             .iter()
-            .filter(|(_, e)| e.last_used.elapsed() < self.idle_timeout)
+            .filter(|(_, e)| !e.expired(self.idle_timeout))
             .map(|(id, e)| SessionInfo {
                 id: *id,
                 user: e.user.clone(),
