@@ -2,23 +2,12 @@
 //! graphs (with every optimizer rule on and off), and the per-query time and memory bounds.
 
 use quiver_common::budget::Limits;
+use quiver_common::rng::Rng;
 use quiver_common::Value;
 use quiver_query::{Params, Session};
 use quiver_server::Database;
 use std::collections::HashMap;
 use std::time::Duration;
-
-/// xorshift64*, so a failure reproduces from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
-    }
-}
 
 fn exec(db: &Database, s: &mut Session, stmt: &str) -> Vec<Vec<Value>> {
     match db.execute(s, stmt, &Params::new()) {

@@ -12,6 +12,7 @@ pub mod expr;
 pub mod functions;
 pub mod limits;
 pub mod murmur;
+pub mod rng;
 pub mod types;
 pub mod value;
 

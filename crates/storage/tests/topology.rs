@@ -4,6 +4,7 @@
 
 use quiver_api::*;
 use quiver_common::budget::{Budget, Limits};
+use quiver_common::rng::Rng;
 use quiver_common::{PropType, Value};
 use quiver_kv::MemEngine;
 use quiver_storage::topology::DELTA_MERGE_EDGES;
@@ -11,21 +12,6 @@ use quiver_storage::EmbeddedStorage;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// A small deterministic generator (xorshift64*), so failures reproduce from the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn edge_schema(id: i32, name: &str) -> SchemaRef {
     Arc::new(SchemaDesc {

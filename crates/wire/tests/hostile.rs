@@ -48,19 +48,16 @@ const FOUND_BY_FUZZING: &[&[u8]] = &[
     &[130, 98, 240, 241, 136, 6, 1, 98, 1, 240, 255, 51, 136, 175, 40, 72, 255, 255, 255, 255, 255, 255, 255, 255],
 ];
 
-struct Rng(u64);
+/// `quiver_common::rng::Rng` over `usize` ranges.
+struct Rng(quiver_common::rng::Rng);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        self.0.next()
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        self.0.below(n.max(1) as u64) as usize
     }
 }
 
@@ -114,7 +111,7 @@ fn inputs_found_by_fuzzing_are_refused_without_large_allocations() {
 
 fn random_and_mutated_frames_never_panic_nor_allocate_beyond_their_size() {
     LARGEST.store(0, Ordering::Relaxed);
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng(quiver_common::rng::Rng(0x9e37_79b9_7f4a_7c15));
     let seeds = seeds();
     for seed in &seeds {
         decode_everything(seed);
