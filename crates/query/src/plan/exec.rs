@@ -40,6 +40,14 @@ fn footprint(d: &DataSet) -> usize {
     cells + heap
 }
 
+/// Appends `batch` to the rows collected so far (the first batch brings the columns).
+fn append(acc: &mut Option<DataSet>, batch: DataSet) {
+    match acc {
+        None => *acc = Some(batch),
+        Some(a) => a.rows.extend(batch.rows),
+    }
+}
+
 /// Where an operator's piped input comes from.
 enum Input<'a> {
     None,
@@ -107,10 +115,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
         let mut root = self.open(node, outer);
         let mut out: Option<DataSet> = None;
         while let Some(batch) = self.next(&mut root)? {
-            match &mut out {
-                None => out = Some(batch),
-                Some(o) => o.rows.extend(batch.rows),
-            }
+            append(&mut out, batch);
         }
         self.record(&root);
         Ok(out.unwrap_or_default())
@@ -180,10 +185,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
         }
         let mut all: Option<DataSet> = None;
         while let Some(batch) = self.pull(c)? {
-            match &mut all {
-                None => all = Some(batch),
-                Some(a) => a.rows.extend(batch.rows),
-            }
+            append(&mut all, batch);
         }
         Ok(Some(all.unwrap_or_default()))
     }
@@ -235,14 +237,8 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                     let Mode::TopN { best } = &mut c.mode else { unreachable!() };
                     let held = footprint(&batch) + best.as_ref().map_or(0, footprint);
                     // The rows kept so far come before the new batch, so ties keep their input order.
-                    let merged = match best.take() {
-                        None => batch,
-                        Some(mut b) => {
-                            b.rows.extend(batch.rows);
-                            b
-                        }
-                    };
-                    let kept = top_n(factors, 0, keep, self.req, Some(&merged))?;
+                    append(best, batch);
+                    let kept = top_n(factors, 0, keep, self.req, best.as_ref())?;
                     self.req.budget.release(held);
                     self.req.budget.charge(footprint(&kept))?;
                     *best = Some(kept);
