@@ -26,6 +26,8 @@
 //! Go {from: "Tim Duncan"; over: like; edge props: none; columns: like._dst}
 //!
 //! rules off push_filter_into_go    switches optimizer rules off for the records that follow (`rules on`: all on)
+//!
+//! wait jobs                        waits (up to 60 s) until no job of the current space is queued or running
 //! ```
 //! Every file runs against a fresh in-memory database with one session, so `USE` carries from record to record.
 
@@ -42,6 +44,22 @@ pub fn datasets_dir() -> PathBuf {
 
 fn render_row(row: &[quiver_common::Value]) -> String {
     row.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" | ")
+}
+
+/// Polls `SHOW JOBS` until every job of the session's space has finished, failed or stopped.
+pub fn wait_jobs(db: &Database, session: &mut Session) -> Result<(), String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let ds = db.execute(session, "SHOW JOBS", &Params::new()).map_err(|e| format!("SHOW JOBS failed: {}", e.message))?;
+        let busy = ds.rows.iter().any(|r| matches!(&r[2], quiver_common::Value::String(s) if s == "QUEUE" || s == "RUNNING"));
+        if !busy {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err("jobs still running after 60 s".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// Runs one query file; returns the list of failures (empty on success).
@@ -71,6 +89,14 @@ pub fn run_file(path: &Path) -> Vec<String> {
         }
         if let Some(rules) = line.strip_prefix("rules off ") {
             session.disabled_rules = rules.split(',').map(|r| r.trim().to_string()).collect();
+            i += 1;
+            continue;
+        }
+        if line == "wait jobs" {
+            if let Err(e) = wait_jobs(&db, &mut session) {
+                failures.push(format!("{here}: {e}"));
+                return failures;
+            }
             i += 1;
             continue;
         }

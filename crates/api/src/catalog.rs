@@ -1,5 +1,6 @@
 //! The catalog trait: spaces, tags and edge types.
 
+use crate::index::{IndexDesc, IndexRef, IndexState};
 use crate::schema::{PropDef, SchemaKind, SchemaRef, SpaceDesc, VidType};
 use quiver_common::QResult;
 use std::sync::Arc;
@@ -53,4 +54,12 @@ pub trait Catalog: Send + Sync {
     fn schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str) -> QResult<SchemaRef>;
     fn schema_by_id(&self, space: &SpaceDesc, kind: SchemaKind, id: i32) -> Option<SchemaRef>;
     fn schemas(&self, space: &SpaceDesc, kind: SchemaKind) -> Vec<SchemaRef>;
+
+    /// Adds an index (its `id` is assigned here) in state [`IndexState::Building`]. Returns `Ok(None)` when an index
+    /// of that name exists and `if_not_exists` is set.
+    fn create_index(&self, space: &SpaceDesc, index: IndexDesc, if_not_exists: bool) -> QResult<Option<IndexRef>>;
+    fn drop_index(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, if_exists: bool) -> QResult<Option<IndexRef>>;
+    fn set_index_state(&self, space: &SpaceDesc, id: i32, state: IndexState) -> QResult<()>;
+    /// Every index of the space, tag and edge, in creation order.
+    fn indexes(&self, space: &SpaceDesc) -> Vec<IndexRef>;
 }

@@ -6,9 +6,11 @@
 //! to the query layer. Every storage call takes a batch (of VIDs, keys or mutations), never one object.
 
 pub mod catalog;
+pub mod index;
 pub mod schema;
 pub mod storage;
 
 pub use catalog::*;
+pub use index::*;
 pub use schema::*;
 pub use storage::*;

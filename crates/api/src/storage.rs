@@ -1,5 +1,6 @@
 //! The storage-client trait: batched reads, writes and scans.
 
+use crate::index::{IndexHit, IndexRef, IndexScan, JobInfo, JobKind, SpaceStats};
 use crate::schema::{SchemaRef, SpaceDesc};
 use quiver_common::budget::Budget;
 use quiver_common::expr::Expr;
@@ -178,4 +179,27 @@ pub trait StorageClient: Send + Sync {
 
     /// Removes all rows of a tag or edge type (after DROP TAG|EDGE).
     fn drop_schema_data(&self, space: &SpaceDesc, schema: &SchemaRef) -> QResult<()>;
+
+    /// The targets of the entries in the given ranges of one index, each once, in index order per range (ranges
+    /// are read one after another). Reads charge `budget` and check its deadline between chunks.
+    fn scan_index(&self, space: &SpaceDesc, scans: &[IndexScan], budget: &Budget) -> QResult<Vec<IndexHit>>;
+
+    /// Fills a newly created index from the rows written before it (rows written from now on maintain it): inline
+    /// when its tag or edge type has few rows, marking it ready (`None`), else as a background job that marks it
+    /// ready when done (`Some(job id)`).
+    fn index_created(&self, space: &SpaceDesc, index: &IndexRef) -> QResult<Option<i64>>;
+
+    /// Queues an admin job; `indexes` are the ids a rebuild fills. Returns the job id.
+    fn submit_job(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64>;
+
+    /// Jobs of `space`, newest first.
+    fn jobs(&self, space: &SpaceDesc) -> QResult<Vec<JobInfo>>;
+
+    fn stop_job(&self, space: &SpaceDesc, id: i64) -> QResult<()>;
+
+    /// Queues the failed and stopped jobs of `space` again; returns how many.
+    fn recover_jobs(&self, space: &SpaceDesc) -> QResult<usize>;
+
+    /// Exact counts of rows per tag and edge type, vertices and edges, as of the last acknowledged write.
+    fn stats(&self, space: &SpaceDesc) -> QResult<SpaceStats>;
 }

@@ -23,3 +23,5 @@ pub const REGEX_BYTES_MAX: usize = 4096;
 pub const REGEX_COMPILED_BYTES_MAX: usize = 1 << 20;
 /// Largest HTTP request body, in bytes.
 pub const HTTP_BODY_BYTES_MAX: usize = 64 * 1024 * 1024;
+/// Bytes of a string column an index keeps (`CREATE INDEX ... (name(len))`), as NebulaGraph's limit.
+pub const INDEX_STRING_LEN_MAX: u32 = 256;

@@ -83,6 +83,11 @@ impl KvEngine for RocksEngine {
         self.db.flush().map_err(err)
     }
 
+    fn compact_range(&self, start: &[u8], end: &[u8]) -> KvResult<()> {
+        self.db.compact_range(Some(start), Some(end));
+        Ok(())
+    }
+
     fn name(&self) -> &'static str {
         "rocksdb"
     }

@@ -37,13 +37,17 @@ struct SchemaRecord {
 struct SpaceRecord {
     desc: SpaceDesc,
     schemas: Vec<SchemaRecord>,
+    /// Tags, edge types and indexes share one id sequence, as in NebulaGraph.
     next_schema_id: i32,
+    #[serde(default)]
+    indexes: Vec<IndexDesc>,
 }
 
 struct SpaceState {
     desc: Arc<SpaceDesc>,
     schemas: Vec<SchemaRef>,
     next_schema_id: i32,
+    indexes: Vec<IndexRef>,
 }
 
 pub struct MetaStore {
@@ -107,7 +111,8 @@ impl MetaStore {
                 }
                 schemas.push(Arc::new(SchemaDesc { kind: s.kind, id: s.id, name: s.name, versions, ttl_duration: s.ttl_duration, ttl_col: s.ttl_col, comment: s.comment }));
             }
-            spaces.insert(r.desc.name.clone(), SpaceState { desc: Arc::new(r.desc), schemas, next_schema_id: r.next_schema_id });
+            let indexes = r.indexes.into_iter().map(Arc::new).collect();
+            spaces.insert(r.desc.name.clone(), SpaceState { desc: Arc::new(r.desc), schemas, next_schema_id: r.next_schema_id, indexes });
         }
         Ok(MetaStore { kv, spaces: RwLock::new(spaces) })
     }
@@ -129,6 +134,7 @@ impl MetaStore {
                 })
                 .collect(),
             next_schema_id: st.next_schema_id,
+            indexes: st.indexes.iter().map(|i| (**i).clone()).collect(),
         };
         let mut b = WriteBatch::new();
         b.put(space_key(st.desc.id), serde_json::to_vec(&rec).expect("catalog serializes"));
@@ -186,7 +192,7 @@ impl Catalog for MetaStore {
         b.put(prefix, id.to_be_bytes().to_vec());
         self.kv.write(b).map_err(kv_err)?;
         let desc = SpaceDesc { id, name: space.name.clone(), partition_num: space.partition_num, replica_factor: space.replica_factor, vid_type: space.vid_type, comment: space.comment };
-        let st = SpaceState { desc: Arc::new(desc), schemas: Vec::new(), next_schema_id: 1 };
+        let st = SpaceState { desc: Arc::new(desc), schemas: Vec::new(), next_schema_id: 1, indexes: Vec::new() };
         self.persist(&st)?;
         spaces.insert(space.name, st);
         Ok(true)
@@ -254,6 +260,22 @@ impl Catalog for MetaStore {
         self.with_space(space, |st| {
             let idx = st.schemas.iter().position(|s| s.name == name && s.kind == kind).ok_or_else(|| kind.not_existed())?;
             let old = st.schemas[idx].clone();
+            let indexed: Vec<&str> = st.indexes.iter().filter(|i| i.kind == kind && i.schema_id == old.id).flat_map(|i| i.fields.iter().map(|f| f.name.as_str())).collect();
+            let has_index = st.indexes.iter().any(|i| i.kind == kind && i.schema_id == old.id);
+            for change in &changes {
+                let touched: Vec<&str> = match change {
+                    SchemaChange::Add(_) => Vec::new(),
+                    SchemaChange::Change(ps) => ps.iter().map(|p| p.name.as_str()).collect(),
+                    SchemaChange::Drop(ns) => ns.iter().map(String::as_str).collect(),
+                };
+                if touched.iter().any(|n| indexed.contains(n)) {
+                    return Err(QError::execution("Related index exists, please drop index first"));
+                }
+            }
+            // NebulaGraph: a TTL cannot be set on a tag or edge type that has an index.
+            if has_index && (options.ttl_col.as_ref().is_some_and(|c| !c.is_empty()) || options.ttl_duration.is_some_and(|d| d > 0)) {
+                return Err(QError::execution("Index with ttl!"));
+            }
             let mut props = old.latest().props.clone();
             let prop_missing = || match kind {
                 SchemaKind::Tag => QError::execution("Tag prop not existed!"),
@@ -310,6 +332,10 @@ impl Catalog for MetaStore {
             let Some(idx) = st.schemas.iter().position(|s| s.name == name && s.kind == kind) else {
                 return if if_exists { Ok(None) } else { Err(kind.not_existed()) };
             };
+            let id = st.schemas[idx].id;
+            if st.indexes.iter().any(|i| i.kind == kind && i.schema_id == id) {
+                return Err(QError::execution("Related index exists, please drop index first"));
+            }
             let removed = st.schemas.remove(idx);
             self.persist(st)?;
             Ok(Some(removed))
@@ -333,5 +359,78 @@ impl Catalog for MetaStore {
     fn schemas(&self, space: &SpaceDesc, kind: SchemaKind) -> Vec<SchemaRef> {
         let spaces = self.spaces.read().expect("lock poisoned");
         spaces.get(&space.name).map(|st| st.schemas.iter().filter(|s| s.kind == kind).cloned().collect()).unwrap_or_default()
+    }
+
+    fn create_index(&self, space: &SpaceDesc, mut index: IndexDesc, if_not_exists: bool) -> QResult<Option<IndexRef>> {
+        self.with_space(space, |st| {
+            if st.indexes.iter().any(|i| i.name == index.name) {
+                return if if_not_exists { Ok(None) } else { Err(QError::execution("Existed!")) };
+            }
+            let schema = st.schemas.iter().find(|s| s.name == index.schema_name && s.kind == index.kind).ok_or_else(|| index.kind.not_existed())?;
+            index.schema_id = schema.id;
+            let latest = schema.latest();
+            let mut fields = Vec::with_capacity(index.fields.len());
+            for (i, f) in index.fields.iter().enumerate() {
+                if index.fields[..i].iter().any(|g| g.name == f.name) {
+                    return Err(QError::execution("Invalid param!"));
+                }
+                let p = latest.props.iter().find(|p| p.name == f.name).ok_or_else(|| match index.kind {
+                    SchemaKind::Tag => QError::execution("Tag prop not existed!"),
+                    SchemaKind::Edge => QError::execution("Edge prop not existed!"),
+                })?;
+                let len = match (p.ty, f.len) {
+                    (PropType::String, None) => return Err(QError::execution("Invalid param!")),
+                    (PropType::String, Some(n)) if n == 0 || n > quiver_common::limits::INDEX_STRING_LEN_MAX => return Err(QError::execution("Invalid param!")),
+                    (PropType::String, Some(n)) => Some(n),
+                    (PropType::FixedString(n), None) => Some(n as u32),
+                    (PropType::FixedString(n), Some(l)) if l == 0 || l > n as u32 => return Err(QError::execution("Invalid param!")),
+                    (PropType::FixedString(_), Some(l)) => Some(l),
+                    (PropType::Duration, _) => return Err(QError::execution("Unsupported!")),
+                    (_, Some(_)) => return Err(QError::execution("Invalid param!")),
+                    (_, None) => None,
+                };
+                fields.push(IndexField { name: f.name.clone(), ty: p.ty, len });
+            }
+            if st.indexes.iter().any(|i| i.kind == index.kind && i.schema_id == index.schema_id && i.fields == fields) {
+                return if if_not_exists { Ok(None) } else { Err(QError::execution("Existed!")) };
+            }
+            index.fields = fields;
+            index.id = st.next_schema_id;
+            index.state = IndexState::Building;
+            st.next_schema_id += 1;
+            let index = Arc::new(index);
+            st.indexes.push(index.clone());
+            self.persist(st)?;
+            Ok(Some(index))
+        })
+    }
+
+    fn drop_index(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, if_exists: bool) -> QResult<Option<IndexRef>> {
+        self.with_space(space, |st| {
+            let Some(pos) = st.indexes.iter().position(|i| i.name == name && i.kind == kind) else {
+                return if if_exists { Ok(None) } else { Err(QError::execution("Index not existed!")) };
+            };
+            let removed = st.indexes.remove(pos);
+            self.persist(st)?;
+            Ok(Some(removed))
+        })
+    }
+
+    fn set_index_state(&self, space: &SpaceDesc, id: i32, state: IndexState) -> QResult<()> {
+        self.with_space(space, |st| {
+            let Some(i) = st.indexes.iter_mut().find(|i| i.id == id) else { return Ok(()) };
+            if i.state != state {
+                let mut new = (**i).clone();
+                new.state = state;
+                *i = Arc::new(new);
+                self.persist(st)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn indexes(&self, space: &SpaceDesc) -> Vec<IndexRef> {
+        let spaces = self.spaces.read().expect("lock poisoned");
+        spaces.get(&space.name).filter(|s| s.desc.id == space.id).map(|st| st.indexes.clone()).unwrap_or_default()
     }
 }

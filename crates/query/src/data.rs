@@ -88,7 +88,7 @@ fn check_prop_names(schema: &SchemaDesc, names: &[String]) -> QResult<()> {
     Ok(())
 }
 
-fn yield_columns(y: &YieldClause) -> Vec<String> {
+pub(crate) fn yield_columns(y: &YieldClause) -> Vec<String> {
     y.columns.iter().map(|c| c.name()).collect()
 }
 
@@ -101,7 +101,7 @@ fn check_no_aggregate(y: &YieldClause) -> QResult<()> {
     Ok(())
 }
 
-fn project(y: &YieldClause, ctx: &dyn EvalContext, ds: &mut DataSet, seen: &mut HashSet<Vec<Value>>) -> QResult<()> {
+pub(crate) fn project(y: &YieldClause, ctx: &dyn EvalContext, ds: &mut DataSet, seen: &mut HashSet<Vec<Value>>) -> QResult<()> {
     let row = y.columns.iter().map(|c| eval(&c.expr, ctx)).collect::<QResult<Vec<_>>>()?;
     if !y.distinct || seen.insert(row.clone()) {
         ds.rows.push(row);

@@ -7,10 +7,12 @@
 //! ([`optimizer`]) and executed ([`plan::exec`]); statements that need no planning (DDL, DML, FETCH) run in the
 //! statement layer ([`data`], [`schema`]).
 
+mod admin;
 mod compose;
 mod context;
 mod data;
 mod go;
+mod lookup;
 pub mod optimizer;
 mod plan;
 mod schema;
@@ -107,7 +109,7 @@ impl QueryEngine {
             last = match stmt {
                 Statement::Explain { profile, format, body } => self.explain(session, body, *profile, *format, &mut req)?,
                 _ => {
-                    let plan = self.plan(session, stmt, &req);
+                    let plan = self.plan(session, stmt, &req)?;
                     Executor { engine: self, session, req: &mut req, profiles: None }.run(&plan, None)?
                 }
             };
@@ -116,12 +118,27 @@ impl QueryEngine {
     }
 
     /// The optimized plan of one statement.
-    fn plan(&self, session: &Session, stmt: &Statement, req: &Request<'_>) -> PlanNode {
+    fn plan(&self, session: &Session, stmt: &Statement, req: &Request<'_>) -> QResult<PlanNode> {
         let mut plan = PlanNode::build(stmt);
+        // LOOKUPs choose their indexes here: validation errors surface before anything runs, EXPLAIN included.
+        let mut err = None;
+        plan.for_each_mut(&mut |n| {
+            if let plan::Op::Lookup(l) = &mut n.op {
+                if err.is_none() && l.plan.is_none() {
+                    match self.current_space(session).and_then(|space| self.plan_lookup(&space, &l.stmt, req.params)) {
+                        Ok(p) => l.plan = Some(p),
+                        Err(e) => err = Some(e),
+                    }
+                }
+            }
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
         let ctx = optimizer::RuleContext { engine: self, space: self.current_space(session).ok(), req };
         let disabled: Vec<String> = self.disabled_rules.iter().chain(&session.disabled_rules).cloned().collect();
         optimizer::optimize(&mut plan, &ctx, &disabled);
-        plan
+        Ok(plan)
     }
 
     /// EXPLAIN returns the plans of `body` as rows; PROFILE runs them and returns the last one's rows, with the
@@ -134,7 +151,7 @@ impl QueryEngine {
         for stmt in body {
             let t = Instant::now();
             // Boxed: profiles are keyed by node address, which must not change when the plan is kept.
-            let plan = Box::new(self.plan(session, stmt, req));
+            let plan = Box::new(self.plan(session, stmt, req)?);
             optimize_us += t.elapsed().as_micros() as u64;
             if profile {
                 last = Executor { engine: self, session, req, profiles: Some(&mut profiles) }.run(&plan, None)?;
@@ -203,6 +220,22 @@ impl QueryEngine {
             | Statement::ShowCreateSchema { .. } => {
                 let space = self.current_space(session)?;
                 self.schema_statement(&space, stmt)
+            }
+            Statement::CreateIndex { .. }
+            | Statement::DropIndex { .. }
+            | Statement::ShowIndexes { .. }
+            | Statement::DescribeIndex { .. }
+            | Statement::ShowCreateIndex { .. }
+            | Statement::ShowIndexStatus(_)
+            | Statement::RebuildIndex { .. }
+            | Statement::SubmitJob(_)
+            | Statement::ShowJobs
+            | Statement::ShowJob(_)
+            | Statement::StopJob(_)
+            | Statement::RecoverJob
+            | Statement::ShowStats => {
+                let space = self.current_space(session)?;
+                self.admin_statement(&space, stmt)
             }
             Statement::Unsupported(what) => Err(QError::not_supported(format!("`{what}'"))),
             _ => {

@@ -11,7 +11,7 @@ use quiver_syntax::ast::{self, AlterOp, PropSpec, Statement, VidTypeSpec};
 /// NebulaGraph's default `partition_num` (3.6 and later).
 pub const DEFAULT_PARTITION_NUM: i64 = 10;
 
-fn kind_of(k: ast::SchemaKind) -> SchemaKind {
+pub(crate) fn kind_of(k: ast::SchemaKind) -> SchemaKind {
     match k {
         ast::SchemaKind::Tag => SchemaKind::Tag,
         ast::SchemaKind::Edge => SchemaKind::Edge,

@@ -131,7 +131,7 @@ fn serve(data_dir: PathBuf, http_addr: SocketAddr, graph: GraphOptions, demo: bo
     if demo {
         let dir = datasets.join("nba");
         match quiver_server::loader::load_if_absent(&db, &dir) {
-            Ok(Some(r)) => log::info!("loaded demo graph `{}`: {} vertices, {} edges ({} index statements skipped)", r.space, r.vertices, r.edges, r.skipped_statements.len()),
+            Ok(Some(r)) => log::info!("loaded demo graph `{}`: {} vertices, {} edges", r.space, r.vertices, r.edges),
             Ok(None) => log::info!("demo graph `nba` already present"),
             Err(e) => return Err(format!("cannot load the demo graph from {}: {e}", dir.display())),
         }

@@ -38,6 +38,10 @@ impl Database {
     pub fn with_engine(kv: Arc<dyn KvEngine>) -> QResult<Database> {
         let meta = Arc::new(MetaStore::open(kv.clone())?);
         let storage = Arc::new(EmbeddedStorage::new(kv.clone()));
+        // Storage reads schemas and indexes from the catalog, as a storage service reads the meta service.
+        storage.set_catalog(meta.clone());
+        // Jobs a restart interrupted are queued again from here.
+        storage.start_jobs()?;
         Ok(Database { engine: QueryEngine::new(meta, storage.clone()), kv, storage })
     }
 

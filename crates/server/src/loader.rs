@@ -89,8 +89,6 @@ pub struct LoadReport {
     pub space: String,
     pub vertices: usize,
     pub edges: usize,
-    /// Schema statements skipped because Quiver does not run them yet (indexes).
-    pub skipped_statements: Vec<String>,
 }
 
 fn bad(msg: impl std::fmt::Display) -> QError {
@@ -175,10 +173,6 @@ fn load_config(db: &Database, dir: &Path, cfg: &Config) -> QResult<LoadReport> {
     )?;
     let mut report = LoadReport { space: cfg.space.name.clone(), ..LoadReport::default() };
     for stmt in cfg.schema.split(';').map(str::trim).filter(|s| !s.is_empty()) {
-        if stmt.to_uppercase().contains(" INDEX ") {
-            report.skipped_statements.push(stmt.to_string());
-            continue;
-        }
         db.execute(&mut session, stmt, &params)?;
     }
     for file in &cfg.files {

@@ -9,8 +9,10 @@ use quiver_common::{murmur::NEBULA_SEED, QError, QResult, Value};
 
 pub const KIND_TAG: u8 = 0x01;
 pub const KIND_EDGE: u8 = 0x02;
-/// Reserved for secondary indexes.
+/// Secondary index entries (see [`crate::index`]).
 pub const KIND_INDEX: u8 = 0x03;
+/// The `SHOW STATS` counters of a partition (see [`crate::write::PartCounters`]).
+pub const KIND_STATS: u8 = 0x05;
 pub const KIND_VERTEX: u8 = 0x07;
 /// The placeholder byte NebulaGraph reserves for MVCC at the end of an edge key.
 pub const EDGE_VERSION: u8 = 0x01;

@@ -15,15 +15,20 @@
 
 pub mod codec;
 mod expand;
+pub mod index;
+pub mod jobs;
 pub mod keys;
 pub mod topology;
+mod write;
+
+pub use write::PartCounters;
 
 use quiver_api::*;
 use quiver_common::eval::{eval_condition, EvalContext};
 use quiver_common::expr::{EdgeMeta, Expr};
 use quiver_common::{QError, QResult, Value};
 use quiver_kv::{KvEngine, WriteBatch};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, RwLock};
 use topology::{SpaceTopology, TopoEdge, TopologyStats};
@@ -31,14 +36,24 @@ use topology::{SpaceTopology, TopoEdge, TopologyStats};
 pub struct EmbeddedStorage {
     kv: Arc<dyn KvEngine>,
     /// Serializes writers while they read and append, so read-modify-write and IF NOT EXISTS see a stable state.
-    /// Not held across the fsync. Readers never take it.
-    write_lock: Mutex<()>,
+    /// Not held across the fsync. Readers never take it. Guards the `SHOW STATS` counters.
+    write_lock: Mutex<WriterState>,
+    /// Where storage reads the latest schemas and the indexes it maintains, and marks built indexes ready.
+    catalog: RwLock<Option<Arc<dyn Catalog>>>,
+    jobs: jobs::Jobs,
     commits: CommitQueue,
     /// The in-memory topology of each space, built from the key-value store on first use and changed with every
     /// write under `write_lock` (lock order: `write_lock`, then this map, then a space's topology).
     topologies: Arc<Topologies>,
     /// Pages whose delta is due for a merge, for the background merger.
     merges: Mutex<mpsc::Sender<MergeJob>>,
+}
+
+/// What the writers' lock guards besides the order of writes.
+#[derive(Default)]
+pub(crate) struct WriterState {
+    /// Per space, the exact counters of each partition, loaded on the first write or read of the space.
+    pub counters: HashMap<u32, write::SpaceCounters>,
 }
 
 type Topologies = RwLock<HashMap<u32, Arc<RwLock<SpaceTopology>>>>;
@@ -110,7 +125,53 @@ impl EmbeddedStorage {
                 }
             })
             .expect("spawn the topology merger");
-        EmbeddedStorage { kv, write_lock: Mutex::new(()), commits: CommitQueue::default(), topologies, merges: Mutex::new(tx) }
+        EmbeddedStorage {
+            kv,
+            write_lock: Mutex::default(),
+            catalog: RwLock::new(None),
+            jobs: jobs::Jobs::default(),
+            commits: CommitQueue::default(),
+            topologies,
+            merges: Mutex::new(tx),
+        }
+    }
+
+    /// Connects storage to the catalog, as a storage service reads the meta service: the latest schemas and the
+    /// indexes to maintain on every write, and where a finished index build is marked ready.
+    pub fn set_catalog(&self, catalog: Arc<dyn Catalog>) {
+        *self.catalog.write().expect("lock poisoned") = Some(catalog);
+    }
+
+    pub(crate) fn catalog(&self) -> Option<Arc<dyn Catalog>> {
+        self.catalog.read().expect("lock poisoned").clone()
+    }
+
+    /// Rows per tag and out-edges per edge type, summed over partitions: `(kind, id, count)`, plus totals.
+    fn counted(&self, space: &SpaceDesc) -> QResult<SpaceStats> {
+        let mut w = self.lock_writers();
+        self.load_counters(space, &mut w)?;
+        let parts = &w.counters[&space.id];
+        let mut tags: std::collections::BTreeMap<i32, i64> = Default::default();
+        let mut edges: std::collections::BTreeMap<i32, i64> = Default::default();
+        let mut stats = SpaceStats::default();
+        for p in parts {
+            for (id, n) in &p.tags {
+                *tags.entry(*id).or_default() += n;
+            }
+            for (id, n) in &p.edges {
+                *edges.entry(*id).or_default() += n;
+                stats.total_edges += n;
+            }
+            stats.vertices += p.vertices;
+        }
+        stats.tags = tags.into_iter().collect();
+        stats.edges = edges.into_iter().collect();
+        Ok(stats)
+    }
+
+    pub(crate) fn stats_of(&self, space: &SpaceDesc) -> QResult<Vec<(SchemaKind, i32, i64)>> {
+        let s = self.counted(space)?;
+        Ok(s.tags.iter().map(|(id, n)| (SchemaKind::Tag, *id, *n)).chain(s.edges.iter().map(|(id, n)| (SchemaKind::Edge, *id, *n))).collect())
     }
 
     /// The topology of `space`, built from the key-value store if this is its first use.
@@ -161,12 +222,8 @@ impl EmbeddedStorage {
         self.commits.appended.load(Ordering::Relaxed)
     }
 
-    fn lock_writers(&self) -> MutexGuard<'_, ()> {
+    fn lock_writers(&self) -> MutexGuard<'_, WriterState> {
         self.write_lock.lock().expect("lock poisoned")
-    }
-
-    fn exists(&self, key: &[u8], pending: &HashSet<Vec<u8>>) -> QResult<bool> {
-        Ok(pending.contains(key) || self.kv.get(key).map_err(kv_err)?.is_some())
     }
 
     fn keys_with_prefix(&self, prefix: &[u8]) -> QResult<Vec<Vec<u8>>> {
@@ -180,18 +237,6 @@ impl EmbeddedStorage {
         Ok(keys)
     }
 
-    fn put_edge(&self, space: &SpaceDesc, key: &EdgeKeyVal, row: Vec<u8>, b: &mut Batch) {
-        b.kv.put(keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst), row.clone());
-        b.kv.put(keys::edge_key(space, &key.dst, -key.edge_type, key.rank, &key.src), row);
-        b.topo.push(TopoOp::Add(topo_edge(key)));
-    }
-
-    fn delete_edge(&self, space: &SpaceDesc, key: &EdgeKeyVal, b: &mut Batch) {
-        b.kv.delete(keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst));
-        b.kv.delete(keys::edge_key(space, &key.dst, -key.edge_type, key.rank, &key.src));
-        b.topo.push(TopoOp::Remove(topo_edge(key)));
-    }
-
     /// Reads the row at `key`, lets `decide` compute the new one, and writes it with `put`, all under the write
     /// lock so no other write to the space comes in between.
     fn rmw(
@@ -200,9 +245,9 @@ impl EmbeddedStorage {
         schema: &SchemaRef,
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
         space: &SpaceDesc,
-        put: impl FnOnce(Vec<u8>, &mut Batch),
+        put: impl FnOnce(&mut write::Tx<'_>, &mut WriterState, Vec<u8>) -> QResult<()>,
     ) -> QResult<Option<Props>> {
-        let guard = self.lock_writers();
+        let mut guard = self.lock_writers();
         let current = self.kv.get(&key).map_err(kv_err)?.map(|r| codec::decode(schema, &r)).transpose()?;
         match decide(current.as_ref())? {
             RmwDecision::Keep => {
@@ -212,8 +257,9 @@ impl EmbeddedStorage {
             RmwDecision::Write(values) => {
                 let row = codec::encode(schema.latest(), &values);
                 let props = codec::decode(schema, &row)?;
-                let mut b = Batch::default();
-                put(row, &mut b);
+                let mut tx = write::Tx::new(self, space, &mut guard)?;
+                put(&mut tx, &mut guard, row)?;
+                let b = tx.finish(&guard);
                 self.commit(guard, space, b)?;
                 Ok(Some(props))
             }
@@ -223,7 +269,7 @@ impl EmbeddedStorage {
     /// Appends `b` (built under `guard`) and applies its topology change, releases the writers' lock, and waits
     /// until `b` is durable. An empty batch still waits for every batch appended before it, since its writer may
     /// have read them.
-    fn commit(&self, guard: MutexGuard<'_, ()>, space: &SpaceDesc, b: Batch) -> QResult<()> {
+    fn commit(&self, guard: MutexGuard<'_, WriterState>, space: &SpaceDesc, b: Batch) -> QResult<()> {
         let seq = if b.kv.is_empty() {
             self.commits.appended.load(Ordering::Acquire)
         } else {
@@ -415,54 +461,45 @@ impl StorageClient for EmbeddedStorage {
     }
 
     fn write(&self, space: &SpaceDesc, mutations: Vec<Mutation>) -> QResult<()> {
-        let guard = self.lock_writers();
-        let mut b = Batch::default();
-        let mut pending: HashSet<Vec<u8>> = HashSet::new();
+        let mut guard = self.lock_writers();
+        let w = &mut *guard;
+        let mut tx = write::Tx::new(self, space, w)?;
         for m in mutations {
             match m {
                 Mutation::InsertVertex { vid, tags, if_not_exists } => {
-                    b.kv.put(keys::vertex_key(space, &vid), Vec::new());
+                    tx.put_vertex(w, &vid)?;
                     for (schema, values) in tags {
-                        let key = keys::tag_key(space, &vid, schema.id);
-                        if if_not_exists && self.exists(&key, &pending)? {
+                        if if_not_exists && tx.current(&keys::tag_key(space, &vid, schema.id))?.is_some() {
                             continue;
                         }
-                        b.kv.put(key.clone(), codec::encode(schema.latest(), &values));
-                        pending.insert(key);
+                        tx.put_tag(w, &vid, &schema, codec::encode(schema.latest(), &values))?;
                     }
                 }
                 Mutation::InsertEdge { key, schema, values, if_not_exists } => {
-                    let out_key = keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst);
-                    if if_not_exists && self.exists(&out_key, &pending)? {
+                    if if_not_exists && tx.current(&keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst))?.is_some() {
                         continue;
                     }
-                    self.put_edge(space, &key, codec::encode(schema.latest(), &values), &mut b);
-                    pending.insert(out_key);
+                    tx.put_edge(w, &key, &schema, codec::encode(schema.latest(), &values))?;
                 }
                 Mutation::DeleteVertex { vid, with_edges } => {
-                    b.kv.delete(keys::vertex_key(space, &vid));
-                    for k in self.keys_with_prefix(&keys::tag_prefix(space, &vid))? {
-                        b.kv.delete(k);
-                    }
+                    tx.delete_vertex(w, &vid)?;
+                    tx.delete_all_tags(w, &vid)?;
                     if with_edges {
-                        for k in self.keys_with_prefix(&keys::edge_prefix(space, &vid))? {
-                            let (et, rank, other) = keys::parse_edge_key(space, &k)?;
-                            let (src, dst, et) = if et > 0 { (vid.clone(), other, et) } else { (other, vid.clone(), -et) };
-                            self.delete_edge(space, &EdgeKeyVal { src, edge_type: et, rank, dst }, &mut b);
-                        }
+                        tx.delete_edges_of(w, &vid)?;
                     }
                 }
                 Mutation::DeleteTags { vid, tags } => match tags {
-                    Some(tags) => tags.iter().for_each(|t| b.kv.delete(keys::tag_key(space, &vid, t.id))),
-                    None => {
-                        for k in self.keys_with_prefix(&keys::tag_prefix(space, &vid))? {
-                            b.kv.delete(k);
+                    Some(tags) => {
+                        for t in tags {
+                            tx.delete_tag(w, &vid, t.id)?;
                         }
                     }
+                    None => tx.delete_all_tags(w, &vid)?,
                 },
-                Mutation::DeleteEdge { key } => self.delete_edge(space, &key, &mut b),
+                Mutation::DeleteEdge { key } => tx.delete_edge(w, &key)?,
             }
         }
+        let b = tx.finish(w);
         self.commit(guard, space, b)
     }
 
@@ -473,10 +510,7 @@ impl StorageClient for EmbeddedStorage {
         schema: &SchemaRef,
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
     ) -> QResult<Option<Props>> {
-        self.rmw(keys::tag_key(space, vid, schema.id), schema, decide, space, |row, b| {
-            b.kv.put(keys::vertex_key(space, vid), Vec::new());
-            b.kv.put(keys::tag_key(space, vid, schema.id), row);
-        })
+        self.rmw(keys::tag_key(space, vid, schema.id), schema, decide, space, |tx, w, row| tx.put_tag(w, vid, schema, row))
     }
 
     fn rmw_edge(
@@ -487,7 +521,7 @@ impl StorageClient for EmbeddedStorage {
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
     ) -> QResult<Option<Props>> {
         let out_key = keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst);
-        self.rmw(out_key, schema, decide, space, |row, b| self.put_edge(space, key, row, b))
+        self.rmw(out_key, schema, decide, space, |tx, w, row| tx.put_edge(w, key, schema, row))
     }
 
     fn scan_vertices(&self, space: &SpaceDesc, schema: Option<&SchemaRef>, limit: usize) -> QResult<Vec<Value>> {
@@ -521,7 +555,9 @@ impl StorageClient for EmbeddedStorage {
     }
 
     fn clear_space(&self, space: &SpaceDesc) -> QResult<()> {
-        let guard = self.lock_writers();
+        let mut guard = self.lock_writers();
+        // The counters' records go with the range; the next use counts the (empty) space again.
+        guard.counters.remove(&space.id);
         let (start, end) = keys::space_range(space.id);
         let mut b = Batch::default();
         b.kv.delete_range(start, end);
@@ -530,8 +566,18 @@ impl StorageClient for EmbeddedStorage {
     }
 
     fn drop_schema_data(&self, space: &SpaceDesc, schema: &SchemaRef) -> QResult<()> {
-        let guard = self.lock_writers();
+        let mut guard = self.lock_writers();
+        self.load_counters(space, &mut guard)?;
         let mut b = Batch::default();
+        for (i, c) in guard.counters.get_mut(&space.id).expect("loaded above").iter_mut().enumerate() {
+            let removed = match schema.kind {
+                SchemaKind::Tag => c.tags.remove(&schema.id).is_some(),
+                SchemaKind::Edge => c.edges.remove(&schema.id).is_some(),
+            };
+            if removed {
+                b.kv.put(write::counters_key(space.id, i as u32 + 1), serde_json::to_vec(c).expect("counters serialize"));
+            }
+        }
         let vl = space.vid_type.key_len();
         for part in 1..=space.partition_num {
             let kind = if schema.kind == SchemaKind::Tag { keys::KIND_TAG } else { keys::KIND_EDGE };
@@ -555,9 +601,69 @@ impl StorageClient for EmbeddedStorage {
         }
         self.commit(guard, space, b)
     }
+
+    fn scan_index(&self, space: &SpaceDesc, scans: &[IndexScan], budget: &quiver_common::budget::Budget) -> QResult<Vec<IndexHit>> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        let mut meter = expand::EdgeMeter::new(budget);
+        for scan in scans {
+            for part in 1..=space.partition_num {
+                let (start, end) = index::scan_range(space.id, part, scan)?;
+                let mut err = None;
+                self.kv
+                    .scan_range(&start, &end, &mut |k, _| {
+                        match index::entry_target(space, &scan.index, k).and_then(|hit| meter.tick().map(|_| hit)) {
+                            Ok(hit) => {
+                                if scans.len() == 1 || seen.insert(k[keys::PREFIX_LEN + 4 + index::fields_width(&scan.index)..].to_vec()) {
+                                    out.push(hit);
+                                }
+                            }
+                            Err(e) => err = Some(e),
+                        }
+                        err.is_none()
+                    })
+                    .map_err(kv_err)?;
+                if let Some(e) = err {
+                    return Err(e);
+                }
+            }
+        }
+        meter.settle()?;
+        Ok(out)
+    }
+
+    fn index_created(&self, space: &SpaceDesc, index: &IndexRef) -> QResult<Option<i64>> {
+        let catalog = self.catalog().ok_or_else(|| QError::storage("indexes need the catalog"))?;
+        let rows = self.stats_of(space)?.iter().find(|(k, id, _)| *k == index.kind && *id == index.schema_id).map(|(_, _, n)| *n).unwrap_or(0);
+        if rows > jobs::INLINE_BUILD_ROWS {
+            return self.submit_job_internal(space, JobKind::RebuildIndex(index.kind), vec![index.id]).map(Some);
+        }
+        self.build_index(space, index, None, &|_, _| {})?;
+        catalog.set_index_state(space, index.id, IndexState::Ready)?;
+        Ok(None)
+    }
+
+    fn submit_job(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {
+        self.submit_job_internal(space, kind, indexes)
+    }
+
+    fn jobs(&self, space: &SpaceDesc) -> QResult<Vec<JobInfo>> {
+        self.jobs_of(space)
+    }
+
+    fn stop_job(&self, space: &SpaceDesc, id: i64) -> QResult<()> {
+        self.stop_job_internal(space, id)
+    }
+
+    fn recover_jobs(&self, space: &SpaceDesc) -> QResult<usize> {
+        self.recover_jobs_internal(space)
+    }
+
+    fn stats(&self, space: &SpaceDesc) -> QResult<SpaceStats> {
+        self.counted(space)
+    }
 }
 
-fn topo_edge(key: &EdgeKeyVal) -> TopoEdge {
+pub(crate) fn topo_edge(key: &EdgeKeyVal) -> TopoEdge {
     TopoEdge { src: key.src.clone(), edge_type: key.edge_type, rank: key.rank, dst: key.dst.clone() }
 }
-

@@ -143,6 +143,30 @@ impl GoStatement {
     }
 }
 
+/// One column of `CREATE TAG|EDGE INDEX ... ON s(col[(len)], ...)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexFieldSpec {
+    pub name: String,
+    pub len: Option<i64>,
+}
+
+/// `LOOKUP ON s [WHERE expr] YIELD ...`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LookupStatement {
+    pub schema: String,
+    pub filter: Option<Expr>,
+    /// Required; its absence is reported by the validator, as NebulaGraph does.
+    pub yield_clause: Option<YieldClause>,
+}
+
+/// What `SUBMIT JOB` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobSpec {
+    Compact,
+    Flush,
+    Stats,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetOp {
     Union,
@@ -207,6 +231,22 @@ pub enum Statement {
     /// `EXPLAIN|PROFILE [FORMAT="row"|"dot"|"dot:struct"] sentence` or `... { sentence; ... }`: only first in a
     /// request.
     Explain { profile: bool, format: PlanFormat, body: Vec<Statement> },
+    CreateIndex { kind: SchemaKind, if_not_exists: bool, name: String, schema: String, fields: Vec<IndexFieldSpec>, comment: Option<String> },
+    DropIndex { kind: SchemaKind, if_exists: bool, name: String },
+    /// `SHOW TAG|EDGE INDEXES [BY s]`.
+    ShowIndexes { kind: SchemaKind, by: Option<String> },
+    DescribeIndex { kind: SchemaKind, name: String },
+    ShowCreateIndex { kind: SchemaKind, name: String },
+    ShowIndexStatus(SchemaKind),
+    /// `REBUILD TAG|EDGE INDEX [i, ...]`; an empty list is every index of that kind.
+    RebuildIndex { kind: SchemaKind, names: Vec<String> },
+    Lookup(Box<LookupStatement>),
+    SubmitJob(JobSpec),
+    ShowJobs,
+    ShowJob(i64),
+    StopJob(i64),
+    RecoverJob,
+    ShowStats,
     /// A statement the parser recognizes but Quiver does not run yet (named for the error message).
     Unsupported(String),
 }

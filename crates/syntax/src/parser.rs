@@ -320,7 +320,51 @@ impl<'a> Parser<'a> {
                     return Ok(Statement::DescribeSpace(self.name()?));
                 }
                 let kind = self.schema_kind()?;
+                if self.eat_kw("INDEX") {
+                    return Ok(Statement::DescribeIndex { kind, name: self.name()? });
+                }
                 Ok(Statement::DescribeSchema { kind, name: self.name()? })
+            }
+            "LOOKUP" => self.lookup(),
+            "REBUILD" => {
+                self.bump();
+                let kind = self.schema_kind()?;
+                self.expect_kw("INDEX")?;
+                let names = if matches!(self.peek(), Tok::Ident(_)) { self.comma_separated(Parser::name)? } else { Vec::new() };
+                Ok(Statement::RebuildIndex { kind, names })
+            }
+            "SUBMIT" => {
+                self.bump();
+                self.expect_kw("JOB")?;
+                let spec = if self.eat_kw("COMPACT") {
+                    JobSpec::Compact
+                } else if self.eat_kw("FLUSH") {
+                    JobSpec::Flush
+                } else if self.eat_kw("STATS") {
+                    JobSpec::Stats
+                } else if matches!(self.peek(), Tok::Ident(_)) {
+                    let Tok::Ident(w) = self.peek().clone() else { unreachable!() };
+                    self.skip_to_statement_end();
+                    return Ok(Statement::Unsupported(format!("SUBMIT JOB {}", w.to_uppercase())));
+                } else {
+                    return Err(self.error_here());
+                };
+                Ok(Statement::SubmitJob(spec))
+            }
+            "STOP" => {
+                self.bump();
+                self.expect_kw("JOB")?;
+                Ok(Statement::StopJob(self.int_lit()?))
+            }
+            "RECOVER" => {
+                self.bump();
+                self.expect_kw("JOB")?;
+                if !self.at_eof() && !self.peek_sym(";") {
+                    // `RECOVER JOB id, ...` (selected jobs) is not implemented; all failed and stopped ones are.
+                    self.skip_to_statement_end();
+                    return Ok(Statement::Unsupported("RECOVER JOB with job ids".into()));
+                }
+                Ok(Statement::RecoverJob)
             }
             "ALTER" => self.alter(),
             "INSERT" => self.insert(),
@@ -375,8 +419,7 @@ impl<'a> Parser<'a> {
                 let yield_clause = self.projection()?;
                 Ok(Statement::Yield { yield_clause, filter: None })
             }
-            "MATCH" | "LOOKUP" | "FIND" | "GET" | "UNWIND" | "WITH"
-            | "OPTIONAL" | "SUBMIT" | "REBUILD" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
+            "MATCH" | "FIND" | "GET" | "UNWIND" | "WITH" | "OPTIONAL" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
                 self.skip_to_statement_end();
                 Ok(Statement::Unsupported(word.to_uppercase()))
             }
@@ -407,8 +450,7 @@ impl<'a> Parser<'a> {
             return self.create_space();
         }
         if (self.peek_kw("TAG") || self.peek_kw("EDGE")) && self.peek_kw_at(1, "INDEX") {
-            self.skip_to_statement_end();
-            return Ok(Statement::Unsupported("CREATE INDEX".into()));
+            return self.create_index();
         }
         if self.peek_kw("USER") || self.peek_kw("SNAPSHOT") || self.peek_kw("FULLTEXT") {
             self.skip_to_statement_end();
@@ -430,6 +472,50 @@ impl<'a> Parser<'a> {
         }
         let options = self.schema_options()?;
         Ok(Statement::CreateSchema { kind, if_not_exists, name, props, options })
+    }
+
+    fn create_index(&mut self) -> QResult<Statement> {
+        let kind = self.schema_kind()?;
+        self.expect_kw("INDEX")?;
+        let if_not_exists = self.if_not_exists()?;
+        let name = self.name()?;
+        self.expect_kw("ON")?;
+        let schema = self.name()?;
+        self.expect_sym("(")?;
+        let mut fields = Vec::new();
+        if !self.eat_sym(")") {
+            loop {
+                let name = self.name()?;
+                let len = if self.eat_sym("(") {
+                    let n = self.int_lit()?;
+                    self.expect_sym(")")?;
+                    Some(n)
+                } else {
+                    None
+                };
+                fields.push(IndexFieldSpec { name, len });
+                if self.eat_sym(")") {
+                    break;
+                }
+                self.expect_sym(",")?;
+            }
+        }
+        let comment = if self.eat_kw("COMMENT") {
+            self.eat_sym("=");
+            Some(self.string_lit()?)
+        } else {
+            None
+        };
+        Ok(Statement::CreateIndex { kind, if_not_exists, name, schema, fields, comment })
+    }
+
+    fn lookup(&mut self) -> QResult<Statement> {
+        self.expect_kw("LOOKUP")?;
+        self.expect_kw("ON")?;
+        let schema = self.name()?;
+        let filter = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        let yield_clause = if self.peek_kw("YIELD") { Some(self.yield_clause()?) } else { None };
+        Ok(Statement::Lookup(Box::new(LookupStatement { schema, filter, yield_clause })))
     }
 
     fn create_space(&mut self) -> QResult<Statement> {
@@ -618,8 +704,10 @@ impl<'a> Parser<'a> {
             return Ok(Statement::DropSpace { if_exists, name: self.name()? });
         }
         if (self.peek_kw("TAG") || self.peek_kw("EDGE")) && self.peek_kw_at(1, "INDEX") {
-            self.skip_to_statement_end();
-            return Ok(Statement::Unsupported("DROP INDEX".into()));
+            let kind = self.schema_kind()?;
+            self.expect_kw("INDEX")?;
+            let if_exists = self.if_exists()?;
+            return Ok(Statement::DropIndex { kind, if_exists, name: self.name()? });
         }
         let kind = self.schema_kind()?;
         let if_exists = self.if_exists()?;
@@ -646,6 +734,25 @@ impl<'a> Parser<'a> {
         if self.eat_kw("TAGS") {
             return Ok(Statement::ShowSchemas(SchemaKind::Tag));
         }
+        if (self.peek_kw("TAG") || self.peek_kw("EDGE")) && (self.peek_kw_at(1, "INDEXES") || self.peek_kw_at(1, "INDEX")) {
+            let kind = self.schema_kind()?;
+            if self.eat_kw("INDEXES") {
+                let by = if self.eat_kw("BY") { Some(self.name()?) } else { None };
+                return Ok(Statement::ShowIndexes { kind, by });
+            }
+            self.expect_kw("INDEX")?;
+            self.expect_kw("STATUS")?;
+            return Ok(Statement::ShowIndexStatus(kind));
+        }
+        if self.eat_kw("JOBS") {
+            return Ok(Statement::ShowJobs);
+        }
+        if self.eat_kw("JOB") {
+            return Ok(Statement::ShowJob(self.int_lit()?));
+        }
+        if self.eat_kw("STATS") {
+            return Ok(Statement::ShowStats);
+        }
         if self.eat_kw("EDGES") {
             return Ok(Statement::ShowSchemas(SchemaKind::Edge));
         }
@@ -654,8 +761,9 @@ impl<'a> Parser<'a> {
                 return Ok(Statement::ShowCreateSpace(self.name()?));
             }
             if (self.peek_kw("TAG") || self.peek_kw("EDGE")) && self.peek_kw_at(1, "INDEX") {
-                self.skip_to_statement_end();
-                return Ok(Statement::Unsupported("SHOW CREATE INDEX".into()));
+                let kind = self.schema_kind()?;
+                self.expect_kw("INDEX")?;
+                return Ok(Statement::ShowCreateIndex { kind, name: self.name()? });
             }
             let kind = self.schema_kind()?;
             return Ok(Statement::ShowCreateSchema { kind, name: self.name()? });

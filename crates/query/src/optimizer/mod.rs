@@ -89,6 +89,7 @@ pub(crate) fn output_columns(node: &PlanNode) -> Option<Vec<String>> {
     match &node.op {
         Op::Go(g) => g.stmt.yield_clause.as_ref().map(|y| y.columns.iter().map(|c| c.name()).collect()),
         Op::Project { yield_clause, .. } | Op::Aggregate { yield_clause, .. } => Some(yield_clause.columns.iter().map(|c| c.name()).collect()),
+        Op::Lookup(l) => l.stmt.yield_clause.as_ref().map(|y| y.columns.iter().map(|c| c.name()).collect()),
         Op::Sort(_) | Op::Limit { .. } | Op::TopN { .. } => node.input.as_deref().and_then(output_columns),
         _ => None,
     }

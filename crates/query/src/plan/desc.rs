@@ -214,6 +214,19 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             d.push(("columns".into(), join(yield_clause.columns.iter().map(|c| c.name()))));
         }
         Op::Assign(v) => d.push(("var".into(), v.clone())),
+        Op::Lookup(l) => {
+            d.push(("schema".into(), l.stmt.schema.clone()));
+            if let Some(p) = &l.plan {
+                d.push(("index".into(), if p.scans.is_empty() { "none (no row can match)".into() } else { join(p.scans.iter().map(crate::lookup::describe_scan)) }));
+                if p.fetch {
+                    d.push(("read rows".into(), "yes".into()));
+                    if let Some(f) = &p.filter {
+                        d.push(("filter".into(), f.to_string()));
+                    }
+                }
+                d.push(("columns".into(), join(p.yield_clause.columns.iter().map(|c| c.name()))));
+            }
+        }
         Op::Expand(e) => {
             for (i, g) in e.gos.iter().enumerate() {
                 let mut hop = Vec::new();

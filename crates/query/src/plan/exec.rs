@@ -314,6 +314,11 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let space = self.space()?;
                 self.expand(&space, e)
             }
+            Op::Lookup(l) => {
+                let space = self.space()?;
+                let plan = l.plan.as_ref().expect("LOOKUPs are planned before they run");
+                self.engine.run_lookup(&space, plan, req.params, &req.budget)
+            }
         }
     }
 

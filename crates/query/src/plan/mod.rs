@@ -12,7 +12,7 @@ pub(crate) mod exec;
 
 use quiver_api::PropSelection;
 use quiver_common::expr::Expr;
-use quiver_syntax::ast::{GoStatement, SetOp, Statement, YieldClause};
+use quiver_syntax::ast::{GoStatement, LookupStatement, SetOp, Statement, YieldClause};
 
 pub(crate) struct PlanNode {
     pub op: Op,
@@ -35,6 +35,14 @@ pub(crate) enum Op {
     Assign(String),
     /// A chain of GOs whose rows are only counted (or counted per far end), run in storage as one expansion.
     Expand(Box<ExpandNode>),
+    /// LOOKUP: index scans chosen when the plan is built.
+    Lookup(Box<LookupNode>),
+}
+
+pub(crate) struct LookupNode {
+    pub stmt: LookupStatement,
+    /// Filled in by [`crate::QueryEngine::plan`] (it needs the catalog).
+    pub plan: Option<crate::lookup::LookupPlan>,
 }
 
 /// A GO with what the optimizer pushed into its storage reads.
@@ -88,6 +96,7 @@ impl PlanNode {
             Statement::OrderBy(f) => PlanNode::leaf(Op::Sort(f.clone())),
             Statement::Limit { offset, count } => PlanNode::leaf(Op::Limit { offset: offset.clone(), count: count.clone() }),
             Statement::GroupBy { keys, yield_clause } => PlanNode::leaf(Op::Aggregate { keys: keys.clone(), yield_clause: yield_clause.clone() }),
+            Statement::Lookup(l) => PlanNode::leaf(Op::Lookup(Box::new(LookupNode { stmt: (**l).clone(), plan: None }))),
             other => PlanNode::leaf(Op::Statement(other.clone())),
         }
     }
@@ -127,6 +136,7 @@ impl PlanNode {
             Op::SetOp(SetOp::Intersect) => "Intersect",
             Op::SetOp(SetOp::Minus) => "Minus",
             Op::Assign(_) => "Assign",
+            Op::Lookup(l) => l.plan.as_ref().map_or("IndexScan", crate::lookup::scan_name),
             Op::Expand(e) => match e.output {
                 ExpandOutput::Count { .. } => "ExpandCount",
                 ExpandOutput::GroupCount { .. } => "ExpandGroupCount",

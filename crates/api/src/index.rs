@@ -1,0 +1,149 @@
+//! Secondary indexes, jobs and statistics: the descriptions the catalog keeps and the shapes storage answers in.
+
+use crate::schema::SchemaKind;
+use quiver_common::{PropType, Value};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// One column of an index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexField {
+    pub name: String,
+    pub ty: PropType,
+    /// Bytes of a string column kept in the key (`name(len)`, or N of a `FIXED_STRING(N)`); `None` otherwise.
+    pub len: Option<u32>,
+}
+
+impl IndexField {
+    /// Whether a value read back from the key equals the stored one (strings may be cut to `len`).
+    pub fn exact(&self) -> bool {
+        !matches!(self.ty, PropType::String | PropType::FixedString(_))
+    }
+}
+
+/// Whether an index may serve queries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IndexState {
+    /// Entries of rows written before the index existed are still being added: queries must not use it.
+    Building,
+    Ready,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexDesc {
+    /// Unique within the space.
+    pub id: i32,
+    pub name: String,
+    pub kind: SchemaKind,
+    pub schema_id: i32,
+    pub schema_name: String,
+    /// In key order; empty for an index of the tag or edge type itself.
+    pub fields: Vec<IndexField>,
+    pub comment: Option<String>,
+    pub state: IndexState,
+}
+
+pub type IndexRef = Arc<IndexDesc>;
+
+/// A range of one index to scan: `prefix` fixes the leading fields by equality; `range` bounds the next field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexScan {
+    pub index: IndexRef,
+    /// Values of the first `prefix.len()` fields.
+    pub prefix: Vec<Value>,
+    /// Bounds on field `prefix.len()`, each `(value, inclusive)`.
+    pub range: Option<IndexRange>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct IndexRange {
+    pub lower: Option<(Value, bool)>,
+    pub upper: Option<(Value, bool)>,
+    /// `STARTS WITH`: the field's key bytes start with this string's bytes.
+    pub starts_with: Option<String>,
+}
+
+/// What an index entry points to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IndexHit {
+    Vertex(Value),
+    /// `(src, rank, dst)` of an out-edge of the index's edge type.
+    Edge(Value, i64, Value),
+}
+
+/// A long-running admin task, as `SHOW JOBS` lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JobKind {
+    Compact,
+    Flush,
+    Stats,
+    /// Fill the entries of these indexes from the rows written before they existed.
+    RebuildIndex(SchemaKind),
+}
+
+impl JobKind {
+    /// NebulaGraph's `JobType` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobKind::Compact => "COMPACT",
+            JobKind::Flush => "FLUSH",
+            JobKind::Stats => "STATS",
+            JobKind::RebuildIndex(SchemaKind::Tag) => "REBUILD_TAG_INDEX",
+            JobKind::RebuildIndex(SchemaKind::Edge) => "REBUILD_EDGE_INDEX",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JobStatus {
+    Queue,
+    Running,
+    Finished,
+    Failed,
+    Stopped,
+}
+
+impl JobStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            JobStatus::Queue => "QUEUE",
+            JobStatus::Running => "RUNNING",
+            JobStatus::Finished => "FINISHED",
+            JobStatus::Failed => "FAILED",
+            JobStatus::Stopped => "STOPPED",
+        }
+    }
+
+    pub fn is_done(self) -> bool {
+        matches!(self, JobStatus::Finished | JobStatus::Failed | JobStatus::Stopped)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobInfo {
+    pub id: i64,
+    pub space_id: u32,
+    pub kind: JobKind,
+    /// Index ids of a rebuild.
+    pub indexes: Vec<i32>,
+    pub status: JobStatus,
+    /// Seconds since the Unix epoch; 0 until started / stopped.
+    pub start_secs: i64,
+    pub stop_secs: i64,
+    /// Rows done so far (rebuilds and stats), for progress.
+    pub done: u64,
+    /// Rows to do, as far as known when the job started (0 when unknown).
+    pub total: u64,
+    pub error: Option<String>,
+}
+
+/// Counts `SHOW STATS` shows, kept exact on every write.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpaceStats {
+    /// Rows per tag id.
+    pub tags: Vec<(i32, i64)>,
+    /// Out-edges per edge type.
+    pub edges: Vec<(i32, i64)>,
+    pub vertices: i64,
+    pub total_edges: i64,
+}

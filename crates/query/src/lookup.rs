@@ -1,0 +1,487 @@
+//! LOOKUP: validated as NebulaGraph's LookupValidator does, planned onto index ranges, run as index scans plus
+//! (where needed) a read of the rows and a re-check of the WHERE.
+//!
+//! Planning turns WHERE into a disjunction of conjunctions of `prop op constant`. For each conjunction it picks the
+//! index with the most leading fields fixed by equality (`==`, `IN`), then one with a range (`<`, `<=`, `>`, `>=`,
+//! `STARTS WITH`) on the next field, then the one with the fewest fields, then the oldest; predicates the chosen
+//! ranges do not answer exactly (`!=`, other fields, strings longer than the index keeps) are re-checked on the rows.
+//! Only indexes that are ready are used: no query sees an index whose build has not finished.
+
+use crate::context::{make_vertex, ParamContext, VertexContext, EdgeContext};
+use crate::data::{project, yield_columns};
+use crate::{DataSet, Params, QueryEngine};
+use quiver_api::*;
+use quiver_common::budget::Budget;
+use quiver_common::eval::{eval, eval_condition};
+use quiver_common::expr::{BinaryOp, Expr, VertexRef};
+use quiver_common::value::Edge;
+use quiver_common::{ErrorCode, PropType, QError, QResult, Value};
+use quiver_syntax::ast::{LookupStatement, YieldClause};
+use std::collections::HashSet;
+
+/// OR branches a WHERE may expand to; beyond it one full index scan and a re-check of every row are used.
+const BRANCHES_MAX: usize = 64;
+/// Point ranges one branch's `IN` lists may expand to.
+const POINTS_MAX: usize = 1024;
+
+pub(crate) struct LookupPlan {
+    pub schema: SchemaRef,
+    /// Index ranges to read; their hits are de-duplicated.
+    pub scans: Vec<IndexScan>,
+    /// Whether the rows are read: the YIELD reads properties, a predicate is not answered exactly by the ranges,
+    /// or rows can expire (TTL).
+    pub fetch: bool,
+    /// Re-checked on every row read.
+    pub filter: Option<Expr>,
+    pub yield_clause: YieldClause,
+}
+
+/// `prop op value`, with the property on the left.
+#[derive(Debug, Clone)]
+struct Pred {
+    prop: String,
+    op: BinaryOp,
+    value: Value,
+}
+
+fn not_supported_yet(e: &Expr) -> QError {
+    QError::semantic(format!("Expression {e} not supported yet"))
+}
+
+fn reverse(op: BinaryOp) -> Option<BinaryOp> {
+    Some(match op {
+        BinaryOp::Eq | BinaryOp::Ne => op,
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::Le => BinaryOp::Ge,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::Ge => BinaryOp::Le,
+        _ => return None,
+    })
+}
+
+fn is_constant(e: &Expr) -> bool {
+    !e.any(&|x| {
+        matches!(
+            x,
+            Expr::LabelProp { .. }
+                | Expr::EdgeMetaProp { .. }
+                | Expr::SrcProp { .. }
+                | Expr::DstProp { .. }
+                | Expr::InputProp(_)
+                | Expr::VarProp { .. }
+                | Expr::Label(_)
+                | Expr::Vertex(_)
+                | Expr::Edge
+                | Expr::Aggregate { .. }
+        )
+    })
+}
+
+fn value_kind(ty: PropType) -> &'static str {
+    match ty {
+        PropType::Bool => "bool",
+        PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64 | PropType::Timestamp => "int",
+        PropType::Float | PropType::Double => "float",
+        PropType::String | PropType::FixedString(_) => "string",
+        PropType::Date => "date",
+        PropType::Time => "time",
+        PropType::DateTime => "datetime",
+        PropType::Duration => "duration",
+    }
+}
+
+fn kind_of_value(v: &Value) -> &'static str {
+    match v {
+        Value::Bool(_) => "bool",
+        Value::Int(_) => "int",
+        Value::Float(_) => "float",
+        Value::String(_) => "string",
+        Value::Date(_) => "date",
+        Value::Time(_) => "time",
+        Value::DateTime(_) => "datetime",
+        Value::Duration(_) => "duration",
+        _ => "other",
+    }
+}
+
+/// NebulaGraph's checkConstExpr: numbers convert between int and float columns (an int column's bound rounds
+/// the way that keeps the same rows); any other type mismatch is an error.
+fn fit(value: Value, ty: PropType, op: BinaryOp, prop: &str) -> QResult<Value> {
+    let want = value_kind(ty);
+    match (&value, want) {
+        (Value::Int(i), "float") => Ok(Value::Float(*i as f64)),
+        (Value::Float(f), "int") => {
+            let up = matches!(op, BinaryOp::Ge | BinaryOp::Lt);
+            let r = if up { f.ceil() } else { f.floor() };
+            Ok(Value::Int(r as i64))
+        }
+        (Value::List(_) | Value::Set(_), _) if matches!(op, BinaryOp::In | BinaryOp::NotIn) => Ok(value),
+        (v, w) if kind_of_value(v) == w => Ok(value),
+        _ => Err(QError::semantic(format!("Column type error : {prop}"))),
+    }
+}
+
+impl QueryEngine {
+    /// Validates a LOOKUP and chooses its index ranges (the catalog only; no storage).
+    pub(crate) fn plan_lookup(&self, space: &SpaceDesc, stmt: &LookupStatement, params: &Params) -> QResult<LookupPlan> {
+        let schema = match self.catalog.schema(space, SchemaKind::Edge, &stmt.schema) {
+            Ok(s) => s,
+            Err(_) => self.catalog.schema(space, SchemaKind::Tag, &stmt.schema).map_err(|_| QError::new(ErrorCode::SemanticError, format!("Schema not exist: {}", stmt.schema)))?,
+        };
+        let branches = match &stmt.filter {
+            None => vec![Vec::new()],
+            Some(f) => {
+                let mut b = self.lookup_filter(f, &schema, params)?;
+                if b.len() > BRANCHES_MAX {
+                    b = vec![Vec::new()];
+                }
+                b
+            }
+        };
+        let yield_clause = stmt.yield_clause.clone().ok_or_else(|| QError::semantic("Missing yield clause."))?;
+        self.check_lookup_yield(space, &schema, &yield_clause)?;
+        let all: Vec<IndexRef> = self.catalog.indexes(space).into_iter().filter(|i| i.kind == schema.kind && i.schema_id == schema.id).collect();
+        if all.is_empty() {
+            return Err(QError::execution("There is no index to use at runtime"));
+        }
+        let ready: Vec<IndexRef> = all.iter().filter(|i| i.state == IndexState::Ready).cloned().collect();
+        if ready.is_empty() {
+            let names: Vec<&str> = all.iter().map(|i| i.name.as_str()).collect();
+            return Err(QError::execution(format!("There is no index to use at runtime: {} not finished building yet (see SHOW JOBS)", names.join(", "))));
+        }
+        let mut scans = Vec::new();
+        let mut exact = true;
+        for preds in &branches {
+            let (mut s, ex) = choose(&ready, preds);
+            exact &= ex;
+            scans.append(&mut s);
+        }
+        let fetch = !exact || schema.ttl_duration > 0 && !schema.ttl_col.is_empty() || yield_clause.columns.iter().any(|c| needs_row(&c.expr));
+        Ok(LookupPlan { schema, scans, fetch, filter: stmt.filter.clone(), yield_clause })
+    }
+
+    /// The WHERE as a disjunction of conjunctions, checked as NebulaGraph's LookupValidator::checkFilter does.
+    fn lookup_filter(&self, e: &Expr, schema: &SchemaDesc, params: &Params) -> QResult<Vec<Vec<Pred>>> {
+        match e {
+            Expr::Binary { op: BinaryOp::Or, lhs, rhs } => {
+                let mut l = self.lookup_filter(lhs, schema, params)?;
+                l.extend(self.lookup_filter(rhs, schema, params)?);
+                Ok(l)
+            }
+            Expr::Binary { op: BinaryOp::And, lhs, rhs } => {
+                let l = self.lookup_filter(lhs, schema, params)?;
+                let r = self.lookup_filter(rhs, schema, params)?;
+                let mut out = Vec::new();
+                for a in &l {
+                    for b in &r {
+                        if out.len() > BRANCHES_MAX {
+                            return Ok(out);
+                        }
+                        out.push(a.iter().chain(b).cloned().collect());
+                    }
+                }
+                Ok(out)
+            }
+            Expr::Binary { op: BinaryOp::Regex | BinaryOp::Contains | BinaryOp::NotContains | BinaryOp::EndsWith | BinaryOp::NotStartsWith | BinaryOp::NotEndsWith, .. } => {
+                Err(QError::semantic(format!("Expression {e} is not supported, please use full-text index as an optimal solution")))
+            }
+            Expr::Binary { op, lhs, rhs }
+                if matches!(op, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::In | BinaryOp::NotIn | BinaryOp::StartsWith) =>
+            {
+                let (prop_side, const_side, op) = match (&**lhs, &**rhs) {
+                    (Expr::LabelProp { .. }, Expr::LabelProp { .. }) => return Err(not_supported_yet(e)),
+                    (Expr::LabelProp { .. }, _) => (&**lhs, &**rhs, *op),
+                    (_, Expr::LabelProp { .. }) => (&**rhs, &**lhs, reverse(*op).ok_or_else(|| not_supported_yet(e))?),
+                    _ => return Err(not_supported_yet(e)),
+                };
+                let Expr::LabelProp { label, prop } = prop_side else { unreachable!("matched above") };
+                if *label != schema.name {
+                    return Err(QError::semantic(format!("Schema name error: {label}")));
+                }
+                if !is_constant(const_side) {
+                    return Err(QError::semantic(format!("'{const_side}' is not an evaluable expression.")));
+                }
+                let def = schema.latest().props.iter().find(|p| p.name == *prop).ok_or_else(|| QError::semantic(format!("Invalid column: {prop}")))?;
+                let v = eval(const_side, &ParamContext { params })?;
+                let value = fit(v, def.ty, op, prop)?;
+                Ok(vec![vec![Pred { prop: prop.clone(), op, value }]])
+            }
+            _ => Err(not_supported_yet(e)),
+        }
+    }
+
+    /// LookupValidator::validateYield{Tag,Edge}.
+    fn check_lookup_yield(&self, space: &SpaceDesc, schema: &SchemaDesc, y: &YieldClause) -> QResult<()> {
+        let mut src_dst = false;
+        let mut input_var = false;
+        for c in &y.columns {
+            let illegal = match schema.kind {
+                SchemaKind::Tag => c.expr.any(&|e| matches!(e, Expr::Edge)),
+                SchemaKind::Edge => c.expr.any(&|e| matches!(e, Expr::Vertex(_))),
+            };
+            if illegal {
+                return Err(QError::semantic(format!("illegal yield clauses `{}'", crate::data::column_text(c))));
+            }
+            let mut err = None;
+            c.expr.visit(&mut |e| {
+                if err.is_some() {
+                    return;
+                }
+                match e {
+                    Expr::LabelProp { label, .. } | Expr::EdgeMetaProp { edge: label, .. } if *label != schema.name => {
+                        err = Some(QError::semantic(format!("Schema name error: {label}")));
+                    }
+                    Expr::LabelProp { label, prop } if schema.latest().prop_index(prop).is_none() => {
+                        err = Some(QError::semantic(format!("`{label}.{prop}', not found the property `{prop}'.")));
+                    }
+                    Expr::EdgeMetaProp { .. } if schema.kind == SchemaKind::Tag => err = Some(QError::semantic(format!("Schema name error: {}", schema.name))),
+                    Expr::SrcProp { .. } | Expr::DstProp { .. } | Expr::Vertex(VertexRef::Src | VertexRef::Dst) => src_dst = true,
+                    Expr::InputProp(_) | Expr::VarProp { .. } => input_var = true,
+                    Expr::Aggregate { .. } => err = Some(QError::not_supported(format!("Aggregate function `{e}' in LOOKUP"))),
+                    _ => {}
+                }
+            });
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+        let _ = space;
+        if input_var {
+            return Err(QError::semantic("unsupport input/variable property expression in yield."));
+        }
+        if src_dst {
+            return Err(QError::semantic("unsupport src/dst property expression in yield."));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn run_lookup(&self, space: &SpaceDesc, plan: &LookupPlan, params: &Params, budget: &Budget) -> QResult<DataSet> {
+        let hits = self.storage.scan_index(space, &plan.scans, budget)?;
+        let y = &plan.yield_clause;
+        let mut ds = DataSet::new(yield_columns(y), Vec::new());
+        let mut seen = HashSet::new();
+        let schema = &plan.schema;
+        let keep = |ctx: &dyn quiver_common::eval::EvalContext| -> QResult<bool> {
+            match (&plan.filter, plan.fetch) {
+                (Some(f), true) => eval_condition(f, ctx),
+                _ => Ok(true),
+            }
+        };
+        match schema.kind {
+            SchemaKind::Tag => {
+                let vids: Vec<Value> = hits.into_iter().filter_map(|h| if let IndexHit::Vertex(v) = h { Some(v) } else { None }).collect();
+                for chunk in vids.chunks(1024) {
+                    budget.check()?;
+                    let rows: Vec<Option<VertexData>> = if plan.fetch {
+                        self.storage.get_vertices(space, chunk, std::slice::from_ref(schema))?
+                    } else {
+                        chunk.iter().map(|v| Some(VertexData { vid: v.clone(), tags: Vec::new() })).collect()
+                    };
+                    for data in rows.into_iter().flatten() {
+                        if plan.fetch && data.tags.is_empty() {
+                            // An entry whose row is gone (expired, or removed since the scan).
+                            continue;
+                        }
+                        let vertex = make_vertex(data.vid, data.tags.into_iter().map(|(s, p)| (s.name.clone(), p)).collect());
+                        let ctx = VertexContext { params, vertex: &vertex, extra: &[] };
+                        if keep(&ctx)? {
+                            project(y, &ctx, &mut ds, &mut seen)?;
+                        }
+                    }
+                }
+            }
+            SchemaKind::Edge => {
+                let keys: Vec<EdgeKeyVal> = hits
+                    .into_iter()
+                    .filter_map(|h| if let IndexHit::Edge(src, rank, dst) = h { Some(EdgeKeyVal { src, edge_type: schema.id, rank, dst }) } else { None })
+                    .collect();
+                for chunk in keys.chunks(1024) {
+                    budget.check()?;
+                    let rows: Vec<Option<Props>> = if plan.fetch { self.storage.get_edges(space, schema, chunk)? } else { chunk.iter().map(|_| Some(Props::new())).collect() };
+                    for (key, props) in chunk.iter().zip(rows) {
+                        let Some(props) = props else { continue };
+                        let e = Edge { src: key.src.clone(), dst: key.dst.clone(), edge_type: schema.id, name: schema.name.clone(), ranking: key.rank, props };
+                        let ctx = EdgeContext { params, edge: &e };
+                        if keep(&ctx)? {
+                            project(y, &ctx, &mut ds, &mut seen)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(ds)
+    }
+}
+
+/// Whether a YIELD column needs the row itself, beyond what an index entry holds (the VID, or src, rank, dst):
+/// any property, or `vertex` / `edge` other than as the argument of `id`, `src`, `dst`, `rank` or `type`.
+fn needs_row(e: &Expr) -> bool {
+    let (mut whole, mut covered, mut props) = (0, 0, false);
+    e.visit(&mut |x| match x {
+        Expr::LabelProp { .. } => props = true,
+        Expr::Vertex(_) | Expr::Edge => whole += 1,
+        Expr::Function { name, args }
+            if args.len() == 1
+                && matches!(args[0], Expr::Vertex(VertexRef::Current) | Expr::Edge)
+                && matches!(name.to_lowercase().as_str(), "id" | "src" | "dst" | "rank" | "type") =>
+        {
+            covered += 1
+        }
+        _ => {}
+    });
+    props || whole > covered
+}
+
+/// The index ranges for one conjunction, and whether they answer every predicate exactly.
+fn choose(ready: &[IndexRef], preds: &[Pred]) -> (Vec<IndexScan>, bool) {
+    // A comparison with NULL or EMPTY is never true: the conjunction matches nothing.
+    if preds.iter().any(|p| p.value.is_null() || matches!(p.value, Value::Empty)) {
+        return (Vec::new(), true);
+    }
+    let eq_values = |field: &str| -> Option<Vec<Value>> {
+        preds.iter().find(|p| p.prop == field && p.op == BinaryOp::Eq).map(|p| vec![p.value.clone()]).or_else(|| {
+            preds.iter().find(|p| p.prop == field && p.op == BinaryOp::In).and_then(|p| match &p.value {
+                Value::List(v) | Value::Set(v) => Some(v.clone()),
+                _ => None,
+            })
+        })
+    };
+    let is_range = |p: &Pred| matches!(p.op, BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::StartsWith);
+    let score = |i: &IndexRef| -> (usize, bool) {
+        let mut eq = 0;
+        for f in &i.fields {
+            if eq_values(&f.name).is_some() {
+                eq += 1;
+            } else {
+                return (eq, preds.iter().any(|p| p.prop == f.name && is_range(p)));
+            }
+        }
+        (eq, false)
+    };
+    let best = ready
+        .iter()
+        .max_by(|a, b| {
+            let (sa, sb) = (score(a), score(b));
+            sa.cmp(&sb).then_with(|| b.fields.len().cmp(&a.fields.len())).then_with(|| b.id.cmp(&a.id))
+        })
+        .expect("at least one ready index")
+        .clone();
+    let (eq, has_range) = score(&best);
+    let mut used = vec![false; preds.len()];
+    // Point prefixes: the cartesian product of the equality / IN values of the leading fields.
+    let mut prefixes: Vec<Vec<Value>> = vec![Vec::new()];
+    let mut exact = true;
+    for f in &best.fields[..eq] {
+        let vals = eq_values(&f.name).expect("scored as equality");
+        for (i, p) in preds.iter().enumerate() {
+            if p.prop == f.name && matches!(p.op, BinaryOp::Eq | BinaryOp::In) {
+                used[i] = true;
+                break;
+            }
+        }
+        exact &= f.exact();
+        let mut vals: Vec<Value> = vals.into_iter().filter(|v| kind_fits(f.ty, v)).collect();
+        vals.dedup();
+        let mut next = Vec::new();
+        for p in &prefixes {
+            for v in &vals {
+                let mut q = p.clone();
+                q.push(v.clone());
+                next.push(q);
+            }
+        }
+        prefixes = next;
+        if prefixes.len() > POINTS_MAX {
+            // Too many points: scan the index whole and re-check every row.
+            return (vec![IndexScan { index: best, prefix: Vec::new(), range: None }], false);
+        }
+    }
+    let mut range = None;
+    if has_range {
+        let f = &best.fields[eq];
+        let mut r = IndexRange::default();
+        let mut starts = None;
+        for (i, p) in preds.iter().enumerate() {
+            if p.prop != f.name || !is_range(p) {
+                continue;
+            }
+            match p.op {
+                BinaryOp::StartsWith => {
+                    if starts.is_none() {
+                        if let Value::String(s) = &p.value {
+                            starts = Some(s.clone());
+                            used[i] = true;
+                        }
+                    }
+                }
+                BinaryOp::Gt | BinaryOp::Ge => {
+                    let incl = p.op == BinaryOp::Ge;
+                    if r.lower.as_ref().is_none_or(|(v, _)| p.value.total_cmp(v).is_gt()) {
+                        r.lower = Some((p.value.clone(), incl));
+                    }
+                    used[i] = true;
+                }
+                _ => {
+                    let incl = p.op == BinaryOp::Le;
+                    if r.upper.as_ref().is_none_or(|(v, _)| p.value.total_cmp(v).is_lt()) {
+                        r.upper = Some((p.value.clone(), incl));
+                    }
+                    used[i] = true;
+                }
+            }
+        }
+        if r.lower.is_none() && r.upper.is_none() {
+            r.starts_with = starts;
+        } else if starts.is_some() {
+            // Both: the bounds scan, STARTS WITH is re-checked.
+            exact = false;
+        }
+        exact &= f.exact() && r.starts_with.is_none();
+        range = Some(r);
+    }
+    exact &= used.iter().all(|u| *u);
+    let scans = prefixes.into_iter().map(|prefix| IndexScan { index: best.clone(), prefix, range: range.clone() }).collect();
+    (scans, exact)
+}
+
+/// Whether `v` can be a key of a field of type `ty` (an `IN` list may hold other types, which match nothing).
+fn kind_fits(ty: PropType, v: &Value) -> bool {
+    value_kind(ty) == kind_of_value(v)
+}
+
+/// EXPLAIN's name for a LOOKUP's scans, after NebulaGraph's operators.
+pub(crate) fn scan_name(plan: &LookupPlan) -> &'static str {
+    let ranged = plan.scans.iter().any(|s| s.range.is_some());
+    let prefixed = plan.scans.iter().any(|s| !s.prefix.is_empty());
+    match (plan.schema.kind, ranged, prefixed) {
+        (SchemaKind::Tag, true, _) => "TagIndexRangeScan",
+        (SchemaKind::Tag, false, true) => "TagIndexPrefixScan",
+        (SchemaKind::Tag, false, false) => "TagIndexFullScan",
+        (SchemaKind::Edge, true, _) => "EdgeIndexRangeScan",
+        (SchemaKind::Edge, false, true) => "EdgeIndexPrefixScan",
+        (SchemaKind::Edge, false, false) => "EdgeIndexFullScan",
+    }
+}
+
+/// One scan as EXPLAIN shows it: `index[field==v, field>v AND field<=v]`, `index[*]` for a whole index.
+pub(crate) fn describe_scan(s: &IndexScan) -> String {
+    let mut parts: Vec<String> = s.index.fields.iter().zip(&s.prefix).map(|(f, v)| format!("{}=={v}", f.name)).collect();
+    if let Some(r) = &s.range {
+        let f = &s.index.fields[s.prefix.len()].name;
+        let mut b = Vec::new();
+        if let Some((v, incl)) = &r.lower {
+            b.push(format!("{f}{}{v}", if *incl { ">=" } else { ">" }));
+        }
+        if let Some((v, incl)) = &r.upper {
+            b.push(format!("{f}{}{v}", if *incl { "<=" } else { "<" }));
+        }
+        if let Some(p) = &r.starts_with {
+            b.push(format!("{f} STARTS WITH {}", Value::String(p.clone())));
+        }
+        parts.push(b.join(" AND "));
+    }
+    if parts.is_empty() {
+        parts.push("*".into());
+    }
+    format!("{}[{}]", s.index.name, parts.join(", "))
+}

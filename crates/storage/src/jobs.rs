@@ -1,0 +1,404 @@
+//! Admin jobs (`SUBMIT JOB COMPACT | FLUSH | STATS`, index builds): queued, run one at a time on a worker thread,
+//! and persisted at every change of status so that none is lost across a restart.
+//!
+//! Records live under `00000000 fd "job" <id: i64 BE>` as JSON ([`JobInfo`]). At start-up
+//! ([`EmbeddedStorage::start_jobs`]) a job found QUEUE or RUNNING was interrupted by the restart: it is queued
+//! again from the start (every job is idempotent) and says so in its error column until it finishes.
+//!
+//! Index builds work in chunks of [`BUILD_CHUNK`] keys, each read and written under the writers' lock, so writers
+//! interleave with a build and no write can slip between a chunk's read and its entries (see `docs/design/indexes.md`).
+
+use crate::keys::{self, KIND_EDGE, KIND_TAG};
+use crate::{codec, index, kv_err, Batch, EmbeddedStorage};
+use quiver_api::*;
+use quiver_common::{QError, QResult, Value};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::Duration;
+
+/// Keys read per chunk of an index build (and per lock acquisition).
+pub const BUILD_CHUNK: usize = 4096;
+
+/// A new index on a tag or edge type with at most this many rows is filled by `CREATE INDEX` itself; beyond it, by
+/// a background job, and the index is unused until the job finishes.
+pub const INLINE_BUILD_ROWS: i64 = 10_000;
+
+const JOB_PREFIX: &[u8] = &[0, 0, 0, 0, 0xfd, b'j', b'o', b'b'];
+
+/// Why a job was queued again at start-up.
+pub const RESUMED: &str = "resumed after a restart";
+
+fn job_key(id: i64) -> Vec<u8> {
+    let mut k = JOB_PREFIX.to_vec();
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+#[derive(Default)]
+pub(crate) struct Jobs {
+    state: Mutex<JobsState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct JobsState {
+    jobs: BTreeMap<i64, JobInfo>,
+    queue: VecDeque<i64>,
+    /// Stop flags of queued and running jobs.
+    cancel: HashMap<i64, Arc<AtomicBool>>,
+    started: bool,
+}
+
+impl EmbeddedStorage {
+    fn save_job(&self, job: &JobInfo) -> QResult<()> {
+        let mut b = quiver_kv::WriteBatch::new();
+        b.put(job_key(job.id), serde_json::to_vec(job).expect("job serializes"));
+        self.kv.write(b).map_err(kv_err)
+    }
+
+    /// Loads the job records, queues again the ones a restart interrupted, and starts the worker. Call once the
+    /// catalog is set; jobs submitted before this wait in the queue.
+    pub fn start_jobs(self: &Arc<Self>) -> QResult<()> {
+        let mut records = Vec::new();
+        let mut bad = None;
+        self.kv
+            .scan_prefix(JOB_PREFIX, &mut |_, v| match serde_json::from_slice::<JobInfo>(v) {
+                Ok(j) => {
+                    records.push(j);
+                    true
+                }
+                Err(e) => {
+                    bad = Some(e.to_string());
+                    false
+                }
+            })
+            .map_err(kv_err)?;
+        if let Some(e) = bad {
+            return Err(QError::storage(format!("corrupt job record: {e}")));
+        }
+        {
+            let mut st = self.jobs.state.lock().expect("lock poisoned");
+            if st.started {
+                return Ok(());
+            }
+            st.started = true;
+            let queued_now: Vec<i64> = st.queue.iter().copied().collect();
+            for mut j in records {
+                if st.jobs.contains_key(&j.id) {
+                    continue;
+                }
+                if !j.status.is_done() {
+                    j.status = JobStatus::Queue;
+                    j.error = Some(RESUMED.into());
+                    self.save_job(&j)?;
+                    st.queue.push_back(j.id);
+                    st.cancel.insert(j.id, Arc::default());
+                }
+                st.jobs.insert(j.id, j);
+            }
+            // Jobs submitted before the start run after the resumed ones, in their order.
+            st.queue.retain(|id| !queued_now.contains(id));
+            st.queue.extend(queued_now);
+        }
+        let weak: Weak<EmbeddedStorage> = Arc::downgrade(self);
+        std::thread::Builder::new()
+            .name("jobs".into())
+            .spawn(move || job_worker(weak))
+            .map_err(|e| QError::storage(format!("cannot start the job worker: {e}")))?;
+        Ok(())
+    }
+
+    /// Queues a job; returns its id.
+    pub fn submit_job_internal(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {
+        let mut st = self.jobs.state.lock().expect("lock poisoned");
+        let next = self.next_job_id(&st)?;
+        let job = JobInfo { id: next, space_id: space.id, kind, indexes, status: JobStatus::Queue, start_secs: 0, stop_secs: 0, done: 0, total: 0, error: None };
+        self.save_job(&job)?;
+        st.queue.push_back(job.id);
+        st.cancel.insert(job.id, Arc::default());
+        st.jobs.insert(job.id, job);
+        self.jobs.wake.notify_all();
+        Ok(next)
+    }
+
+    fn next_job_id(&self, st: &JobsState) -> QResult<i64> {
+        // Ids are never reused: the highest ever stored is the last key of the job range.
+        let mut max = st.jobs.keys().next_back().copied().unwrap_or(0);
+        self.kv
+            .scan_prefix(JOB_PREFIX, &mut |k, _| {
+                if let Ok(b) = k[JOB_PREFIX.len()..].try_into() {
+                    max = max.max(i64::from_be_bytes(b));
+                }
+                true
+            })
+            .map_err(kv_err)?;
+        Ok(max + 1)
+    }
+
+    pub fn jobs_of(&self, space: &SpaceDesc) -> QResult<Vec<JobInfo>> {
+        let st = self.jobs.state.lock().expect("lock poisoned");
+        let mut out: Vec<JobInfo> = st.jobs.values().filter(|j| j.space_id == space.id).cloned().collect();
+        if !st.started {
+            // Before start-up only submitted jobs are in memory; the stored ones are listed too.
+            let mut stored = Vec::new();
+            self.kv
+                .scan_prefix(JOB_PREFIX, &mut |_, v| {
+                    if let Ok(j) = serde_json::from_slice::<JobInfo>(v) {
+                        stored.push(j);
+                    }
+                    true
+                })
+                .map_err(kv_err)?;
+            for j in stored {
+                if j.space_id == space.id && !out.iter().any(|o| o.id == j.id) {
+                    out.push(j);
+                }
+            }
+        }
+        out.sort_by_key(|j| std::cmp::Reverse(j.id));
+        Ok(out)
+    }
+
+    pub fn stop_job_internal(&self, space: &SpaceDesc, id: i64) -> QResult<()> {
+        let mut st = self.jobs.state.lock().expect("lock poisoned");
+        let job = st.jobs.get(&id).ok_or_else(|| QError::execution("Key not existed!"))?;
+        if job.space_id != space.id {
+            return Err(QError::execution("Job not existed in chosen space!"));
+        }
+        if job.status.is_done() {
+            return Err(QError::execution("Finished job or failed job can not be stopped, please start another job instead"));
+        }
+        if let Some(c) = st.cancel.get(&id) {
+            c.store(true, Ordering::Release);
+        }
+        if job.status == JobStatus::Queue {
+            st.queue.retain(|q| *q != id);
+            let job = st.jobs.get_mut(&id).expect("looked up above");
+            job.status = JobStatus::Stopped;
+            job.stop_secs = now_secs();
+            let job = job.clone();
+            self.save_job(&job)?;
+        }
+        Ok(())
+    }
+
+    /// Queues the failed and stopped jobs of `space` again; returns how many.
+    pub fn recover_jobs_internal(&self, space: &SpaceDesc) -> QResult<usize> {
+        let mut st = self.jobs.state.lock().expect("lock poisoned");
+        let ids: Vec<i64> = st.jobs.values().filter(|j| j.space_id == space.id && matches!(j.status, JobStatus::Failed | JobStatus::Stopped)).map(|j| j.id).collect();
+        for id in &ids {
+            let job = st.jobs.get_mut(id).expect("listed above");
+            job.status = JobStatus::Queue;
+            job.error = None;
+            job.stop_secs = 0;
+            let job = job.clone();
+            self.save_job(&job)?;
+            st.cancel.insert(*id, Arc::default());
+            st.queue.push_back(*id);
+        }
+        self.jobs.wake.notify_all();
+        Ok(ids.len())
+    }
+
+    fn update_job(&self, id: i64, f: impl FnOnce(&mut JobInfo)) -> QResult<JobInfo> {
+        let mut st = self.jobs.state.lock().expect("lock poisoned");
+        let job = st.jobs.get_mut(&id).ok_or_else(|| QError::storage(format!("job {id} vanished")))?;
+        f(job);
+        let job = job.clone();
+        drop(st);
+        self.save_job(&job)?;
+        Ok(job)
+    }
+
+    fn run_job(&self, id: i64) {
+        let (job, cancel) = {
+            let st = self.jobs.state.lock().expect("lock poisoned");
+            let Some(job) = st.jobs.get(&id).cloned() else { return };
+            (job, st.cancel.get(&id).cloned().unwrap_or_default())
+        };
+        let started = self.update_job(id, |j| {
+            j.status = JobStatus::Running;
+            j.start_secs = now_secs();
+        });
+        if let Err(e) = started {
+            log::error!("job {id}: cannot record its start: {}", e.message);
+            return;
+        }
+        let progress = AtomicU64::new(0);
+        let result = self.execute_job(&job, &cancel, &|done, total| {
+            progress.store(done, Ordering::Relaxed);
+            // Progress is shown from memory; only status changes are persisted.
+            if let Some(j) = self.jobs.state.lock().expect("lock poisoned").jobs.get_mut(&id) {
+                j.done = done;
+                j.total = total;
+            }
+        });
+        let finished = self.update_job(id, |j| {
+            j.stop_secs = now_secs();
+            match &result {
+                Ok(()) => {
+                    j.status = JobStatus::Finished;
+                    j.error = None;
+                }
+                Err(_) if cancel.load(Ordering::Acquire) => j.status = JobStatus::Stopped,
+                Err(e) => {
+                    j.status = JobStatus::Failed;
+                    j.error = Some(e.message.clone());
+                }
+            }
+        });
+        match finished {
+            Ok(j) => log::info!("job {id} ({}) {}", j.kind.name(), j.status.name()),
+            Err(e) => log::error!("job {id}: cannot record its end: {}", e.message),
+        }
+        self.jobs.state.lock().expect("lock poisoned").cancel.remove(&id);
+    }
+
+    fn execute_job(&self, job: &JobInfo, cancel: &AtomicBool, progress: &dyn Fn(u64, u64)) -> QResult<()> {
+        let catalog = self.catalog().ok_or_else(|| QError::storage("jobs need the catalog"))?;
+        let space = catalog.spaces().into_iter().find(|s| s.id == job.space_id).ok_or_else(|| QError::execution("Space not existed!"))?;
+        match job.kind {
+            JobKind::Compact => {
+                let (start, end) = keys::space_range(space.id);
+                self.kv.compact_range(&start, &end).map_err(kv_err)
+            }
+            JobKind::Flush => self.kv.flush().map_err(kv_err),
+            JobKind::Stats => {
+                for part in 1..=space.partition_num {
+                    if cancel.load(Ordering::Acquire) {
+                        return Err(QError::execution("stopped"));
+                    }
+                    self.recount_part(&space, part)?;
+                    progress(part as u64, space.partition_num as u64);
+                }
+                Ok(())
+            }
+            JobKind::RebuildIndex(kind) => {
+                let all = catalog.indexes(&space);
+                for id in &job.indexes {
+                    let index = all.iter().find(|i| i.id == *id && i.kind == kind).ok_or_else(|| QError::execution("Index not existed!"))?;
+                    self.build_index(&space, index, Some(cancel), progress)?;
+                    catalog.set_index_state(&space, index.id, IndexState::Ready)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Counts one partition under the writers' lock and makes the result its live counters (a STATS job).
+    fn recount_part(&self, space: &SpaceDesc, part: u32) -> QResult<()> {
+        let mut guard = self.lock_writers();
+        self.load_counters(space, &mut guard)?;
+        let c = self.count_part(space, part)?;
+        let mut b = Batch::default();
+        b.kv.put(crate::write::counters_key(space.id, part), serde_json::to_vec(&c).expect("counters serialize"));
+        guard.counters.get_mut(&space.id).expect("loaded above")[part as usize - 1] = c;
+        self.commit(guard, space, b)
+    }
+
+    /// Removes an index's entries and writes one for every row of its tag or edge type, chunk by chunk under the
+    /// writers' lock. `progress` gets (rows done, rows expected).
+    pub(crate) fn build_index(&self, space: &SpaceDesc, index: &IndexDesc, cancel: Option<&AtomicBool>, progress: &dyn Fn(u64, u64)) -> QResult<()> {
+        let catalog = self.catalog().ok_or_else(|| QError::storage("index builds need the catalog"))?;
+        let expected = self.stats_of(space)?.iter().find(|(k, id, _)| *k == index.kind && *id == index.schema_id).map(|(_, _, n)| (*n).max(0) as u64).unwrap_or(0);
+        {
+            let guard = self.lock_writers();
+            let mut b = Batch::default();
+            for part in 1..=space.partition_num {
+                let p = index::index_prefix(space.id, part, index.id);
+                let end = quiver_kv::prefix_end(&p).expect("index prefix ends");
+                b.kv.delete_range(p, end);
+            }
+            self.commit(guard, space, b)?;
+        }
+        let kind = if index.kind == SchemaKind::Tag { KIND_TAG } else { KIND_EDGE };
+        let vl = space.vid_type.key_len();
+        let mut done = 0u64;
+        for part in 1..=space.partition_num {
+            let mut cursor = keys::prefix(space.id, part, kind);
+            let end = quiver_kv::prefix_end(&cursor).expect("kind prefix ends");
+            loop {
+                if cancel.is_some_and(|c| c.load(Ordering::Acquire)) {
+                    return Err(QError::execution("stopped"));
+                }
+                let guard = self.lock_writers();
+                let schema = catalog.schema_by_id(space, index.kind, index.schema_id).ok_or_else(|| index.kind.not_existed())?;
+                let mut b = Batch::default();
+                let mut scanned = 0usize;
+                let mut last: Option<Vec<u8>> = None;
+                let mut err = None;
+                self.kv
+                    .scan_range(&cursor, &end, &mut |k, v| {
+                        scanned += 1;
+                        last = Some(k.to_vec());
+                        let entry = || -> QResult<Option<Vec<u8>>> {
+                            let from = keys::decode_vid(space, &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl])?;
+                            if index.kind == SchemaKind::Tag {
+                                if keys::tag_id_of_key(space, k) != index.schema_id {
+                                    return Ok(None);
+                                }
+                                let props = codec::decode(&schema, v)?;
+                                let values: Vec<Value> = index.fields.iter().map(|f| props.get(&f.name).cloned().unwrap_or(Value::NULL)).collect();
+                                return index::vertex_entry(space, index, &from, &values).map(Some);
+                            }
+                            let (et, rank, to) = keys::parse_edge_key(space, k)?;
+                            if et != index.schema_id {
+                                return Ok(None);
+                            }
+                            let props = codec::decode(&schema, v)?;
+                            let values: Vec<Value> = index.fields.iter().map(|f| props.get(&f.name).cloned().unwrap_or(Value::NULL)).collect();
+                            index::edge_entry(space, index, &from, rank, &to, &values).map(Some)
+                        };
+                        match entry() {
+                            Ok(Some(e)) => {
+                                b.kv.put(e, Vec::new());
+                                done += 1;
+                            }
+                            Ok(None) => {}
+                            Err(e) => err = Some(e),
+                        }
+                        err.is_none() && scanned < BUILD_CHUNK
+                    })
+                    .map_err(kv_err)?;
+                if let Some(e) = err {
+                    return Err(e);
+                }
+                self.commit(guard, space, b)?;
+                progress(done, expected.max(done));
+                match last {
+                    Some(mut k) if scanned >= BUILD_CHUNK => {
+                        k.push(0);
+                        cursor = k;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn job_worker(storage: Weak<EmbeddedStorage>) {
+    loop {
+        let Some(s) = storage.upgrade() else { return };
+        let next = {
+            let mut st = s.jobs.state.lock().expect("lock poisoned");
+            match st.queue.pop_front() {
+                Some(id) => Some(id),
+                None => {
+                    // Wake up now and then to notice that storage was dropped.
+                    let (mut st2, _) = s.jobs.wake.wait_timeout(st, Duration::from_millis(200)).expect("lock poisoned");
+                    st2.queue.pop_front()
+                }
+            }
+        };
+        if let Some(id) = next {
+            s.run_job(id);
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! One statement's batch, built under the writers' lock: the rows it writes, the index entries and counters that
+//! follow from them, and what it has already written (so a later mutation of the same statement reads it).
+//!
+//! **Invariant:** every row put or deleted goes through [`Tx`], so a tag row, an edge's two keys, their index
+//! entries and the `SHOW STATS` counters of their partition are always in the same atomic batch.
+
+use crate::keys::{self, KIND_STATS};
+use crate::{codec, index, kv_err, Batch, EmbeddedStorage, TopoOp, WriterState};
+use quiver_api::*;
+use quiver_common::{QError, QResult, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Exact counts of one partition, as a STATS job would find them: tag rows per tag, out-edges per edge type,
+/// vertex keys.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PartCounters {
+    pub tags: BTreeMap<i32, i64>,
+    pub edges: BTreeMap<i32, i64>,
+    pub vertices: i64,
+}
+
+/// The counters of each partition of a space (index `part - 1`).
+pub type SpaceCounters = Vec<PartCounters>;
+
+pub(crate) fn counters_key(space_id: u32, part: u32) -> Vec<u8> {
+    keys::prefix(space_id, part, KIND_STATS)
+}
+
+pub(crate) struct Tx<'s> {
+    pub st: &'s EmbeddedStorage,
+    pub space: &'s SpaceDesc,
+    pub b: Batch,
+    written: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    indexes: Vec<IndexRef>,
+    dirty: BTreeSet<u32>,
+}
+
+impl<'s> Tx<'s> {
+    /// Starts a batch; `w` is the writers' state, held by the caller for the whole batch.
+    pub fn new(st: &'s EmbeddedStorage, space: &'s SpaceDesc, w: &mut WriterState) -> QResult<Tx<'s>> {
+        st.load_counters(space, w)?;
+        let indexes = st.catalog().map(|c| c.indexes(space)).unwrap_or_default();
+        Ok(Tx { st, space, b: Batch::default(), written: HashMap::new(), indexes, dirty: BTreeSet::new() })
+    }
+
+    /// The value of `key` as this batch leaves it so far.
+    pub fn current(&self, key: &[u8]) -> QResult<Option<Vec<u8>>> {
+        match self.written.get(key) {
+            Some(v) => Ok(v.clone()),
+            None => self.st.kv.get(key).map_err(kv_err),
+        }
+    }
+
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.b.kv.put(key.clone(), value.clone());
+        self.written.insert(key, Some(value));
+    }
+
+    fn delete(&mut self, key: Vec<u8>) {
+        self.b.kv.delete(key.clone());
+        self.written.insert(key, None);
+    }
+
+    fn count(&mut self, w: &mut WriterState, part: u32, f: impl FnOnce(&mut PartCounters)) {
+        let c = w.counters.get_mut(&self.space.id).expect("counters loaded by Tx::new");
+        f(&mut c[part as usize - 1]);
+        self.dirty.insert(part);
+    }
+
+    pub fn put_vertex(&mut self, w: &mut WriterState, vid: &Value) -> QResult<()> {
+        let key = keys::vertex_key(self.space, vid);
+        if self.current(&key)?.is_none() {
+            self.count(w, keys::part_of(self.space, vid), |c| c.vertices += 1);
+        }
+        self.put(key, Vec::new());
+        Ok(())
+    }
+
+    pub fn delete_vertex(&mut self, w: &mut WriterState, vid: &Value) -> QResult<()> {
+        let key = keys::vertex_key(self.space, vid);
+        if self.current(&key)?.is_some() {
+            self.count(w, keys::part_of(self.space, vid), |c| c.vertices -= 1);
+            self.delete(key);
+        }
+        Ok(())
+    }
+
+    fn schema_indexes(&self, kind: SchemaKind, id: i32) -> Vec<IndexRef> {
+        self.indexes.iter().filter(|i| i.kind == kind && i.schema_id == id).cloned().collect()
+    }
+
+    /// The index's field values of a row.
+    fn field_values(index: &IndexDesc, props: &Props) -> Vec<Value> {
+        index.fields.iter().map(|f| props.get(&f.name).cloned().unwrap_or(Value::NULL)).collect()
+    }
+
+    fn schema_of(&self, kind: SchemaKind, id: i32) -> Option<SchemaRef> {
+        self.st.catalog().and_then(|c| c.schema_by_id(self.space, kind, id))
+    }
+
+    /// Writes a tag row (and the vertex key), replacing any row it had, with the index entries of both.
+    pub fn put_tag(&mut self, w: &mut WriterState, vid: &Value, schema: &SchemaRef, row: Vec<u8>) -> QResult<()> {
+        self.put_vertex(w, vid)?;
+        let key = keys::tag_key(self.space, vid, schema.id);
+        let old = self.current(&key)?;
+        if old.is_none() {
+            self.count(w, keys::part_of(self.space, vid), |c| *c.tags.entry(schema.id).or_default() += 1);
+        }
+        let indexes = self.schema_indexes(SchemaKind::Tag, schema.id);
+        if !indexes.is_empty() {
+            // The old row may have been written with a version newer than `schema` knows (a concurrent ALTER).
+            let latest = self.schema_of(SchemaKind::Tag, schema.id).unwrap_or_else(|| schema.clone());
+            let old = old.map(|r| codec::decode(&latest, &r)).transpose()?;
+            let new = codec::decode(schema, &row)?;
+            for i in &indexes {
+                if let Some(old) = &old {
+                    self.delete(index::vertex_entry(self.space, i, vid, &Self::field_values(i, old))?);
+                }
+                self.put(index::vertex_entry(self.space, i, vid, &Self::field_values(i, &new))?, Vec::new());
+            }
+        }
+        self.put(key, row);
+        Ok(())
+    }
+
+    /// Deletes the row of tag `tag_id` of `vid` if there is one, with its index entries.
+    pub fn delete_tag(&mut self, w: &mut WriterState, vid: &Value, tag_id: i32) -> QResult<()> {
+        let key = keys::tag_key(self.space, vid, tag_id);
+        let Some(old) = self.current(&key)? else { return Ok(()) };
+        self.count(w, keys::part_of(self.space, vid), |c| *c.tags.entry(tag_id).or_default() -= 1);
+        let indexes = self.schema_indexes(SchemaKind::Tag, tag_id);
+        if !indexes.is_empty() {
+            let schema = self.schema_of(SchemaKind::Tag, tag_id).ok_or_else(|| QError::storage(format!("tag {tag_id} has indexes but no schema")))?;
+            let props = codec::decode(&schema, &old)?;
+            for i in &indexes {
+                self.delete(index::vertex_entry(self.space, i, vid, &Self::field_values(i, &props))?);
+            }
+        }
+        self.delete(key);
+        Ok(())
+    }
+
+    /// Deletes every tag row of `vid`.
+    pub fn delete_all_tags(&mut self, w: &mut WriterState, vid: &Value) -> QResult<()> {
+        for k in self.st.keys_with_prefix(&keys::tag_prefix(self.space, vid))? {
+            self.delete_tag(w, vid, keys::tag_id_of_key(self.space, &k))?;
+        }
+        Ok(())
+    }
+
+    /// Writes an edge (both copies), replacing the row it had, with its index entries.
+    pub fn put_edge(&mut self, w: &mut WriterState, key: &EdgeKeyVal, schema: &SchemaRef, row: Vec<u8>) -> QResult<()> {
+        let out_key = keys::edge_key(self.space, &key.src, key.edge_type, key.rank, &key.dst);
+        let old = self.current(&out_key)?;
+        if old.is_none() {
+            self.count(w, keys::part_of(self.space, &key.src), |c| *c.edges.entry(key.edge_type).or_default() += 1);
+        }
+        let indexes = self.schema_indexes(SchemaKind::Edge, schema.id);
+        if !indexes.is_empty() {
+            let latest = self.schema_of(SchemaKind::Edge, schema.id).unwrap_or_else(|| schema.clone());
+            let old = old.map(|r| codec::decode(&latest, &r)).transpose()?;
+            let new = codec::decode(schema, &row)?;
+            for i in &indexes {
+                if let Some(old) = &old {
+                    self.delete(index::edge_entry(self.space, i, &key.src, key.rank, &key.dst, &Self::field_values(i, old))?);
+                }
+                self.put(index::edge_entry(self.space, i, &key.src, key.rank, &key.dst, &Self::field_values(i, &new))?, Vec::new());
+            }
+        }
+        self.put(keys::edge_key(self.space, &key.dst, -key.edge_type, key.rank, &key.src), row.clone());
+        self.put(out_key, row);
+        self.b.topo.push(TopoOp::Add(crate::topo_edge(key)));
+        Ok(())
+    }
+
+    /// Deletes an edge (both copies) if it exists, with its index entries.
+    pub fn delete_edge(&mut self, w: &mut WriterState, key: &EdgeKeyVal) -> QResult<()> {
+        let out_key = keys::edge_key(self.space, &key.src, key.edge_type, key.rank, &key.dst);
+        let Some(old) = self.current(&out_key)? else { return Ok(()) };
+        self.count(w, keys::part_of(self.space, &key.src), |c| *c.edges.entry(key.edge_type).or_default() -= 1);
+        let indexes = self.schema_indexes(SchemaKind::Edge, key.edge_type);
+        if !indexes.is_empty() {
+            let schema = self.schema_of(SchemaKind::Edge, key.edge_type).ok_or_else(|| QError::storage(format!("edge type {} has indexes but no schema", key.edge_type)))?;
+            let props = codec::decode(&schema, &old)?;
+            for i in &indexes {
+                self.delete(index::edge_entry(self.space, i, &key.src, key.rank, &key.dst, &Self::field_values(i, &props))?);
+            }
+        }
+        self.delete(keys::edge_key(self.space, &key.dst, -key.edge_type, key.rank, &key.src));
+        self.delete(out_key);
+        self.b.topo.push(TopoOp::Remove(crate::topo_edge(key)));
+        Ok(())
+    }
+
+    /// Deletes every edge stored under `vid`, in both directions.
+    pub fn delete_edges_of(&mut self, w: &mut WriterState, vid: &Value) -> QResult<()> {
+        for k in self.st.keys_with_prefix(&keys::edge_prefix(self.space, vid))? {
+            let (et, rank, other) = keys::parse_edge_key(self.space, &k)?;
+            let (src, dst, et) = if et > 0 { (vid.clone(), other, et) } else { (other, vid.clone(), -et) };
+            self.delete_edge(w, &EdgeKeyVal { src, edge_type: et, rank, dst })?;
+        }
+        Ok(())
+    }
+
+    /// Adds the counters of every partition this batch changed, and returns the batch.
+    pub fn finish(mut self, w: &WriterState) -> Batch {
+        let c = w.counters.get(&self.space.id).expect("counters loaded by Tx::new");
+        for part in std::mem::take(&mut self.dirty) {
+            let bytes = serde_json::to_vec(&c[part as usize - 1]).expect("counters serialize");
+            self.b.kv.put(counters_key(self.space.id, part), bytes);
+        }
+        self.b
+    }
+}
+
+impl EmbeddedStorage {
+    /// Loads a space's counters into the writers' state: from their records, or (for data written before counters
+    /// existed) by counting. Called under the writers' lock.
+    pub(crate) fn load_counters(&self, space: &SpaceDesc, w: &mut WriterState) -> QResult<()> {
+        if w.counters.contains_key(&space.id) {
+            return Ok(());
+        }
+        let mut all = Vec::with_capacity(space.partition_num as usize);
+        for part in 1..=space.partition_num {
+            let c = match self.kv.get(&counters_key(space.id, part)).map_err(kv_err)? {
+                Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| QError::storage(format!("corrupt counters of part {part}: {e}")))?,
+                None => self.count_part(space, part)?,
+            };
+            all.push(c);
+        }
+        w.counters.insert(space.id, all);
+        Ok(())
+    }
+
+    /// Counts one partition's rows by scanning it (what a STATS job does).
+    pub(crate) fn count_part(&self, space: &SpaceDesc, part: u32) -> QResult<PartCounters> {
+        let mut c = PartCounters::default();
+        self.kv
+            .scan_prefix(&keys::prefix(space.id, part, keys::KIND_VERTEX), &mut |_, _| {
+                c.vertices += 1;
+                true
+            })
+            .map_err(kv_err)?;
+        self.kv
+            .scan_prefix(&keys::prefix(space.id, part, keys::KIND_TAG), &mut |k, _| {
+                *c.tags.entry(keys::tag_id_of_key(space, k)).or_default() += 1;
+                true
+            })
+            .map_err(kv_err)?;
+        let mut bad = None;
+        self.kv
+            .scan_prefix(&keys::prefix(space.id, part, keys::KIND_EDGE), &mut |k, _| match keys::parse_edge_key_raw(space, k) {
+                Ok((et, _, _)) => {
+                    if et > 0 {
+                        *c.edges.entry(et).or_default() += 1;
+                    }
+                    true
+                }
+                Err(e) => {
+                    bad = Some(e);
+                    false
+                }
+            })
+            .map_err(kv_err)?;
+        match bad {
+            Some(e) => Err(e),
+            None => Ok(c),
+        }
+    }
+}
