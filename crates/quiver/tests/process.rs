@@ -172,3 +172,46 @@ fn sigterm_stops_cleanly_and_startup_errors_are_clear() {
     let status = server.child.wait().unwrap();
     assert!(status.success(), "SIGTERM ends the server with status 0, got {status}");
 }
+
+#[test]
+fn an_index_build_interrupted_by_kill9_resumes_after_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path());
+    let r = server.exec("CREATE SPACE j(partition_num=4, vid_type=INT64); USE j; CREATE TAG t(a int)", None);
+    assert_eq!(code(&r), 0, "{r}");
+    const N: i64 = 40_000;
+    for start in (0..N).step_by(4_000) {
+        let values: Vec<String> = (start..start + 4_000).map(|i| format!("{i}:({})", i % 50)).collect();
+        let r = server.exec(&format!("INSERT VERTEX t(a) VALUES {}", values.join(", ")), Some("j"));
+        assert_eq!(code(&r), 0, "{r}");
+    }
+    // Enough rows for a background build; kill the server as soon as the job is queued.
+    let r = server.exec("CREATE TAG INDEX ia ON t(a)", Some("j"));
+    assert_eq!(code(&r), 0, "{r}");
+    let before = server.exec("SHOW JOBS", Some("j"));
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    let status_before = before["results"][0]["data"][0]["row"][2].as_str().unwrap().to_string();
+    eprintln!("job status at the kill: {status_before}");
+
+    let server = Server::start(dir.path());
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let job = loop {
+        let r = server.exec("SHOW JOB 1", Some("j"));
+        assert_eq!(code(&r), 0, "the job record survived the kill: {r}");
+        let rows = r["results"][0]["data"].as_array().unwrap().clone();
+        if rows[0]["row"][2] == "FINISHED" {
+            break rows;
+        }
+        assert!(std::time::Instant::now() < deadline, "the job did not finish after the restart: {r}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    if status_before != "FINISHED" {
+        // Interrupted while queued or running: queued again at start-up, and it says so.
+        assert_eq!(job[2]["row"][5], "resumed after a restart", "{job:?}");
+    }
+    let r = server.exec("LOOKUP ON t WHERE t.a == 7 YIELD id(vertex) AS id | YIELD COUNT(*) AS n", Some("j"));
+    assert_eq!(r["results"][0]["data"][0]["row"][0], json!(N / 50), "{r}");
+    let r = server.exec("SHOW STATS", Some("j"));
+    assert_eq!(r["results"][0]["data"][0]["row"], json!(["Tag", "t", N]), "{r}");
+}

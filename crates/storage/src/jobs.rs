@@ -243,7 +243,8 @@ impl EmbeddedStorage {
             match &result {
                 Ok(()) => {
                     j.status = JobStatus::Finished;
-                    j.error = None;
+                    // A resumed job keeps saying so; any other note goes.
+                    j.error = j.error.take().filter(|e| e == RESUMED);
                 }
                 Err(_) if cancel.load(Ordering::Acquire) => j.status = JobStatus::Stopped,
                 Err(e) => {
