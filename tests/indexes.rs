@@ -186,3 +186,32 @@ fn an_index_built_in_the_background_is_exact_despite_concurrent_writers() {
     let total = ids(exec(&db, &mut s, "LOOKUP ON t YIELD id(vertex)"));
     assert_eq!(total.len(), rows.len());
 }
+
+#[test]
+fn rows_vanish_the_second_they_expire_and_a_compact_job_removes_them_from_rocksdb() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let mut s = Session::default();
+    exec(&db, &mut s, "CREATE SPACE t(partition_num=2, vid_type=INT64); USE t; CREATE TAG a(ts int, v int) TTL_DURATION = 2, TTL_COL = \"ts\"; CREATE TAG INDEX av ON a(v)");
+    let values: Vec<String> = (0..500).map(|i| format!("{i}:(timestamp(), {i})")).collect();
+    exec(&db, &mut s, &format!("INSERT VERTEX a(ts, v) VALUES {}", values.join(", ")));
+    exec(&db, &mut s, "INSERT VERTEX a(ts, v) VALUES 1000:(NULL, 1000)");
+    let count = |db: &Database, s: &mut Session, q: &str| exec(db, s, q).len();
+    assert_eq!(count(&db, &mut s, "LOOKUP ON a YIELD id(vertex)"), 501);
+    // Expiry is `ts + 2 < now`: three seconds later every row with a timestamp has expired.
+    std::thread::sleep(std::time::Duration::from_millis(3_100));
+    assert_eq!(count(&db, &mut s, "LOOKUP ON a YIELD id(vertex)"), 1, "only the row whose TTL column is NULL is left");
+    assert_eq!(count(&db, &mut s, "FETCH PROP ON a 1, 2, 3, 1000 YIELD id(vertex)"), 1);
+    let stored = |db: &Database, s: &mut Session| exec(db, s, "SHOW STATS").into_iter().find(|r| r[1] == Value::String("a".into())).map(|r| r[2].clone()).unwrap();
+    assert_eq!(stored(&db, &mut s), Value::Int(501), "stored until compaction");
+    exec(&db, &mut s, "SUBMIT JOB COMPACT");
+    quiver_tests::wait_jobs(&db, &mut s).unwrap();
+    assert_eq!(stored(&db, &mut s), Value::Int(1), "the compaction filter dropped the expired rows");
+    // Gone from the engine, not only hidden: turning the TTL off shows nothing of them.
+    exec(&db, &mut s, "ALTER TAG a TTL_DURATION = 0");
+    assert_eq!(count(&db, &mut s, "FETCH PROP ON a 1, 2, 3, 1000 YIELD id(vertex)"), 1);
+    drop(db);
+    let db = Database::open(dir.path()).unwrap();
+    let mut s = Session { space: Some("t".into()), ..Session::default() };
+    assert_eq!(stored(&db, &mut s), Value::Int(1), "the recount is durable");
+}

@@ -4,14 +4,17 @@
 //! `sync` fsyncs the log (`FlushWAL(sync = true)`), which makes every batch appended before it durable. Storage's
 //! commit queue calls `sync` once for a whole group of writers.
 
-use quiver_kv::{KvEngine, KvError, KvResult, ScanFn, WriteBatch, WriteOp};
+use quiver_kv::{CompactionFilter, KvEngine, KvError, KvResult, ScanFn, WriteBatch, WriteOp};
 use std::path::Path;
+use std::sync::{Arc, RwLock};
 
 /// RocksDB's block cache: the property cache of every read path (vertex and edge rows, index and filter blocks).
 pub const BLOCK_CACHE_BYTES: usize = 256 << 20;
 
 pub struct RocksEngine {
     db: rocksdb::DB,
+    /// The filter RocksDB's compactions consult, swappable after open (RocksDB takes its filter at open).
+    filter: Arc<RwLock<Option<CompactionFilter>>>,
 }
 
 fn err(e: rocksdb::Error) -> KvError {
@@ -32,8 +35,17 @@ impl RocksEngine {
         table.set_bloom_filter(10.0, false);
         table.set_cache_index_and_filter_blocks(true);
         opts.set_block_based_table_factory(&table);
+        let filter: Arc<RwLock<Option<CompactionFilter>>> = Arc::default();
+        let slot = filter.clone();
+        opts.set_compaction_filter("quiver", move |_level: u32, key: &[u8], value: &[u8]| {
+            let f = slot.read().expect("lock poisoned").clone();
+            match f {
+                Some(f) if f(key, value) => rocksdb::CompactionDecision::Remove,
+                _ => rocksdb::CompactionDecision::Keep,
+            }
+        });
         let db = rocksdb::DB::open(&opts, path).map_err(err)?;
-        Ok(RocksEngine { db })
+        Ok(RocksEngine { db, filter })
     }
 }
 
@@ -84,8 +96,14 @@ impl KvEngine for RocksEngine {
     }
 
     fn compact_range(&self, start: &[u8], end: &[u8]) -> KvResult<()> {
+        // The filter sees only what is in SST files: flush the memtable first.
+        self.db.flush().map_err(err)?;
         self.db.compact_range(Some(start), Some(end));
         Ok(())
+    }
+
+    fn set_compaction_filter(&self, filter: Option<CompactionFilter>) {
+        *self.filter.write().expect("lock poisoned") = filter;
     }
 
     fn name(&self) -> &'static str {

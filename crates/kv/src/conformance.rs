@@ -12,6 +12,7 @@ pub fn run_all(make: Factory<'_>) {
     multi_get(make().as_ref());
     binary_keys(make().as_ref());
     buffered_writes_are_visible_before_sync(make().as_ref());
+    compaction_filter_drops_only_in_range(make().as_ref());
 }
 
 fn collect(e: &dyn KvEngine, prefix: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -118,4 +119,17 @@ fn buffered_writes_are_visible_before_sync(e: &dyn KvEngine) {
     e.sync().unwrap();
     e.sync().unwrap();
     assert_eq!(collect(e, b"w").len(), 3);
+}
+
+fn compaction_filter_drops_only_in_range(e: &dyn KvEngine) {
+    let mut b = WriteBatch::new();
+    for (k, v) in [(&b"c1"[..], &b"drop"[..]), (b"c2", b"keep"), (b"c3", b"drop"), (b"d1", b"drop")] {
+        b.put(k.to_vec(), v.to_vec());
+    }
+    e.write(b).unwrap();
+    e.set_compaction_filter(Some(std::sync::Arc::new(|_k: &[u8], v: &[u8]| v == b"drop")));
+    e.compact_range(b"c", b"d").unwrap();
+    e.set_compaction_filter(None);
+    let left: Vec<Vec<u8>> = collect(e, b"").into_iter().map(|(k, _)| k).filter(|k| k[0] == b'c' || k[0] == b'd').collect();
+    assert_eq!(left, vec![b"c2".to_vec(), b"d1".to_vec()], "the filter drops what it says, only in the compacted range");
 }

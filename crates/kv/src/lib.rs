@@ -61,6 +61,9 @@ impl WriteBatch {
 /// A visitor over scanned pairs; returns `false` to stop the scan.
 pub type ScanFn<'a> = dyn FnMut(&[u8], &[u8]) -> bool + 'a;
 
+/// Decides, during compaction, whether a pair is dropped (`true`). Called from the engine's compaction threads.
+pub type CompactionFilter = std::sync::Arc<dyn Fn(&[u8], &[u8]) -> bool + Send + Sync>;
+
 pub trait KvEngine: Send + Sync + 'static {
     fn get(&self, key: &[u8]) -> KvResult<Option<Vec<u8>>>;
 
@@ -100,10 +103,12 @@ pub trait KvEngine: Send + Sync + 'static {
     }
 
     /// Compacts the keys in `[start, end)`: rewrites them without deleted versions, and without the pairs the
-    /// compaction filter drops (a no-op where there is nothing to compact).
-    fn compact_range(&self, _start: &[u8], _end: &[u8]) -> KvResult<()> {
-        Ok(())
-    }
+    /// compaction filter drops.
+    fn compact_range(&self, start: &[u8], end: &[u8]) -> KvResult<()>;
+
+    /// Installs (or with `None` removes) the filter every compaction from now on consults, the engine's own
+    /// background compactions included.
+    fn set_compaction_filter(&self, filter: Option<CompactionFilter>);
 
     /// A short name for logs and errors.
     fn name(&self) -> &'static str;

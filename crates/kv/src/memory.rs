@@ -1,6 +1,6 @@
 //! An in-memory engine for tests: a `BTreeMap` behind a lock. Not durable.
 
-use crate::{KvEngine, KvResult, ScanFn, WriteBatch, WriteOp};
+use crate::{CompactionFilter, KvEngine, KvResult, ScanFn, WriteBatch, WriteOp};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::RwLock;
@@ -8,6 +8,7 @@ use std::sync::RwLock;
 #[derive(Default)]
 pub struct MemEngine {
     map: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
+    filter: RwLock<Option<CompactionFilter>>,
 }
 
 impl MemEngine {
@@ -57,6 +58,25 @@ impl KvEngine for MemEngine {
             }
         }
         Ok(())
+    }
+
+    /// There are no files to rewrite: compaction is the filter applied to the range.
+    fn compact_range(&self, start: &[u8], end: &[u8]) -> KvResult<()> {
+        let Some(filter) = self.filter.read().expect("lock poisoned").clone() else { return Ok(()) };
+        let mut map = self.map.write().expect("lock poisoned");
+        let doomed: Vec<Vec<u8>> = map
+            .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
+            .filter(|(k, v)| filter(k, v))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in doomed {
+            map.remove(&k);
+        }
+        Ok(())
+    }
+
+    fn set_compaction_filter(&self, filter: Option<CompactionFilter>) {
+        *self.filter.write().expect("lock poisoned") = filter;
     }
 
     fn name(&self) -> &'static str {

@@ -80,6 +80,14 @@ impl EmbeddedStorage {
     }
 
     pub(crate) fn expand_topology(&self, space: &SpaceDesc, req: &ExpandRequest) -> QResult<ExpandResult> {
+        // The topology cannot tell expired edges; the planner never fuses traversals over TTL edge types.
+        if let Some(c) = self.catalog() {
+            for et in req.hops.iter().flat_map(|h| &h.edge_types) {
+                if c.schema_by_id(space, SchemaKind::Edge, et.abs()).is_some_and(|s| crate::ttl::has_ttl(&s)) {
+                    return Err(QError::execution(format!("edge type {} has a TTL: a fused traversal cannot see which edges expired", et.abs())));
+                }
+            }
+        }
         let topo = self.topology(space)?;
         let mut result = ExpandResult::default();
         // The frontier: distinct vertices, each with the number of paths that reach it.

@@ -106,9 +106,10 @@ impl EmbeddedStorage {
             st.queue.extend(queued_now);
         }
         let weak: Weak<EmbeddedStorage> = Arc::downgrade(self);
+        let jobs = self.jobs.clone();
         std::thread::Builder::new()
             .name("jobs".into())
-            .spawn(move || job_worker(weak))
+            .spawn(move || job_worker(jobs, weak))
             .map_err(|e| QError::storage(format!("cannot start the job worker: {e}")))?;
         Ok(())
     }
@@ -266,7 +267,20 @@ impl EmbeddedStorage {
         match job.kind {
             JobKind::Compact => {
                 let (start, end) = keys::space_range(space.id);
-                self.kv.compact_range(&start, &end).map_err(kv_err)
+                // Expired rows go with this compaction (see `ttl.rs`); the counters are then recounted.
+                let filter = self.ttl_filter(&space);
+                let armed = filter.is_some();
+                self.kv.set_compaction_filter(filter);
+                let compacted = self.kv.compact_range(&start, &end).map_err(kv_err);
+                self.kv.set_compaction_filter(None);
+                compacted?;
+                if armed {
+                    for part in 1..=space.partition_num {
+                        self.recount_part(&space, part)?;
+                        progress(part as u64, space.partition_num as u64);
+                    }
+                }
+                Ok(())
             }
             JobKind::Flush => self.kv.flush().map_err(kv_err),
             JobKind::Stats => {
@@ -384,20 +398,21 @@ impl EmbeddedStorage {
     }
 }
 
-fn job_worker(storage: Weak<EmbeddedStorage>) {
+/// Runs queued jobs one at a time. It holds storage only while a job runs, so dropping storage closes the
+/// engine at once; it exits once storage is gone.
+fn job_worker(jobs: Arc<Jobs>, storage: Weak<EmbeddedStorage>) {
     loop {
-        let Some(s) = storage.upgrade() else { return };
         let next = {
-            let mut st = s.jobs.state.lock().expect("lock poisoned");
+            let mut st = jobs.state.lock().expect("lock poisoned");
             match st.queue.pop_front() {
                 Some(id) => Some(id),
                 None => {
-                    // Wake up now and then to notice that storage was dropped.
-                    let (mut st2, _) = s.jobs.wake.wait_timeout(st, Duration::from_millis(200)).expect("lock poisoned");
-                    st2.queue.pop_front()
+                    let (mut st, _) = jobs.wake.wait_timeout(st, Duration::from_millis(200)).expect("lock poisoned");
+                    st.queue.pop_front()
                 }
             }
         };
+        let Some(s) = storage.upgrade() else { return };
         if let Some(id) = next {
             s.run_job(id);
         }

@@ -19,6 +19,7 @@ pub mod index;
 pub mod jobs;
 pub mod keys;
 pub mod topology;
+mod ttl;
 mod write;
 
 pub use write::PartCounters;
@@ -40,7 +41,7 @@ pub struct EmbeddedStorage {
     write_lock: Mutex<WriterState>,
     /// Where storage reads the latest schemas and the indexes it maintains, and marks built indexes ready.
     catalog: RwLock<Option<Arc<dyn Catalog>>>,
-    jobs: jobs::Jobs,
+    jobs: Arc<jobs::Jobs>,
     commits: CommitQueue,
     /// The in-memory topology of each space, built from the key-value store on first use and changed with every
     /// write under `write_lock` (lock order: `write_lock`, then this map, then a space's topology).
@@ -129,7 +130,7 @@ impl EmbeddedStorage {
             kv,
             write_lock: Mutex::default(),
             catalog: RwLock::new(None),
-            jobs: jobs::Jobs::default(),
+            jobs: Arc::default(),
             commits: CommitQueue::default(),
             topologies,
             merges: Mutex::new(tx),
@@ -248,7 +249,9 @@ impl EmbeddedStorage {
         put: impl FnOnce(&mut write::Tx<'_>, &mut WriterState, Vec<u8>) -> QResult<()>,
     ) -> QResult<Option<Props>> {
         let mut guard = self.lock_writers();
-        let current = self.kv.get(&key).map_err(kv_err)?.map(|r| codec::decode(schema, &r)).transpose()?;
+        let now = ttl::now_secs();
+        // An expired row is absent: UPDATE does not find it, UPSERT writes a new one.
+        let current = self.kv.get(&key).map_err(kv_err)?.map(|r| codec::decode(schema, &r)).transpose()?.filter(|p| !ttl::expired(schema, p, now));
         match decide(current.as_ref())? {
             RmwDecision::Keep => {
                 self.commit(guard, space, Batch::default())?;
@@ -356,15 +359,23 @@ impl EvalContext for EdgeFilterContext<'_> {
 impl StorageClient for EmbeddedStorage {
     fn get_vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef]) -> QResult<Vec<Option<VertexData>>> {
         let mut out = Vec::with_capacity(vids.len());
+        let now = ttl::now_secs();
         for vid in vids {
             let mut data = VertexData { vid: vid.clone(), tags: Vec::new() };
             let keys: Vec<Vec<u8>> = tags.iter().map(|t| keys::tag_key(space, vid, t.id)).collect();
+            let mut expired = false;
             for (t, row) in tags.iter().zip(self.kv.multi_get(&keys).map_err(kv_err)?) {
                 if let Some(row) = row {
-                    data.tags.push((t.clone(), codec::decode(t, &row)?));
+                    let props = codec::decode(t, &row)?;
+                    if ttl::expired(t, &props, now) {
+                        expired = true;
+                    } else {
+                        data.tags.push((t.clone(), props));
+                    }
                 }
             }
-            let exists = !data.tags.is_empty() || self.kv.get(&keys::vertex_key(space, vid)).map_err(kv_err)?.is_some();
+            // A vertex whose read tags have all expired is gone, as a vertex whose only tag expired.
+            let exists = !data.tags.is_empty() || (!expired && self.kv.get(&keys::vertex_key(space, vid)).map_err(kv_err)?.is_some());
             out.push(exists.then_some(data));
         }
         Ok(out)
@@ -372,18 +383,22 @@ impl StorageClient for EmbeddedStorage {
 
     fn get_edges(&self, space: &SpaceDesc, schema: &SchemaRef, edge_keys: &[EdgeKeyVal]) -> QResult<Vec<Option<Props>>> {
         let ks: Vec<Vec<u8>> = edge_keys.iter().map(|k| keys::edge_key(space, &k.src, k.edge_type, k.rank, &k.dst)).collect();
+        let now = ttl::now_secs();
         self.kv
             .multi_get(&ks)
             .map_err(kv_err)?
             .into_iter()
-            .map(|row| row.map(|r| codec::decode(schema, &r)).transpose())
+            .map(|row| Ok(row.map(|r| codec::decode(schema, &r)).transpose()?.filter(|p| !ttl::expired(schema, p, now))))
             .collect()
     }
 
     fn get_neighbors(&self, space: &SpaceDesc, req: &NeighborsRequest) -> QResult<Vec<NeighborEdge>> {
-        if req.props == PropSelection::None && req.filter.is_none() {
+        // The topology knows which edges exist, not whether they expired: TTL edge types are read from the store.
+        let any_ttl = req.edge_types.iter().any(|(_, s)| ttl::has_ttl(s));
+        if req.props == PropSelection::None && req.filter.is_none() && !any_ttl {
             return self.neighbors_from_topology(space, req);
         }
+        let now = ttl::now_secs();
         let mut out = Vec::new();
         let limit = req.limit.unwrap_or(usize::MAX);
         // Properties the filter reads are decoded even when not returned.
@@ -407,6 +422,9 @@ impl StorageClient for EmbeddedStorage {
                     .scan_prefix(&keys::edge_type_prefix(space, vid, *et), &mut |k, v| {
                         let step = || -> QResult<Option<NeighborEdge>> {
                             let (_, rank, to) = keys::parse_edge_key(space, k)?;
+                            if ttl::row_expired(schema, v, now)? {
+                                return Ok(None);
+                            }
                             let Some(filter) = &req.filter else {
                                 let props = match req.props {
                                     PropSelection::None => None,
@@ -469,14 +487,14 @@ impl StorageClient for EmbeddedStorage {
                 Mutation::InsertVertex { vid, tags, if_not_exists } => {
                     tx.put_vertex(w, &vid)?;
                     for (schema, values) in tags {
-                        if if_not_exists && tx.current(&keys::tag_key(space, &vid, schema.id))?.is_some() {
+                        if if_not_exists && tx.visible(&keys::tag_key(space, &vid, schema.id), &schema)? {
                             continue;
                         }
                         tx.put_tag(w, &vid, &schema, codec::encode(schema.latest(), &values))?;
                     }
                 }
                 Mutation::InsertEdge { key, schema, values, if_not_exists } => {
-                    if if_not_exists && tx.current(&keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst))?.is_some() {
+                    if if_not_exists && tx.visible(&keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst), &schema)? {
                         continue;
                     }
                     tx.put_edge(w, &key, &schema, codec::encode(schema.latest(), &values))?;

@@ -51,6 +51,14 @@ impl<'s> Tx<'s> {
         }
     }
 
+    /// Whether the row at `key` exists and has not expired (what IF NOT EXISTS asks).
+    pub fn visible(&self, key: &[u8], schema: &SchemaDesc) -> QResult<bool> {
+        match self.current(key)? {
+            None => Ok(false),
+            Some(row) => Ok(!crate::ttl::row_expired(schema, &row, crate::ttl::now_secs())?),
+        }
+    }
+
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         self.b.kv.put(key.clone(), value.clone());
         self.written.insert(key, Some(value));

@@ -37,6 +37,12 @@ impl KvEngine for SlowSync {
     fn scan_range(&self, start: &[u8], end: &[u8], f: &mut ScanFn<'_>) -> KvResult<()> {
         self.inner.scan_range(start, end, f)
     }
+    fn compact_range(&self, start: &[u8], end: &[u8]) -> KvResult<()> {
+        self.inner.compact_range(start, end)
+    }
+    fn set_compaction_filter(&self, filter: Option<quiver_kv::CompactionFilter>) {
+        self.inner.set_compaction_filter(filter)
+    }
     fn name(&self) -> &'static str {
         "slow-sync"
     }

@@ -6,7 +6,8 @@
 //! - every GO has `N STEPS` (not `M TO N`), no WHERE, no SAMPLE/LIMIT, no DISTINCT, and yields only
 //!   expressions that cannot fail (properties, edge and vertex references, `src/dst/rank/type/id`, constants);
 //! - each next GO starts `FROM $-.c` where `c` is a column its predecessor yields as the far end
-//!   ([`super::is_far_end`]) and reads no other input.
+//!   ([`super::is_far_end`]) and reads no other input;
+//! - no edge type walked has a TTL (the in-memory topology cannot tell which edges expired).
 //!
 //! Counting then needs no rows: storage carries, per frontier vertex, the number of paths that reach it, and the
 //! last hop reads degrees only.
@@ -19,6 +20,7 @@
 
 use super::{cannot_fail, is_far_end, Rule, RuleContext};
 use crate::plan::{ExpandNode, ExpandOutput, Op, PlanNode};
+use quiver_api::SchemaKind;
 use quiver_common::expr::Expr;
 use quiver_syntax::ast::{FromClause, GoStatement};
 
@@ -70,12 +72,22 @@ fn chain(mut node: &PlanNode) -> Option<Vec<&GoStatement>> {
     Some(gos)
 }
 
+/// Whether `g` walks an edge type with a TTL (or the catalog cannot say).
+fn walks_ttl_edges(g: &GoStatement, ctx: &RuleContext<'_>) -> bool {
+    let Some(space) = &ctx.space else { return true };
+    let schemas = match &g.over.edges {
+        None => ctx.engine.catalog.schemas(space, SchemaKind::Edge),
+        Some(names) => names.iter().filter_map(|n| ctx.engine.catalog.schema(space, SchemaKind::Edge, n).ok()).collect(),
+    };
+    schemas.iter().any(|s| s.ttl_duration > 0 && !s.ttl_col.is_empty())
+}
+
 impl Rule for FuseCountTraversal {
     fn name(&self) -> &'static str {
         "fuse_count_traversal"
     }
 
-    fn apply(&self, node: &mut PlanNode, _ctx: &RuleContext<'_>) -> bool {
+    fn apply(&self, node: &mut PlanNode, ctx: &RuleContext<'_>) -> bool {
         let output = match &node.op {
             Op::Project { yield_clause: y, filter: None } if !y.distinct && y.columns.len() == 1 && is_count_star(&y.columns[0].expr) => {
                 ExpandOutput::Count { column: y.columns[0].name() }
@@ -95,6 +107,9 @@ impl Rule for FuseCountTraversal {
         };
         let Some(input) = &node.input else { return false };
         let Some(gos) = chain(input) else { return false };
+        if gos.iter().any(|g| walks_ttl_edges(g, ctx)) {
+            return false;
+        }
         let gos: Vec<GoStatement> = gos.into_iter().cloned().collect();
         *node = PlanNode::leaf(Op::Expand(Box::new(ExpandNode { gos, output })));
         true
