@@ -215,3 +215,26 @@ fn rows_vanish_the_second_they_expire_and_a_compact_job_removes_them_from_rocksd
     let mut s = Session { space: Some("t".into()), ..Session::default() };
     assert_eq!(stored(&db, &mut s), Value::Int(1), "the recount is durable");
 }
+
+#[test]
+fn a_stopped_rebuild_leaves_the_index_unused_until_recovered() {
+    let db = Database::in_memory();
+    let mut s = Session::default();
+    exec(&db, &mut s, "CREATE SPACE sj(partition_num=2, vid_type=INT64); USE sj; CREATE TAG t(a int); CREATE TAG INDEX ia ON t(a)");
+    for chunk in (0..40_000i64).collect::<Vec<_>>().chunks(4_000) {
+        let values: Vec<String> = chunk.iter().map(|i| format!("{i}:({})", i % 10)).collect();
+        exec(&db, &mut s, &format!("INSERT VERTEX t(a) VALUES {}", values.join(", ")));
+    }
+    let id = exec(&db, &mut s, "REBUILD TAG INDEX ia")[0][0].clone();
+    exec(&db, &mut s, &format!("STOP JOB {id}"));
+    quiver_tests::wait_jobs(&db, &mut s).unwrap();
+    let status = exec(&db, &mut s, "SHOW JOBS")[0][2].clone();
+    if status == Value::String("STOPPED".into()) {
+        let e = db.execute(&mut s, "LOOKUP ON t WHERE t.a == 3 YIELD id(vertex)", &Params::new()).unwrap_err();
+        assert!(e.message.contains("ia not finished building"), "{}", e.message);
+        assert_eq!(exec(&db, &mut s, "RECOVER JOB"), vec![vec![Value::Int(1)]]);
+        quiver_tests::wait_jobs(&db, &mut s).unwrap();
+    }
+    assert_eq!(exec(&db, &mut s, "SHOW JOBS")[0][2], Value::String("FINISHED".into()));
+    assert_eq!(exec(&db, &mut s, "LOOKUP ON t WHERE t.a == 3 YIELD id(vertex)").len(), 4_000);
+}

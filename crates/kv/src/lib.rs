@@ -103,7 +103,8 @@ pub trait KvEngine: Send + Sync + 'static {
     }
 
     /// Compacts the keys in `[start, end)`: rewrites them without deleted versions, and without the pairs the
-    /// compaction filter drops.
+    /// compaction filter drops. Engines may compact more than the range (RocksDB rewrites whole files), so a
+    /// filter must decide by the key itself, never by the range it was armed for.
     fn compact_range(&self, start: &[u8], end: &[u8]) -> KvResult<()>;
 
     /// Installs (or with `None` removes) the filter every compaction from now on consults, the engine's own

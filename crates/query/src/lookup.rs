@@ -77,6 +77,7 @@ fn is_constant(e: &Expr) -> bool {
     })
 }
 
+/// The [`Value::type_name`] of the values a property of type `ty` holds.
 fn value_kind(ty: PropType) -> &'static str {
     match ty {
         PropType::Bool => "bool",
@@ -87,20 +88,6 @@ fn value_kind(ty: PropType) -> &'static str {
         PropType::Time => "time",
         PropType::DateTime => "datetime",
         PropType::Duration => "duration",
-    }
-}
-
-fn kind_of_value(v: &Value) -> &'static str {
-    match v {
-        Value::Bool(_) => "bool",
-        Value::Int(_) => "int",
-        Value::Float(_) => "float",
-        Value::String(_) => "string",
-        Value::Date(_) => "date",
-        Value::Time(_) => "time",
-        Value::DateTime(_) => "datetime",
-        Value::Duration(_) => "duration",
-        _ => "other",
     }
 }
 
@@ -116,7 +103,7 @@ fn fit(value: Value, ty: PropType, op: BinaryOp, prop: &str) -> QResult<Value> {
             Ok(Value::Int(r as i64))
         }
         (Value::List(_) | Value::Set(_), _) if matches!(op, BinaryOp::In | BinaryOp::NotIn) => Ok(value),
-        (v, w) if kind_of_value(v) == w => Ok(value),
+        (v, w) if v.type_name() == w => Ok(value),
         _ => Err(QError::semantic(format!("Column type error : {prop}"))),
     }
 }
@@ -446,7 +433,7 @@ fn choose(ready: &[IndexRef], preds: &[Pred]) -> (Vec<IndexScan>, bool) {
 
 /// Whether `v` can be a key of a field of type `ty` (an `IN` list may hold other types, which match nothing).
 fn kind_fits(ty: PropType, v: &Value) -> bool {
-    value_kind(ty) == kind_of_value(v)
+    value_kind(ty) == v.type_name()
 }
 
 /// EXPLAIN's name for a LOOKUP's scans, after NebulaGraph's operators.

@@ -192,7 +192,6 @@ fn an_index_build_interrupted_by_kill9_resumes_after_restart() {
     server.child.kill().unwrap();
     server.child.wait().unwrap();
     let status_before = before["results"][0]["data"][0]["row"][2].as_str().unwrap().to_string();
-    eprintln!("job status at the kill: {status_before}");
 
     let server = Server::start(dir.path());
     let deadline = std::time::Instant::now() + Duration::from_secs(60);

@@ -61,9 +61,8 @@ impl EmbeddedStorage {
         self.kv.write(b).map_err(kv_err)
     }
 
-    /// Loads the job records, queues again the ones a restart interrupted, and starts the worker. Call once the
-    /// catalog is set; jobs submitted before this wait in the queue.
-    pub fn start_jobs(self: &Arc<Self>) -> QResult<()> {
+    /// Every stored job record.
+    fn stored_jobs(&self) -> QResult<Vec<JobInfo>> {
         let mut records = Vec::new();
         let mut bad = None;
         self.kv
@@ -78,9 +77,16 @@ impl EmbeddedStorage {
                 }
             })
             .map_err(kv_err)?;
-        if let Some(e) = bad {
-            return Err(QError::storage(format!("corrupt job record: {e}")));
+        match bad {
+            Some(e) => Err(QError::storage(format!("corrupt job record: {e}"))),
+            None => Ok(records),
         }
+    }
+
+    /// Loads the job records, queues again the ones a restart interrupted, and starts the worker. Call once the
+    /// catalog is set; jobs submitted before this wait in the queue.
+    pub fn start_jobs(self: &Arc<Self>) -> QResult<()> {
+        let records = self.stored_jobs()?;
         {
             let mut st = self.jobs.state.lock().expect("lock poisoned");
             if st.started {
@@ -146,16 +152,7 @@ impl EmbeddedStorage {
         let mut out: Vec<JobInfo> = st.jobs.values().filter(|j| j.space_id == space.id).cloned().collect();
         if !st.started {
             // Before start-up only submitted jobs are in memory; the stored ones are listed too.
-            let mut stored = Vec::new();
-            self.kv
-                .scan_prefix(JOB_PREFIX, &mut |_, v| {
-                    if let Ok(j) = serde_json::from_slice::<JobInfo>(v) {
-                        stored.push(j);
-                    }
-                    true
-                })
-                .map_err(kv_err)?;
-            for j in stored {
+            for j in self.stored_jobs()? {
                 if j.space_id == space.id && !out.iter().any(|o| o.id == j.id) {
                     out.push(j);
                 }
