@@ -238,3 +238,32 @@ fn a_stopped_rebuild_leaves_the_index_unused_until_recovered() {
     assert_eq!(exec(&db, &mut s, "SHOW JOBS")[0][2], Value::String("FINISHED".into()));
     assert_eq!(exec(&db, &mut s, "LOOKUP ON t WHERE t.a == 3 YIELD id(vertex)").len(), 4_000);
 }
+
+#[test]
+fn dropping_an_index_removes_its_entries() {
+    let kv = std::sync::Arc::new(quiver_kv::MemEngine::new());
+    let db = Database::with_engine(kv.clone()).unwrap();
+    let mut s = Session::default();
+    exec(&db, &mut s, "CREATE SPACE d(partition_num=3, vid_type=INT64); USE d; CREATE TAG t(a int); CREATE TAG INDEX ia ON t(a); CREATE TAG INDEX ia2 ON t()");
+    exec(&db, &mut s, "INSERT VERTEX t(a) VALUES 1:(1), 2:(2), 3:(3)");
+    let entries = || {
+        let mut n = 0;
+        // Index entries: kind 0x03 after `space_id | part` (space 1 is the first space of a fresh database).
+        for part in 1..=3u32 {
+            let mut p = 1u32.to_be_bytes().to_vec();
+            p.extend_from_slice(&part.to_be_bytes());
+            p.push(0x03);
+            quiver_kv::KvEngine::scan_prefix(kv.as_ref(), &p, &mut |_, _| {
+                n += 1;
+                true
+            })
+            .unwrap();
+        }
+        n
+    };
+    assert_eq!(entries(), 6);
+    exec(&db, &mut s, "DROP TAG INDEX ia");
+    assert_eq!(entries(), 3);
+    exec(&db, &mut s, "DROP TAG INDEX ia2");
+    assert_eq!(entries(), 0);
+}

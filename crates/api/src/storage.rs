@@ -189,6 +189,9 @@ pub trait StorageClient: Send + Sync {
     /// ready when done (`Some(job id)`).
     fn index_created(&self, space: &SpaceDesc, index: &IndexRef) -> QResult<Option<i64>>;
 
+    /// Removes every entry of a dropped index.
+    fn drop_index_data(&self, space: &SpaceDesc, index_id: i32) -> QResult<()>;
+
     /// Queues an admin job; `indexes` are the ids a rebuild fills. Returns the job id.
     fn submit_job(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64>;
 

@@ -107,7 +107,9 @@ impl QueryEngine {
                 Ok(DataSet::empty())
             }
             Statement::DropIndex { kind, if_exists, name } => {
-                self.catalog.drop_index(space, kind_of(*kind), name, *if_exists)?;
+                if let Some(index) = self.catalog.drop_index(space, kind_of(*kind), name, *if_exists)? {
+                    self.storage.drop_index_data(space, index.id)?;
+                }
                 Ok(DataSet::empty())
             }
             Statement::ShowIndexes { kind, by } => {

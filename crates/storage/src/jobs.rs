@@ -318,16 +318,7 @@ impl EmbeddedStorage {
     pub(crate) fn build_index(&self, space: &SpaceDesc, index: &IndexDesc, cancel: Option<&AtomicBool>, progress: &dyn Fn(u64, u64)) -> QResult<()> {
         let catalog = self.catalog().ok_or_else(|| QError::storage("index builds need the catalog"))?;
         let expected = self.stats_of(space)?.iter().find(|(k, id, _)| *k == index.kind && *id == index.schema_id).map(|(_, _, n)| (*n).max(0) as u64).unwrap_or(0);
-        {
-            let guard = self.lock_writers();
-            let mut b = Batch::default();
-            for part in 1..=space.partition_num {
-                let p = index::index_prefix(space.id, part, index.id);
-                let end = quiver_kv::prefix_end(&p).expect("index prefix ends");
-                b.kv.delete_range(p, end);
-            }
-            self.commit(guard, space, b)?;
-        }
+        self.drop_index_data(space, index.id)?;
         let kind = if index.kind == SchemaKind::Tag { KIND_TAG } else { KIND_EDGE };
         let vl = space.vid_type.key_len();
         let mut done = 0u64;

@@ -661,6 +661,17 @@ impl StorageClient for EmbeddedStorage {
         Ok(None)
     }
 
+    fn drop_index_data(&self, space: &SpaceDesc, index_id: i32) -> QResult<()> {
+        let guard = self.lock_writers();
+        let mut b = Batch::default();
+        for part in 1..=space.partition_num {
+            let p = index::index_prefix(space.id, part, index_id);
+            let end = quiver_kv::prefix_end(&p).expect("index prefix ends");
+            b.kv.delete_range(p, end);
+        }
+        self.commit(guard, space, b)
+    }
+
     fn submit_job(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {
         self.submit_job_internal(space, kind, indexes)
     }
