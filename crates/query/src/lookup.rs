@@ -126,7 +126,7 @@ impl QueryEngine {
             }
         };
         let yield_clause = stmt.yield_clause.clone().ok_or_else(|| QError::semantic("Missing yield clause."))?;
-        self.check_lookup_yield(space, &schema, &yield_clause)?;
+        self.check_lookup_yield(&schema, &yield_clause)?;
         let all: Vec<IndexRef> = self.catalog.indexes(space).into_iter().filter(|i| i.kind == schema.kind && i.schema_id == schema.id).collect();
         if all.is_empty() {
             return Err(QError::execution("There is no index to use at runtime"));
@@ -198,7 +198,7 @@ impl QueryEngine {
     }
 
     /// LookupValidator::validateYield{Tag,Edge}.
-    fn check_lookup_yield(&self, space: &SpaceDesc, schema: &SchemaDesc, y: &YieldClause) -> QResult<()> {
+    fn check_lookup_yield(&self, schema: &SchemaDesc, y: &YieldClause) -> QResult<()> {
         let mut src_dst = false;
         let mut input_var = false;
         for c in &y.columns {
@@ -232,7 +232,6 @@ impl QueryEngine {
                 return Err(e);
             }
         }
-        let _ = space;
         if input_var {
             return Err(QError::semantic("unsupport input/variable property expression in yield."));
         }

@@ -89,6 +89,11 @@ pub fn encode_field(f: &IndexField, v: &Value, out: &mut Vec<u8>) -> QResult<()>
     Ok(())
 }
 
+/// A row's values of the index's fields, in order (NULL where the row has none).
+pub fn field_values(index: &IndexDesc, props: &quiver_api::Props) -> Vec<Value> {
+    index.fields.iter().map(|f| props.get(&f.name).cloned().unwrap_or(Value::NULL)).collect()
+}
+
 /// `space | part | 0x03 | index_id`.
 pub fn index_prefix(space_id: u32, part: u32, index_id: i32) -> Vec<u8> {
     let mut k = keys::prefix(space_id, part, KIND_INDEX);

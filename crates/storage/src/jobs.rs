@@ -9,9 +9,9 @@
 //! interleave with a build and no write can slip between a chunk's read and its entries (see `docs/design/indexes.md`).
 
 use crate::keys::{self, KIND_EDGE, KIND_TAG};
-use crate::{codec, index, kv_err, Batch, EmbeddedStorage};
+use crate::{codec, index, kv_err, now_secs, Batch, EmbeddedStorage};
 use quiver_api::*;
-use quiver_common::{QError, QResult, Value};
+use quiver_common::{QError, QResult};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -33,10 +33,6 @@ fn job_key(id: i64) -> Vec<u8> {
     let mut k = JOB_PREFIX.to_vec();
     k.extend_from_slice(&id.to_be_bytes());
     k
-}
-
-fn now_secs() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
 #[derive(Default)]
@@ -308,7 +304,7 @@ impl EmbeddedStorage {
         self.load_counters(space, &mut guard)?;
         let c = self.count_part(space, part)?;
         let mut b = Batch::default();
-        b.kv.put(crate::write::counters_key(space.id, part), serde_json::to_vec(&c).expect("counters serialize"));
+        crate::write::put_counters(&mut b.kv, space.id, part, &c);
         guard.counters.get_mut(&space.id).expect("loaded above")[part as usize - 1] = c;
         self.commit(guard, space, b)
     }
@@ -317,7 +313,7 @@ impl EmbeddedStorage {
     /// writers' lock. `progress` gets (rows done, rows expected).
     pub(crate) fn build_index(&self, space: &SpaceDesc, index: &IndexDesc, cancel: Option<&AtomicBool>, progress: &dyn Fn(u64, u64)) -> QResult<()> {
         let catalog = self.catalog().ok_or_else(|| QError::storage("index builds need the catalog"))?;
-        let expected = self.stats_of(space)?.iter().find(|(k, id, _)| *k == index.kind && *id == index.schema_id).map(|(_, _, n)| (*n).max(0) as u64).unwrap_or(0);
+        let expected = self.rows_of(space, index.kind, index.schema_id)?.max(0) as u64;
         self.drop_index_data(space, index.id)?;
         let kind = if index.kind == SchemaKind::Tag { KIND_TAG } else { KIND_EDGE };
         let vl = space.vid_type.key_len();
@@ -345,16 +341,14 @@ impl EmbeddedStorage {
                                 if keys::tag_id_of_key(space, k) != index.schema_id {
                                     return Ok(None);
                                 }
-                                let props = codec::decode(&schema, v)?;
-                                let values: Vec<Value> = index.fields.iter().map(|f| props.get(&f.name).cloned().unwrap_or(Value::NULL)).collect();
+                                let values = index::field_values(index, &codec::decode(&schema, v)?);
                                 return index::vertex_entry(space, index, &from, &values).map(Some);
                             }
                             let (et, rank, to) = keys::parse_edge_key(space, k)?;
                             if et != index.schema_id {
                                 return Ok(None);
                             }
-                            let props = codec::decode(&schema, v)?;
-                            let values: Vec<Value> = index.fields.iter().map(|f| props.get(&f.name).cloned().unwrap_or(Value::NULL)).collect();
+                            let values = index::field_values(index, &codec::decode(&schema, v)?);
                             index::edge_entry(space, index, &from, rank, &to, &values).map(Some)
                         };
                         match entry() {

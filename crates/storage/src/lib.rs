@@ -105,6 +105,11 @@ impl CommitQueue {
     }
 }
 
+/// Seconds since the Unix epoch: TTL expiry and job times.
+pub(crate) fn now_secs() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
 fn kv_err(e: quiver_kv::KvError) -> QError {
     QError::storage(e)
 }
@@ -147,7 +152,7 @@ impl EmbeddedStorage {
         self.catalog.read().expect("lock poisoned").clone()
     }
 
-    /// Rows per tag and out-edges per edge type, summed over partitions: `(kind, id, count)`, plus totals.
+    /// Rows per tag and out-edges per edge type, summed over partitions, plus totals.
     fn counted(&self, space: &SpaceDesc) -> QResult<SpaceStats> {
         let mut w = self.lock_writers();
         self.load_counters(space, &mut w)?;
@@ -170,9 +175,11 @@ impl EmbeddedStorage {
         Ok(stats)
     }
 
-    pub(crate) fn stats_of(&self, space: &SpaceDesc) -> QResult<Vec<(SchemaKind, i32, i64)>> {
+    /// Rows of one tag or edge type (out-edges), summed over partitions.
+    pub(crate) fn rows_of(&self, space: &SpaceDesc, kind: SchemaKind, id: i32) -> QResult<i64> {
         let s = self.counted(space)?;
-        Ok(s.tags.iter().map(|(id, n)| (SchemaKind::Tag, *id, *n)).chain(s.edges.iter().map(|(id, n)| (SchemaKind::Edge, *id, *n))).collect())
+        let counts = if kind == SchemaKind::Tag { &s.tags } else { &s.edges };
+        Ok(counts.iter().find(|(i, _)| *i == id).map_or(0, |(_, n)| *n))
     }
 
     /// The topology of `space`, built from the key-value store if this is its first use.
@@ -249,7 +256,7 @@ impl EmbeddedStorage {
         put: impl FnOnce(&mut write::Tx<'_>, &mut WriterState, Vec<u8>) -> QResult<()>,
     ) -> QResult<Option<Props>> {
         let mut guard = self.lock_writers();
-        let now = ttl::now_secs();
+        let now = now_secs();
         // An expired row is absent: UPDATE does not find it, UPSERT writes a new one.
         let current = self.kv.get(&key).map_err(kv_err)?.map(|r| codec::decode(schema, &r)).transpose()?.filter(|p| !ttl::expired(schema, p, now));
         match decide(current.as_ref())? {
@@ -359,7 +366,7 @@ impl EvalContext for EdgeFilterContext<'_> {
 impl StorageClient for EmbeddedStorage {
     fn get_vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef]) -> QResult<Vec<Option<VertexData>>> {
         let mut out = Vec::with_capacity(vids.len());
-        let now = ttl::now_secs();
+        let now = now_secs();
         for vid in vids {
             let mut data = VertexData { vid: vid.clone(), tags: Vec::new() };
             let keys: Vec<Vec<u8>> = tags.iter().map(|t| keys::tag_key(space, vid, t.id)).collect();
@@ -383,7 +390,7 @@ impl StorageClient for EmbeddedStorage {
 
     fn get_edges(&self, space: &SpaceDesc, schema: &SchemaRef, edge_keys: &[EdgeKeyVal]) -> QResult<Vec<Option<Props>>> {
         let ks: Vec<Vec<u8>> = edge_keys.iter().map(|k| keys::edge_key(space, &k.src, k.edge_type, k.rank, &k.dst)).collect();
-        let now = ttl::now_secs();
+        let now = now_secs();
         self.kv
             .multi_get(&ks)
             .map_err(kv_err)?
@@ -398,7 +405,7 @@ impl StorageClient for EmbeddedStorage {
         if req.props == PropSelection::None && req.filter.is_none() && !any_ttl {
             return self.neighbors_from_topology(space, req);
         }
-        let now = ttl::now_secs();
+        let now = now_secs();
         let mut out = Vec::new();
         let limit = req.limit.unwrap_or(usize::MAX);
         // Properties the filter reads are decoded even when not returned.
@@ -593,7 +600,7 @@ impl StorageClient for EmbeddedStorage {
                 SchemaKind::Edge => c.edges.remove(&schema.id).is_some(),
             };
             if removed {
-                b.kv.put(write::counters_key(space.id, i as u32 + 1), serde_json::to_vec(c).expect("counters serialize"));
+                write::put_counters(&mut b.kv, space.id, i as u32 + 1, c);
             }
         }
         let vl = space.vid_type.key_len();
@@ -625,6 +632,8 @@ impl StorageClient for EmbeddedStorage {
         let mut out = Vec::new();
         let mut meter = expand::EdgeMeter::new(budget);
         for scan in scans {
+            // Where an entry's target (VID, or src, rank, dst) starts: what identifies a hit across scans.
+            let target_at = keys::PREFIX_LEN + 4 + index::fields_width(&scan.index);
             for part in 1..=space.partition_num {
                 let (start, end) = index::scan_range(space.id, part, scan)?;
                 let mut err = None;
@@ -632,7 +641,7 @@ impl StorageClient for EmbeddedStorage {
                     .scan_range(&start, &end, &mut |k, _| {
                         match index::entry_target(space, &scan.index, k).and_then(|hit| meter.tick().map(|_| hit)) {
                             Ok(hit) => {
-                                if scans.len() == 1 || seen.insert(k[keys::PREFIX_LEN + 4 + index::fields_width(&scan.index)..].to_vec()) {
+                                if scans.len() == 1 || seen.insert(k[target_at..].to_vec()) {
                                     out.push(hit);
                                 }
                             }
@@ -652,7 +661,7 @@ impl StorageClient for EmbeddedStorage {
 
     fn index_created(&self, space: &SpaceDesc, index: &IndexRef) -> QResult<Option<i64>> {
         let catalog = self.catalog().ok_or_else(|| QError::storage("indexes need the catalog"))?;
-        let rows = self.stats_of(space)?.iter().find(|(k, id, _)| *k == index.kind && *id == index.schema_id).map(|(_, _, n)| *n).unwrap_or(0);
+        let rows = self.rows_of(space, index.kind, index.schema_id)?;
         if rows > jobs::INLINE_BUILD_ROWS {
             return self.submit_job_internal(space, JobKind::RebuildIndex(index.kind), vec![index.id]).map(Some);
         }

@@ -9,15 +9,11 @@
 //! counts stored rows, as NebulaGraph's STATS job does) stays exact; RocksDB's own background compactions keep
 //! expired rows until the next COMPACT job.
 
-use crate::{codec, keys, EmbeddedStorage};
+use crate::{codec, keys, now_secs, EmbeddedStorage};
 use quiver_api::*;
 use quiver_common::{QResult, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
-
-pub(crate) fn now_secs() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
-}
 
 pub(crate) fn has_ttl(s: &SchemaDesc) -> bool {
     s.ttl_duration > 0 && !s.ttl_col.is_empty()

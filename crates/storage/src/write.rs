@@ -26,6 +26,14 @@ pub(crate) fn counters_key(space_id: u32, part: u32) -> Vec<u8> {
     keys::prefix(space_id, part, KIND_STATS)
 }
 
+/// Puts a partition's counters record into `b`.
+pub(crate) fn put_counters(b: &mut quiver_kv::WriteBatch, space_id: u32, part: u32, c: &PartCounters) {
+    b.put(counters_key(space_id, part), serde_json::to_vec(c).expect("counters serialize"));
+}
+
+/// Makes an index entry's key from an index and a row's values of its fields.
+type EntryFn<'a> = dyn Fn(&IndexDesc, &[Value]) -> QResult<Vec<u8>> + 'a;
+
 pub(crate) struct Tx<'s> {
     pub st: &'s EmbeddedStorage,
     pub space: &'s SpaceDesc,
@@ -55,7 +63,7 @@ impl<'s> Tx<'s> {
     pub fn visible(&self, key: &[u8], schema: &SchemaDesc) -> QResult<bool> {
         match self.current(key)? {
             None => Ok(false),
-            Some(row) => Ok(!crate::ttl::row_expired(schema, &row, crate::ttl::now_secs())?),
+            Some(row) => Ok(!crate::ttl::row_expired(schema, &row, crate::now_secs())?),
         }
     }
 
@@ -97,13 +105,36 @@ impl<'s> Tx<'s> {
         self.indexes.iter().filter(|i| i.kind == kind && i.schema_id == id).cloned().collect()
     }
 
-    /// The index's field values of a row.
-    fn field_values(index: &IndexDesc, props: &Props) -> Vec<Value> {
-        index.fields.iter().map(|f| props.get(&f.name).cloned().unwrap_or(Value::NULL)).collect()
-    }
-
     fn schema_of(&self, kind: SchemaKind, id: i32) -> Option<SchemaRef> {
         self.st.catalog().and_then(|c| c.schema_by_id(self.space, kind, id))
+    }
+
+    /// Moves one row's entries in the indexes of tag or edge type `id`: those of `old` go, those of `new` come.
+    fn reindex(
+        &mut self,
+        kind: SchemaKind,
+        id: i32,
+        old: Option<&[u8]>,
+        new: Option<&[u8]>,
+        entry: &EntryFn<'_>,
+    ) -> QResult<()> {
+        let indexes = self.schema_indexes(kind, id);
+        if indexes.is_empty() {
+            return Ok(());
+        }
+        // The catalog's latest version reads every row, also one written after the caller's schema was taken.
+        let schema = self.schema_of(kind, id).ok_or_else(|| QError::storage(format!("{kind:?} {id} has indexes but no schema")))?;
+        let old = old.map(|r| codec::decode(&schema, r)).transpose()?;
+        let new = new.map(|r| codec::decode(&schema, r)).transpose()?;
+        for i in &indexes {
+            if let Some(old) = &old {
+                self.delete(entry(i, &index::field_values(i, old))?);
+            }
+            if let Some(new) = &new {
+                self.put(entry(i, &index::field_values(i, new))?, Vec::new());
+            }
+        }
+        Ok(())
     }
 
     /// Writes a tag row (and the vertex key), replacing any row it had, with the index entries of both.
@@ -114,19 +145,8 @@ impl<'s> Tx<'s> {
         if old.is_none() {
             self.count(w, keys::part_of(self.space, vid), |c| *c.tags.entry(schema.id).or_default() += 1);
         }
-        let indexes = self.schema_indexes(SchemaKind::Tag, schema.id);
-        if !indexes.is_empty() {
-            // The old row may have been written with a version newer than `schema` knows (a concurrent ALTER).
-            let latest = self.schema_of(SchemaKind::Tag, schema.id).unwrap_or_else(|| schema.clone());
-            let old = old.map(|r| codec::decode(&latest, &r)).transpose()?;
-            let new = codec::decode(schema, &row)?;
-            for i in &indexes {
-                if let Some(old) = &old {
-                    self.delete(index::vertex_entry(self.space, i, vid, &Self::field_values(i, old))?);
-                }
-                self.put(index::vertex_entry(self.space, i, vid, &Self::field_values(i, &new))?, Vec::new());
-            }
-        }
+        let space = self.space;
+        self.reindex(SchemaKind::Tag, schema.id, old.as_deref(), Some(&row), &|i, v| index::vertex_entry(space, i, vid, v))?;
         self.put(key, row);
         Ok(())
     }
@@ -136,14 +156,8 @@ impl<'s> Tx<'s> {
         let key = keys::tag_key(self.space, vid, tag_id);
         let Some(old) = self.current(&key)? else { return Ok(()) };
         self.count(w, keys::part_of(self.space, vid), |c| *c.tags.entry(tag_id).or_default() -= 1);
-        let indexes = self.schema_indexes(SchemaKind::Tag, tag_id);
-        if !indexes.is_empty() {
-            let schema = self.schema_of(SchemaKind::Tag, tag_id).ok_or_else(|| QError::storage(format!("tag {tag_id} has indexes but no schema")))?;
-            let props = codec::decode(&schema, &old)?;
-            for i in &indexes {
-                self.delete(index::vertex_entry(self.space, i, vid, &Self::field_values(i, &props))?);
-            }
-        }
+        let space = self.space;
+        self.reindex(SchemaKind::Tag, tag_id, Some(&old), None, &|i, v| index::vertex_entry(space, i, vid, v))?;
         self.delete(key);
         Ok(())
     }
@@ -163,18 +177,8 @@ impl<'s> Tx<'s> {
         if old.is_none() {
             self.count(w, keys::part_of(self.space, &key.src), |c| *c.edges.entry(key.edge_type).or_default() += 1);
         }
-        let indexes = self.schema_indexes(SchemaKind::Edge, schema.id);
-        if !indexes.is_empty() {
-            let latest = self.schema_of(SchemaKind::Edge, schema.id).unwrap_or_else(|| schema.clone());
-            let old = old.map(|r| codec::decode(&latest, &r)).transpose()?;
-            let new = codec::decode(schema, &row)?;
-            for i in &indexes {
-                if let Some(old) = &old {
-                    self.delete(index::edge_entry(self.space, i, &key.src, key.rank, &key.dst, &Self::field_values(i, old))?);
-                }
-                self.put(index::edge_entry(self.space, i, &key.src, key.rank, &key.dst, &Self::field_values(i, &new))?, Vec::new());
-            }
-        }
+        let space = self.space;
+        self.reindex(SchemaKind::Edge, schema.id, old.as_deref(), Some(&row), &|i, v| index::edge_entry(space, i, &key.src, key.rank, &key.dst, v))?;
         self.put(keys::edge_key(self.space, &key.dst, -key.edge_type, key.rank, &key.src), row.clone());
         self.put(out_key, row);
         self.b.topo.push(TopoOp::Add(crate::topo_edge(key)));
@@ -186,14 +190,8 @@ impl<'s> Tx<'s> {
         let out_key = keys::edge_key(self.space, &key.src, key.edge_type, key.rank, &key.dst);
         let Some(old) = self.current(&out_key)? else { return Ok(()) };
         self.count(w, keys::part_of(self.space, &key.src), |c| *c.edges.entry(key.edge_type).or_default() -= 1);
-        let indexes = self.schema_indexes(SchemaKind::Edge, key.edge_type);
-        if !indexes.is_empty() {
-            let schema = self.schema_of(SchemaKind::Edge, key.edge_type).ok_or_else(|| QError::storage(format!("edge type {} has indexes but no schema", key.edge_type)))?;
-            let props = codec::decode(&schema, &old)?;
-            for i in &indexes {
-                self.delete(index::edge_entry(self.space, i, &key.src, key.rank, &key.dst, &Self::field_values(i, &props))?);
-            }
-        }
+        let space = self.space;
+        self.reindex(SchemaKind::Edge, key.edge_type, Some(&old), None, &|i, v| index::edge_entry(space, i, &key.src, key.rank, &key.dst, v))?;
         self.delete(keys::edge_key(self.space, &key.dst, -key.edge_type, key.rank, &key.src));
         self.delete(out_key);
         self.b.topo.push(TopoOp::Remove(crate::topo_edge(key)));
@@ -214,8 +212,7 @@ impl<'s> Tx<'s> {
     pub fn finish(mut self, w: &WriterState) -> Batch {
         let c = w.counters.get(&self.space.id).expect("counters loaded by Tx::new");
         for part in std::mem::take(&mut self.dirty) {
-            let bytes = serde_json::to_vec(&c[part as usize - 1]).expect("counters serialize");
-            self.b.kv.put(counters_key(self.space.id, part), bytes);
+            put_counters(&mut self.b.kv, self.space.id, part, &c[part as usize - 1]);
         }
         self.b
     }
