@@ -5,7 +5,8 @@
 //! commit queue calls `sync` once for a whole group of writers.
 
 use quiver_kv::{CompactionFilter, KvEngine, KvError, KvResult, ScanFn, WriteBatch, WriteOp};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// RocksDB's block cache: the property cache of every read path (vertex and edge rows, index and filter blocks).
@@ -13,6 +14,10 @@ pub const BLOCK_CACHE_BYTES: usize = 256 << 20;
 
 pub struct RocksEngine {
     db: rocksdb::DB,
+    /// The options the database was opened with; ingested table files are written with them.
+    opts: rocksdb::Options,
+    dir: PathBuf,
+    ingested: AtomicU64,
     /// The filter RocksDB's compactions consult, swappable after open (RocksDB takes its filter at open).
     filter: Arc<RwLock<Option<CompactionFilter>>>,
 }
@@ -45,7 +50,7 @@ impl RocksEngine {
             }
         });
         let db = rocksdb::DB::open(&opts, path).map_err(err)?;
-        Ok(RocksEngine { db, filter })
+        Ok(RocksEngine { db, opts, dir: path.to_path_buf(), filter, ingested: AtomicU64::new(0) })
     }
 }
 
@@ -74,6 +79,32 @@ impl KvEngine for RocksEngine {
 
     fn sync(&self) -> KvResult<()> {
         self.db.flush_wal(true).map_err(err)
+    }
+
+    /// Writes the pairs into one sorted table file and ingests it: no log, no memtable. RocksDB places the file
+    /// at the lowest level it fits (L0 when it overlaps newer data) with a sequence number above every existing
+    /// write, so it shadows older values; the manifest update makes it durable.
+    fn ingest_sorted(&self, pairs: &[(Vec<u8>, Vec<u8>)]) -> KvResult<()> {
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let n = self.ingested.fetch_add(1, Ordering::Relaxed);
+        let path = self.dir.join(format!("ingest-{}-{n}.sst", std::process::id()));
+        let written = (|| {
+            let mut w = rocksdb::SstFileWriter::create(&self.opts);
+            w.open(&path)?;
+            for (k, v) in pairs {
+                w.put(k, v)?;
+            }
+            w.finish()?;
+            let mut io = rocksdb::IngestExternalFileOptions::default();
+            io.set_move_files(true);
+            self.db.ingest_external_file_opts(&io, vec![&path])
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&path);
+        }
+        written.map_err(err)
     }
 
     fn scan_range(&self, start: &[u8], end: &[u8], f: &mut ScanFn<'_>) -> KvResult<()> {

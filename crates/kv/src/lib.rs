@@ -86,6 +86,18 @@ pub trait KvEngine: Send + Sync + 'static {
         self.sync()
     }
 
+    /// Writes `pairs` (strictly ascending keys) durably, each replacing its key's value: the bulk-load path.
+    /// Engines may write them straight into their on-disk format (RocksDB ingests a sorted table file), skipping
+    /// the log and the memtable. Atomic as a whole: after a crash either all pairs are there or none.
+    fn ingest_sorted(&self, pairs: &[(Vec<u8>, Vec<u8>)]) -> KvResult<()> {
+        debug_assert!(pairs.windows(2).all(|w| w[0].0 < w[1].0), "ingest_sorted needs strictly ascending keys");
+        let mut b = WriteBatch::new();
+        for (k, v) in pairs {
+            b.put(k.clone(), v.clone());
+        }
+        self.write(b)
+    }
+
     /// Visits keys in `[start, end)` in ascending byte order.
     fn scan_range(&self, start: &[u8], end: &[u8], f: &mut ScanFn<'_>) -> KvResult<()>;
 

@@ -63,7 +63,7 @@ fn default_value(p: &PropDef, params: &Params) -> QResult<Value> {
 }
 
 /// Builds a full row (latest schema order) from named values.
-fn build_row(schema: &SchemaDesc, names: &[String], values: &[Value], params: &Params) -> QResult<Vec<Value>> {
+pub fn build_row(schema: &SchemaDesc, names: &[String], values: &[Value], params: &Params) -> QResult<Vec<Value>> {
     let latest = schema.latest();
     let mut row = Vec::with_capacity(latest.props.len());
     for p in &latest.props {

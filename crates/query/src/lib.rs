@@ -17,6 +17,7 @@ pub mod optimizer;
 mod plan;
 mod schema;
 
+pub use data::build_row;
 pub use plan::desc::{PlanDesc, PlanNodeDesc, ProfileStats};
 
 use compose::Request;

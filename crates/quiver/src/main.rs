@@ -52,6 +52,44 @@ enum Command {
         #[arg(long = "disable-rule")]
         disabled_rules: Vec<String>,
     },
+    /// Bulk-loads CSV files described by a mapping (`config.yaml` in the NebulaGraph test datasets' shape) into a
+    /// data directory (the server must not be running on it).
+    Import {
+        /// The mapping: space, schema as nGQL, and which CSV columns are VIDs, properties, edge ends and ranks.
+        config: PathBuf,
+        #[arg(long, default_value = "./quiver-data")]
+        data_dir: PathBuf,
+        /// Stops the import after this many bad rows (each is reported with its file and line).
+        #[arg(long, default_value_t = 100)]
+        max_bad_rows: u64,
+        /// Prints the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Runs the benchmark suite (see bench/README.md): generates data, loads it into Quiver and the peers, checks
+    /// they agree, measures, and writes bench/results/<date>/ (JSON, Markdown, PNG plots).
+    Bench {
+        /// A small run (under 5 minutes on 2 cores) instead of the full one.
+        #[arg(long)]
+        quick: bool,
+        /// The social graph's scale: sf1, sf10 or sf100 (default: sf1 with --quick, else sf10).
+        #[arg(long)]
+        scale: Option<String>,
+        /// Peers, comma-separated (duckdb, kuzu, ladybug); `none` runs Quiver alone.
+        #[arg(long, default_value = "duckdb,kuzu,ladybug")]
+        peers: String,
+        #[arg(long, default_value = "bench/work")]
+        work_dir: PathBuf,
+        #[arg(long, default_value = "bench/results")]
+        out_dir: PathBuf,
+        #[arg(long, default_value = "../shared/data/ldbc-sf01")]
+        ldbc_dir: PathBuf,
+        /// The Python that has the peers (bench/setup.sh installs them into bench/.venv).
+        #[arg(long, default_value = "bench/.venv/bin/python")]
+        python: PathBuf,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+    },
     /// Opens the interactive console, or runs statements with -e / -f.
     Console {
         #[arg(long, default_value = "127.0.0.1:19669")]
@@ -86,6 +124,30 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Import { config, data_dir, max_bad_rows, json } => import(&config, &data_dir, max_bad_rows, json),
+        Command::Bench { quick, scale, peers, work_dir, out_dir, ldbc_dir, python, seed } => {
+            let opts = quiver_bench::Options {
+                quick,
+                work_dir,
+                out_dir,
+                social_scale: scale.unwrap_or_else(|| if quick { "sf1".into() } else { "sf10".into() }),
+                ldbc_dir,
+                peers: peers.split(',').map(str::trim).filter(|p| !p.is_empty() && *p != "none").map(str::to_string).collect(),
+                python,
+                scripts: PathBuf::from("bench"),
+                seed,
+            };
+            match quiver_bench::run(&opts) {
+                Ok(out) => {
+                    println!("results in {}", out.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("quiver bench: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Console { addr, exec, file } => {
             let mut client = quiver_console::Client::new(&addr);
             if let Some(stmt) = exec {
@@ -107,6 +169,43 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             }
+        }
+    }
+}
+
+fn import(config: &std::path::Path, data_dir: &std::path::Path, max_bad_rows: u64, json: bool) -> ExitCode {
+    let db = match quiver_server::Database::open(data_dir) {
+        Ok(db) => db,
+        Err(e) => {
+            eprintln!("quiver import: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let opts = quiver_server::import::ImportOptions { max_bad_rows, progress: true, ..Default::default() };
+    match quiver_server::import::import(&db, config, &opts) {
+        Ok(r) => {
+            for b in &r.bad_examples {
+                eprintln!("bad row: {b}");
+            }
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r).expect("report serializes"));
+            } else {
+                println!(
+                    "imported into `{}': {} vertices, {} edges ({} key-value pairs) in {:.2} s ({}/s edges), {} bad rows",
+                    r.space,
+                    r.vertices,
+                    r.edges,
+                    r.pairs,
+                    r.seconds,
+                    quiver_server::progress::human(r.edges as f64 / r.seconds.max(1e-9)),
+                    r.bad_rows
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("quiver import: {e}");
+            ExitCode::FAILURE
         }
     }
 }

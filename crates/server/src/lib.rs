@@ -3,7 +3,10 @@
 
 pub mod graphd;
 pub mod http;
+pub mod import;
 pub mod loader;
+pub mod mapping;
+pub mod progress;
 pub mod sessions;
 
 use quiver_common::{QError, QResult};

@@ -4,84 +4,12 @@
 use crate::Database;
 use quiver_common::value::write_quoted;
 use quiver_common::{QError, QResult};
-use quiver_query::{Params, Session};
-use serde::Deserialize;
+use quiver_query::Params;
+use crate::mapping::{read_config, Config, VidCfg};
 use std::path::Path;
 
 /// Rows per generated INSERT statement.
 const ROWS_PER_INSERT_MAX: usize = 256;
-
-#[derive(Deserialize)]
-struct Config {
-    space: SpaceCfg,
-    schema: String,
-    files: Vec<FileCfg>,
-}
-
-#[derive(Deserialize)]
-struct SpaceCfg {
-    name: String,
-    #[serde(rename = "partitionNum")]
-    partition_num: u32,
-    #[serde(rename = "replicaFactor", alias = "ReplicaFactor")]
-    replica_factor: u32,
-    #[serde(rename = "vidType")]
-    vid_type: String,
-}
-
-#[derive(Deserialize)]
-struct FileCfg {
-    path: String,
-    #[serde(rename = "withHeader", default)]
-    with_header: bool,
-    vertex: Option<VertexCfg>,
-    edge: Option<EdgeCfg>,
-}
-
-#[derive(Deserialize)]
-struct VidCfg {
-    index: usize,
-    #[serde(rename = "type")]
-    ty: String,
-    function: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct PropCfg {
-    name: String,
-    #[serde(rename = "type")]
-    ty: String,
-    index: usize,
-}
-
-#[derive(Deserialize)]
-struct TagCfg {
-    name: String,
-    props: Vec<PropCfg>,
-}
-
-#[derive(Deserialize)]
-struct VertexCfg {
-    vid: VidCfg,
-    tags: Vec<TagCfg>,
-}
-
-#[derive(Deserialize)]
-struct RankCfg {
-    index: usize,
-}
-
-#[derive(Deserialize)]
-struct EdgeCfg {
-    name: String,
-    #[serde(rename = "srcVID")]
-    src: VidCfg,
-    #[serde(rename = "dstVID")]
-    dst: VidCfg,
-    rank: Option<RankCfg>,
-    #[serde(default)]
-    props: Vec<PropCfg>,
-}
 
 /// What a load did.
 #[derive(Debug, Default)]
@@ -137,7 +65,7 @@ fn vid_literal(cfg: &VidCfg, raw: &str) -> QResult<String> {
 
 /// Loads the dataset in `dir` unless its space already exists. Returns `None` if it existed.
 pub fn load_if_absent(db: &Database, dir: &Path) -> QResult<Option<LoadReport>> {
-    let cfg = read_config(dir)?;
+    let cfg = read_config(&dir.join("config.yaml"))?;
     if db.engine.catalog.space(&cfg.space.name).is_ok() {
         return Ok(None);
     }
@@ -146,43 +74,18 @@ pub fn load_if_absent(db: &Database, dir: &Path) -> QResult<Option<LoadReport>> 
 
 /// Loads the dataset in `dir` into a space of the config's name, creating it.
 pub fn load(db: &Database, dir: &Path) -> QResult<LoadReport> {
-    let cfg = read_config(dir)?;
+    let cfg = read_config(&dir.join("config.yaml"))?;
     load_config(db, dir, &cfg)
-}
-
-fn read_config(dir: &Path) -> QResult<Config> {
-    let path = dir.join("config.yaml");
-    let text = std::fs::read_to_string(&path).map_err(|e| bad(format!("{}: {e}", path.display())))?;
-    serde_yaml::from_str(&text).map_err(|e| bad(format!("{}: {e}", path.display())))
 }
 
 fn load_config(db: &Database, dir: &Path, cfg: &Config) -> QResult<LoadReport> {
     let params = Params::new();
-    let mut session = Session::default();
-    let vid_type = match cfg.space.vid_type.to_lowercase().as_str() {
-        "int" | "int64" => "INT64".to_string(),
-        other => other.to_uppercase(),
-    };
-    db.execute(
-        &mut session,
-        &format!(
-            "CREATE SPACE IF NOT EXISTS `{}`(partition_num={}, replica_factor={}, vid_type={}); USE `{}`",
-            cfg.space.name, cfg.space.partition_num, cfg.space.replica_factor, vid_type, cfg.space.name
-        ),
-        &params,
-    )?;
+    let mut session = cfg.create_schema(db)?;
     let mut report = LoadReport { space: cfg.space.name.clone(), ..LoadReport::default() };
-    for stmt in cfg.schema.split(';').map(str::trim).filter(|s| !s.is_empty()) {
-        db.execute(&mut session, stmt, &params)?;
-    }
     for file in &cfg.files {
         let path = dir.join(&file.path);
         let name = file.path.clone();
-        let mut rdr = csv::ReaderBuilder::new()
-            .has_headers(file.with_header)
-            .flexible(true)
-            .from_path(&path)
-            .map_err(|e| bad(format!("{}: {e}", path.display())))?;
+        let mut rdr = file.reader(&path)?;
         let mut rows = Vec::new();
         let head = if let Some(v) = &file.vertex {
             let tags: Vec<String> =

@@ -21,6 +21,7 @@ pub mod keys;
 pub mod topology;
 mod ttl;
 mod write;
+pub mod bulk;
 
 pub use write::PartCounters;
 

@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""The peers of `quiver bench`: loads a dataset's CSV files into DuckDB, Kuzu and ladybug, and runs the read
+workloads from the same start vertices, reporting load figures, per-query latencies and a digest of each answer
+computed exactly as Quiver's (crates/bench/src/workloads.rs). Each system runs in its own process (Kuzu and
+ladybug cannot be imported into one).
+
+Semantics, as NebulaGraph's GO: `GO N STEPS` returns the edges of the N-th step, walked from the de-duplicated
+set of vertices the previous step reached; the RageDB walk (out, in, out) counts every walk (an edge may be
+reused, as `(p)-[:likes]->(i)<-[:likes]-(p)`), in every system.
+
+Usage: peers.py SPEC.json            (SPEC is written by `quiver bench`)
+"""
+import json, os, resource, shutil, subprocess, sys, time
+
+MOD = 1_000_000_007
+
+
+def rss_bytes():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def dir_bytes(path):
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(root, f))
+            except OSError:
+                pass
+    return total
+
+
+# ---------------------------------------------------------------- digests (as workloads.rs computes them)
+
+def digest_value(v):
+    if isinstance(v, bool):
+        return 0
+    if isinstance(v, int):
+        return v % MOD
+    if isinstance(v, str):
+        return len(v)
+    return 0
+
+
+def digest_rows(workload, rows, liked=None, top=25):
+    if workload.endswith("distinct-order-limit"):
+        out = [list(r) for r in rows]
+        out.sort(key=lambda r: json.dumps(r, separators=(",", ":"), ensure_ascii=False))
+        return {"rows": out}
+    if workload.startswith("go") and workload != "go2-count-over-all":
+        s = 0
+        for r in rows:
+            s = (s + digest_value(r[0])) % MOD
+        return {"rows": len(rows), "sum": s}
+    if workload in ("go2-count-over-all", "rage-3hop-count"):
+        return {"count": int(rows[0][0])}
+    if workload == "rage-recommend":
+        return {"top": [[int(a), int(b)] for a, b in rows if int(a) not in liked][:top]}
+    raise ValueError(workload)
+
+
+# ---------------------------------------------------------------- Cypher (Kuzu, ladybug)
+
+def go_cypher(steps, case):
+    q = "MATCH (a:person {id: $v})"
+    prev = "a"
+    for i in range(1, steps):
+        q += f"-[:knows]->(m{i}:person) WITH DISTINCT m{i} MATCH (m{i})"
+        prev = f"m{i}"
+    q += "-[e:knows]->(b:person) "
+    if case == 1:
+        return q + "RETURN b.id"
+    if case == 2:
+        return q + "RETURN e.time"
+    if case == 3:
+        return q + "RETURN b.first_name"
+    return q + "RETURN DISTINCT e.time AS t, b.first_name, b.last_name, b.birthday AS birth ORDER BY t, birth LIMIT 10"
+
+
+RAGE_WALK = "MATCH (p:person {id: $v})-[:likes]->(i:item)<-[:likes]-(q:person)-[:likes]->(j:item) "
+
+
+def cypher_queries(spec):
+    qs = {}
+    for w in spec["workloads"]:
+        if w == "go2-count-over-all":
+            qs[w] = "MATCH (a:person {id: $v})-[:knows]->(m:person) WITH DISTINCT m MATCH (m)-[:knows]->(b) RETURN count(*)"
+        elif w.startswith("go"):
+            steps = int(w[2])
+            case = {"dst": 1, "edge-prop": 2, "dst-prop": 3, "distinct-order-limit": 4}[w.split("-", 1)[1]]
+            qs[w] = go_cypher(steps, case)
+        elif w == "rage-3hop-count":
+            qs[w] = RAGE_WALK + "RETURN count(*)"
+        elif w == "rage-recommend":
+            qs[w] = RAGE_WALK + f"RETURN j.id AS j, count(*) AS c ORDER BY c DESC, j LIMIT {spec['top'] + spec['likes']}"
+    return qs
+
+
+def run_cypher_system(mod, spec, path):
+    shutil.rmtree(path, ignore_errors=True)
+    rss0 = rss_bytes()
+    d = spec["dir"]
+    t = time.perf_counter()
+    db = mod.Database(path)
+    conn = mod.Connection(db)
+    if spec["kind"] == "social":
+        conn.execute("CREATE NODE TABLE person(id INT64, first_name STRING, last_name STRING, gender STRING, birthday INT64, creation_date INT64, PRIMARY KEY(id))")
+        conn.execute("CREATE REL TABLE knows(FROM person TO person, time INT64)")
+        conn.execute(f"COPY person FROM '{d}/person.csv' (HEADER=true)")
+        conn.execute(f"COPY knows FROM '{d}/knows.csv' (HEADER=true)")
+        edges_q = "MATCH ()-[e:knows]->() RETURN count(*)"
+    else:
+        conn.execute("CREATE NODE TABLE person(id INT64, PRIMARY KEY(id))")
+        conn.execute("CREATE NODE TABLE item(id INT64, PRIMARY KEY(id))")
+        conn.execute("CREATE REL TABLE likes(FROM person TO item, weight DOUBLE)")
+        conn.execute(f"COPY person FROM '{d}/person.csv' (HEADER=true)")
+        conn.execute(f"COPY item FROM '{d}/item.csv' (HEADER=true)")
+        conn.execute(f"COPY likes FROM '{d}/likes.csv' (HEADER=true)")
+        edges_q = "MATCH ()-[e:likes]->() RETURN count(*)"
+    seconds = time.perf_counter() - t
+    edges = conn.execute(edges_q).get_all()[0][0]
+    qs = cypher_queries(spec)
+    first = next(iter(qs.values()))
+    conn.execute(first, {"v": spec["starts"][0]}).get_all()
+    rss = rss_bytes() - rss0
+    del conn, db
+    disk = dir_bytes(path)
+    t = time.perf_counter()
+    db = mod.Database(path)
+    conn = mod.Connection(db)
+    conn.execute(first, {"v": spec["starts"][0]}).get_all()
+    restart = time.perf_counter() - t
+    load = {"edges": edges, "seconds": seconds, "edges_per_s": edges / max(seconds, 1e-9), "disk_bytes": disk, "rss_bytes": max(rss, 0), "restart_s": restart}
+
+    def run(w, v):
+        if w == "rage-recommend":
+            liked = {r[0] for r in conn.execute("MATCH (p:person {id: $v})-[:likes]->(i:item) RETURN i.id", {"v": v}).get_all()}
+            return digest_rows(w, conn.execute(qs[w], {"v": v}).get_all(), liked, spec["top"])
+        return digest_rows(w, conn.execute(qs[w], {"v": v}).get_all())
+
+    return load, run
+
+
+# ---------------------------------------------------------------- DuckDB (SQL joins)
+
+def duck_go(steps, case):
+    q = "WITH f0 AS (SELECT $v AS v)"
+    for i in range(1, steps):
+        q += f", f{i} AS (SELECT DISTINCT k.dst AS v FROM f{i-1} JOIN knows k ON k.src = f{i-1}.v)"
+    last = f"f{steps-1}"
+    body = f" FROM {last} JOIN knows e ON e.src = {last}.v"
+    if case == 1:
+        return q + " SELECT e.dst" + body
+    if case == 2:
+        return q + " SELECT e.time" + body
+    if case == 3:
+        return q + " SELECT b.first_name" + body + " LEFT JOIN person b ON b.id = e.dst"
+    return (q + " SELECT DISTINCT e.time AS t, b.first_name, b.last_name, b.birthday AS birth" + body
+            + " LEFT JOIN person b ON b.id = e.dst ORDER BY t, birth LIMIT 10")
+
+
+DUCK_WALK = "FROM likes a JOIN likes b ON b.dst = a.dst JOIN likes c ON c.src = b.src WHERE a.src = $v"
+
+
+def duck_queries(spec):
+    qs = {}
+    for w in spec["workloads"]:
+        if w == "go2-count-over-all":
+            qs[w] = ("WITH f1 AS (SELECT DISTINCT dst AS v FROM knows WHERE src = $v) "
+                     "SELECT count(*) FROM f1 JOIN knows e ON e.src = f1.v")
+        elif w.startswith("go"):
+            steps = int(w[2])
+            case = {"dst": 1, "edge-prop": 2, "dst-prop": 3, "distinct-order-limit": 4}[w.split("-", 1)[1]]
+            qs[w] = duck_go(steps, case)
+        elif w == "rage-3hop-count":
+            qs[w] = "SELECT count(*) " + DUCK_WALK
+        elif w == "rage-recommend":
+            qs[w] = (f"SELECT c.dst AS j, count(*) AS n {DUCK_WALK} GROUP BY c.dst ORDER BY n DESC, j "
+                     f"LIMIT {spec['top'] + spec['likes']}")
+    return qs
+
+
+def run_duckdb(spec, path):
+    import duckdb
+    for p in (path, path + ".wal"):
+        if os.path.exists(p):
+            os.remove(p)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    rss0 = rss_bytes()
+    d = spec["dir"]
+    t = time.perf_counter()
+    con = duckdb.connect(path)
+    if spec["kind"] == "social":
+        con.execute(f"CREATE TABLE person AS SELECT * FROM read_csv('{d}/person.csv', header = true)")
+        con.execute(f"CREATE TABLE knows AS SELECT * FROM read_csv('{d}/knows.csv', header = true)")
+        table = "knows"
+    else:
+        con.execute(f"CREATE TABLE person AS SELECT * FROM read_csv('{d}/person.csv', header = true)")
+        con.execute(f"CREATE TABLE item AS SELECT * FROM read_csv('{d}/item.csv', header = true)")
+        con.execute(f"CREATE TABLE likes AS SELECT * FROM read_csv('{d}/likes.csv', header = true)")
+        table = "likes"
+    con.execute("CHECKPOINT")
+    seconds = time.perf_counter() - t
+    edges = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+    qs = duck_queries(spec)
+    first = next(iter(qs.values()))
+    con.execute(first, {"v": spec["starts"][0]}).fetchall()
+    rss = rss_bytes() - rss0
+    con.close()
+    disk = dir_bytes(path)
+    t = time.perf_counter()
+    con = duckdb.connect(path)
+    con.execute(first, {"v": spec["starts"][0]}).fetchall()
+    restart = time.perf_counter() - t
+    load = {"edges": edges, "seconds": seconds, "edges_per_s": edges / max(seconds, 1e-9), "disk_bytes": disk, "rss_bytes": max(rss, 0), "restart_s": restart}
+
+    def run(w, v):
+        if w == "rage-recommend":
+            liked = {r[0] for r in con.execute("SELECT dst FROM likes WHERE src = $v", {"v": v}).fetchall()}
+            return digest_rows(w, con.execute(qs[w], {"v": v}).fetchall(), liked, spec["top"])
+        return digest_rows(w, con.execute(qs[w], {"v": v}).fetchall())
+
+    return load, run
+
+
+# ---------------------------------------------------------------- driver
+
+def run_system(spec, system):
+    work = os.path.join(spec["work"], system)
+    if system == "duckdb":
+        load, run = run_duckdb(spec, os.path.join(work, "db.duckdb"))
+    elif system == "kuzu":
+        import kuzu
+        os.makedirs(work, exist_ok=True)
+        load, run = run_cypher_system(kuzu, spec, os.path.join(work, "db"))
+    elif system == "ladybug":
+        import ladybug
+        os.makedirs(work, exist_ok=True)
+        load, run = run_cypher_system(ladybug, spec, os.path.join(work, "db"))
+    else:
+        raise ValueError(f"unknown peer `{system}' (duckdb, kuzu, ladybug)")
+    load.update({"system": system, "dataset": spec["dataset"]})
+    out = {"load": load, "workloads": {}}
+    for w in spec["workloads"]:
+        lat, digests = [], []
+        for v in spec["starts"]:
+            t = time.perf_counter()
+            digests.append(run(w, v))
+            lat.append((time.perf_counter() - t) * 1000.0)
+        out["workloads"][w] = {"latencies_ms": lat, "digests": digests}
+    return out
+
+
+def main():
+    spec_path = sys.argv[1]
+    with open(spec_path) as f:
+        spec = json.load(f)
+    if len(sys.argv) > 3 and sys.argv[2] == "--system":
+        system = sys.argv[3]
+        try:
+            result = run_system(spec, system)
+        except Exception as e:  # reported, not fatal: the other peers still run
+            result = {"error": f"{type(e).__name__}: {e}"}
+        with open(os.path.join(spec["work"], f"{system}.json"), "w") as f:
+            json.dump(result, f)
+        return
+    os.makedirs(spec["work"], exist_ok=True)
+    systems = {}
+    for system in spec["systems"]:
+        print(f"peer {system} on {spec['dataset']} ...", file=sys.stderr, flush=True)
+        t = time.perf_counter()
+        part = os.path.join(spec["work"], f"{system}.json")
+        if os.path.exists(part):
+            os.remove(part)
+        r = subprocess.run([sys.executable, __file__, spec_path, "--system", system])
+        if os.path.exists(part):
+            with open(part) as f:
+                systems[system] = json.load(f)
+        else:
+            systems[system] = {"error": f"the {system} process failed ({r.returncode})"}
+        print(f"peer {system} on {spec['dataset']}: {time.perf_counter() - t:.1f} s"
+              + (f" ({systems[system]['error']})" if "error" in systems[system] else ""), file=sys.stderr, flush=True)
+    with open(spec["out"], "w") as f:
+        json.dump({"systems": systems}, f)
+
+
+if __name__ == "__main__":
+    main()

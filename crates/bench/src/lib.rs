@@ -1,0 +1,384 @@
+//! `quiver bench`: generates the seed workloads' data, loads it into Quiver (`quiver import`) and into the peers
+//! (`bench/peers.py`: DuckDB, Kuzu, ladybug), checks that every system gives the same answers, measures
+//! latencies (one client, the same start vertices everywhere) and Quiver's throughput and latency percentiles at
+//! 1..32 concurrent clients over NebulaGraph's protocol and in process, and writes `bench/results/<date>/`:
+//! `results.json`, `results.md` and PNG plots (`bench/plot.py`). See `bench/README.md`.
+
+pub mod drive;
+pub mod gen;
+pub mod report;
+pub mod workloads;
+
+use drive::{Conn, Embedded, GraphServer, LadderPoint, Percentiles, Wire};
+use gen::Dataset;
+use quiver_server::import::{import, ImportOptions};
+use quiver_server::progress::Progress;
+use quiver_server::Database;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use workloads::Workload;
+
+pub struct Options {
+    pub quick: bool,
+    /// Where the data and databases go (deleted and regenerated per run).
+    pub work_dir: PathBuf,
+    /// Where `<date>/` with the results is written.
+    pub out_dir: PathBuf,
+    /// The social graph's scale (`sf1`, `sf10`, `sf100`).
+    pub social_scale: String,
+    /// Where LDBC SF0.1 is (`../shared/data/ldbc-sf01`); skipped if absent.
+    pub ldbc_dir: PathBuf,
+    /// Peers to run (`duckdb`, `kuzu`, `ladybug`); empty runs Quiver alone.
+    pub peers: Vec<String>,
+    /// The Python with the peers installed (`bench/setup.sh` makes `bench/.venv`).
+    pub python: PathBuf,
+    /// `bench/` (the peers and plot scripts).
+    pub scripts: PathBuf,
+    pub seed: u64,
+}
+
+/// One system's load of one dataset.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct LoadStats {
+    pub system: String,
+    pub dataset: String,
+    pub edges: u64,
+    pub seconds: f64,
+    pub edges_per_s: f64,
+    pub disk_bytes: u64,
+    /// Resident memory the loaded graph added to the process (after a first query built its in-memory state).
+    pub rss_bytes: u64,
+    /// Reopening the loaded database and answering a first query.
+    pub restart_s: f64,
+}
+
+/// One system's one-client latencies over a workload's start vertices.
+#[derive(Debug, Clone, Serialize)]
+pub struct SingleStats {
+    pub system: String,
+    pub dataset: String,
+    pub workload: String,
+    pub queries: usize,
+    pub latency_ms: Percentiles,
+}
+
+/// Whether a peer's answers equal Quiver's on every start vertex.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub dataset: String,
+    pub workload: String,
+    pub system: String,
+    pub agreed: usize,
+    pub compared: usize,
+    /// The first disagreement, if any.
+    pub first_difference: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Machine {
+    pub cores: usize,
+    pub memory_gib: f64,
+    pub cpu: String,
+    pub os: String,
+    /// Clients run in the same process as the server, on the same cores.
+    pub client_cores: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Results {
+    pub date: String,
+    pub mode: String,
+    pub machine: Machine,
+    pub datasets: Vec<DatasetInfo>,
+    pub loads: Vec<LoadStats>,
+    pub single: Vec<SingleStats>,
+    pub checks: Vec<Check>,
+    pub ladder: Vec<LadderPoint>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DatasetInfo {
+    pub name: String,
+    pub vertices: u64,
+    pub edges: u64,
+    pub starts: usize,
+}
+
+struct Plan {
+    clients: Vec<usize>,
+    cell: Duration,
+    check_starts: usize,
+    rage: gen::RageScale,
+}
+
+fn plan(quick: bool) -> Plan {
+    if quick {
+        Plan { clients: vec![1, 4, 16], cell: Duration::from_millis(700), check_starts: 20, rage: gen::RageScale { persons: 10_000, items: 1_000, likes_per_person: 50 } }
+    } else {
+        Plan { clients: vec![1, 2, 4, 8, 16, 32], cell: Duration::from_secs(5), check_starts: 100, rage: gen::RageScale { persons: 100_000, items: 2_000, likes_per_person: 100 } }
+    }
+}
+
+/// Runs the benchmark; returns the results folder.
+pub fn run(opts: &Options) -> Result<PathBuf, String> {
+    // Session open/close lines of the graph server would drown the progress bars.
+    log::set_max_level(log::LevelFilter::Warn);
+    let p = plan(opts.quick);
+    let date = report::today();
+    let out = opts.out_dir.join(&date);
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let _ = std::fs::remove_dir_all(&opts.work_dir);
+    let data = opts.work_dir.join("data");
+    let scale = gen::social_scale(&opts.social_scale).ok_or_else(|| format!("unknown scale `{}' (sf0.1, sf1, sf10, sf100)", opts.social_scale))?;
+    let mut results = Results {
+        date: date.clone(),
+        mode: if opts.quick { "quick".into() } else { "full".into() },
+        machine: machine(),
+        datasets: Vec::new(),
+        loads: Vec::new(),
+        single: Vec::new(),
+        checks: Vec::new(),
+        ladder: Vec::new(),
+        notes: Vec::new(),
+    };
+    let t = Instant::now();
+    let mut sets = vec![(gen::social(&data.join("social"), scale, opts.seed, p.check_starts)?, Workload::social(), true)];
+    if opts.ldbc_dir.join("Person.csv").exists() {
+        sets.push((gen::ldbc(&opts.ldbc_dir, &data.join("ldbc"), opts.seed, p.check_starts)?, Workload::social(), false));
+    } else {
+        results.notes.push(format!("LDBC SF0.1 not found at {}; skipped", opts.ldbc_dir.display()));
+    }
+    sets.push((gen::ragedb(&data.join("ragedb"), p.rage, opts.seed, p.check_starts)?, Workload::rage(), true));
+    eprintln!("generated {} datasets in {:.1} s", sets.len(), t.elapsed().as_secs_f64());
+    for (ds, reads, ladders) in &sets {
+        results.datasets.push(DatasetInfo { name: ds.name.clone(), vertices: ds.vertices, edges: ds.edges, starts: ds.starts.len() });
+        bench_dataset(opts, &p, ds, reads, *ladders, &mut results)?;
+    }
+    report::write(&results, &out, opts)?;
+    Ok(out)
+}
+
+fn bench_dataset(opts: &Options, p: &Plan, ds: &Dataset, reads: &[Workload], ladders: bool, results: &mut Results) -> Result<(), String> {
+    let likes = p.rage.likes_per_person;
+    let dir = opts.work_dir.join(format!("quiver-{}", ds.name));
+    let (db, load) = load_quiver(ds, &dir)?;
+    eprintln!(
+        "quiver loaded {}: {} edges in {:.2} s ({:.0} edges/s), {} B/edge on disk, restart {:.2} s",
+        ds.name,
+        ds.edges,
+        load.seconds,
+        load.edges_per_s,
+        load.disk_bytes / ds.edges.max(1),
+        load.restart_s
+    );
+    results.loads.push(load);
+    // One client, every start vertex: latencies and the answers the peers must match.
+    let mut answers = Vec::new();
+    let mut conn = Embedded::new(db.clone(), &ds.space);
+    for w in reads {
+        let mut us = Vec::new();
+        let mut digests = Vec::new();
+        for &v in &ds.starts {
+            let t = Instant::now();
+            digests.push(w.digest(&mut conn, v, likes)?);
+            us.push(t.elapsed().as_micros() as u64);
+        }
+        results.single.push(SingleStats { system: "quiver".into(), dataset: ds.name.clone(), workload: w.name.clone(), queries: us.len(), latency_ms: Percentiles::of_us(us) });
+        answers.push((w.name.clone(), digests));
+    }
+    if !opts.peers.is_empty() {
+        match peers(opts, ds, reads, likes) {
+            Ok(peer) => {
+                for (system, stats) in peer.systems {
+                    if let Some(e) = stats.error {
+                        results.notes.push(format!("{system} on {}: {e}", ds.name));
+                        continue;
+                    }
+                    if let Some(mut l) = stats.load {
+                        l.system = system.clone();
+                        l.dataset = ds.name.clone();
+                        results.loads.push(l);
+                    }
+                    for (name, digests) in &answers {
+                        let Some(pw) = stats.workloads.get(name) else { continue };
+                        results.single.push(SingleStats {
+                            system: system.clone(),
+                            dataset: ds.name.clone(),
+                            workload: name.clone(),
+                            queries: pw.latencies_ms.len(),
+                            latency_ms: Percentiles::of_us(pw.latencies_ms.iter().map(|ms| (ms * 1000.0) as u64).collect()),
+                        });
+                        let mut check = Check { dataset: ds.name.clone(), workload: name.clone(), system: system.clone(), agreed: 0, compared: 0, first_difference: None };
+                        for (i, (q, theirs)) in digests.iter().zip(&pw.digests).enumerate() {
+                            check.compared += 1;
+                            if q == theirs {
+                                check.agreed += 1;
+                            } else if check.first_difference.is_none() {
+                                check.first_difference = Some(format!("from {}: quiver {q}, {system} {theirs}", ds.starts[i]));
+                            }
+                        }
+                        results.checks.push(check);
+                    }
+                }
+            }
+            Err(e) => results.notes.push(format!("peers on {}: {e}", ds.name)),
+        }
+    }
+    if ladders {
+        let server = GraphServer::start(db.clone())?;
+        let mut all: Vec<Workload> = reads.to_vec();
+        if reads.iter().any(|w| matches!(w.kind, workloads::Kind::Go { .. })) {
+            all.extend(Workload::social_mixes());
+        }
+        let cells = all.len() * p.clients.len() * 2;
+        let mut bar = Progress::new(format!("ladders on {}", ds.name), "runs", cells as u64, false);
+        for w in &all {
+            for path in ["wire", "embedded"] {
+                for &c in &p.clients {
+                    let make: Box<dyn Fn() -> Result<Box<dyn Conn>, String> + Sync> = if path == "wire" {
+                        let addr = server.addr;
+                        let space = ds.space.clone();
+                        Box::new(move || Ok(Box::new(Wire::connect(addr, &space)?) as Box<dyn Conn>))
+                    } else {
+                        let db = db.clone();
+                        let space = ds.space.clone();
+                        Box::new(move || Ok(Box::new(Embedded::new(db.clone(), &space)) as Box<dyn Conn>))
+                    };
+                    let point = drive::ladder(&w.name, path, c, p.cell, &*make, &|client| w.request(ds, client, likes))?;
+                    results.ladder.push(point);
+                    bar.add(1);
+                }
+            }
+        }
+        bar.finish();
+    }
+    Ok(())
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// The process's resident set, from `/proc/self/status`.
+pub fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<u64>().ok()))
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// The first query after a load or a restart: builds the in-memory topology.
+fn first_query(db: &Arc<Database>, ds: &Dataset) -> Result<(), String> {
+    let mut c = Embedded::new(db.clone(), &ds.space);
+    let v = ds.starts.first().copied().unwrap_or(0);
+    c.run(&format!("GO FROM {v} OVER * YIELD dst(edge) | YIELD COUNT(*)")).map(|_| ())
+}
+
+fn load_quiver(ds: &Dataset, dir: &Path) -> Result<(Arc<Database>, LoadStats), String> {
+    let _ = std::fs::remove_dir_all(dir);
+    let rss0 = rss_bytes();
+    let db = Database::open(dir).map_err(|e| e.to_string())?;
+    let opts = ImportOptions { progress: true, ..Default::default() };
+    let r = import(&db, &ds.mapping(), &opts).map_err(|e| e.to_string())?;
+    if r.bad_rows > 0 {
+        return Err(format!("{} bad rows importing {}: {:?}", r.bad_rows, ds.name, r.bad_examples));
+    }
+    let db = Arc::new(db);
+    first_query(&db, ds)?;
+    let rss = rss_bytes().saturating_sub(rss0);
+    drop(db);
+    let disk = dir_bytes(dir);
+    let t = Instant::now();
+    let db = Arc::new(Database::open(dir).map_err(|e| e.to_string())?);
+    first_query(&db, ds)?;
+    let restart = t.elapsed().as_secs_f64();
+    let stats = LoadStats {
+        system: "quiver".into(),
+        dataset: ds.name.clone(),
+        edges: r.edges,
+        seconds: r.seconds,
+        edges_per_s: r.edges as f64 / r.seconds.max(1e-9),
+        disk_bytes: disk,
+        rss_bytes: rss,
+        restart_s: restart,
+    };
+    Ok((db, stats))
+}
+
+#[derive(serde::Deserialize)]
+struct PeerOutput {
+    systems: std::collections::BTreeMap<String, PeerSystem>,
+}
+
+#[derive(serde::Deserialize)]
+struct PeerSystem {
+    error: Option<String>,
+    load: Option<LoadStats>,
+    #[serde(default)]
+    workloads: std::collections::BTreeMap<String, PeerWorkload>,
+}
+
+#[derive(serde::Deserialize)]
+struct PeerWorkload {
+    latencies_ms: Vec<f64>,
+    digests: Vec<serde_json::Value>,
+}
+
+fn peers(opts: &Options, ds: &Dataset, reads: &[Workload], likes: u64) -> Result<PeerOutput, String> {
+    let spec = opts.work_dir.join(format!("peers-{}.json", ds.name));
+    let out = opts.work_dir.join(format!("peers-{}-out.json", ds.name));
+    let req = serde_json::json!({
+        "dataset": ds.name,
+        "dir": ds.dir,
+        "kind": if reads.iter().any(|w| matches!(w.kind, workloads::Kind::Go { .. })) { "social" } else { "ragedb" },
+        "starts": ds.starts,
+        "workloads": reads.iter().map(|w| &w.name).collect::<Vec<_>>(),
+        "likes": likes,
+        "top": workloads::TOP_ITEMS,
+        "systems": opts.peers,
+        "work": opts.work_dir.join(format!("peers-{}", ds.name)),
+        "out": out,
+    });
+    std::fs::write(&spec, req.to_string()).map_err(|e| e.to_string())?;
+    let status = std::process::Command::new(&opts.python)
+        .arg(opts.scripts.join("peers.py"))
+        .arg(&spec)
+        .status()
+        .map_err(|e| format!("cannot run {}: {e} (run bench/setup.sh)", opts.python.display()))?;
+    if !status.success() {
+        return Err(format!("bench/peers.py failed ({status})"));
+    }
+    let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", out.display()))
+}
+
+fn machine() -> Machine {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).unwrap_or("unknown").trim().to_string();
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| s.lines().next().and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<f64>().ok()))
+        .unwrap_or(0.0);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Machine {
+        cores,
+        memory_gib: mem / 1024.0 / 1024.0,
+        cpu,
+        os: std::fs::read_to_string("/etc/os-release")
+            .ok()
+            .and_then(|s| s.lines().find(|l| l.starts_with("PRETTY_NAME=")).map(|l| l.trim_start_matches("PRETTY_NAME=").trim_matches('"').to_string()))
+            .unwrap_or_default(),
+        client_cores: format!("the same {cores} cores as the server (clients are threads of the benchmark process)"),
+    }
+}

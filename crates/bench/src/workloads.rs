@@ -1,0 +1,219 @@
+//! The workloads: NebulaGraph's GO cases 1-4 for 1-3 steps and the paper's 2-hop count (social graph), RageDB's
+//! 3-hop count and recommendation (likes graph), BG3's follow and recommendation mixes, and writes. Each read
+//! workload also has a digest of its answer for one start vertex, which the peers compute the same way
+//! (`bench/peers.py`), so the systems are checked to agree.
+
+use crate::drive::{Conn, Request};
+use crate::gen::Dataset;
+use quiver_common::rng::Rng;
+use quiver_common::Value;
+use serde_json::{json, Value as Json};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// NebulaGraph's case 1-4 of `GO {steps} STEPS FROM v OVER knows`.
+    Go { steps: u32, case: u32 },
+    /// `GO 2 STEPS FROM v OVER * YIELD dst(edge) | YIELD COUNT(*)`.
+    Count2,
+    /// out LIKES, in LIKES, out LIKES, counted.
+    RageCount3,
+    /// The same walk, grouped by item, without the items the person likes, top 25.
+    RageRecommend,
+    /// BG3: 99% one-hop reads, 1% single-edge inserts.
+    FollowMix,
+    /// BG3: 70% 1-hop, 20% 2-hop, 10% 3-hop reads.
+    RecommendMix,
+    /// One `INSERT EDGE` of one edge per request.
+    InsertEdge,
+    /// One `INSERT EDGE` of [`BATCH_EDGES`] edges per request.
+    InsertBatch,
+}
+
+pub const BATCH_EDGES: u64 = 1000;
+/// Items the recommendation returns.
+pub const TOP_ITEMS: usize = 25;
+const MODULUS: i64 = 1_000_000_007;
+
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub name: String,
+    pub kind: Kind,
+}
+
+impl Workload {
+    /// Whether the workload reads only (cross-checked with the peers).
+    pub fn reads(&self) -> bool {
+        !matches!(self.kind, Kind::FollowMix | Kind::InsertEdge | Kind::InsertBatch)
+    }
+
+    pub fn social() -> Vec<Workload> {
+        let mut w = Vec::new();
+        for steps in 1..=3 {
+            for (case, what) in [(1, "dst"), (2, "edge-prop"), (3, "dst-prop"), (4, "distinct-order-limit")] {
+                w.push(Workload { name: format!("go{steps}-{what}"), kind: Kind::Go { steps, case } });
+            }
+        }
+        w.push(Workload { name: "go2-count-over-all".into(), kind: Kind::Count2 });
+        w
+    }
+
+    pub fn social_mixes() -> Vec<Workload> {
+        vec![
+            Workload { name: "bg3-recommend-mix".into(), kind: Kind::RecommendMix },
+            Workload { name: "bg3-follow-mix".into(), kind: Kind::FollowMix },
+            Workload { name: "insert-edge".into(), kind: Kind::InsertEdge },
+            Workload { name: "insert-batch-1000".into(), kind: Kind::InsertBatch },
+        ]
+    }
+
+    pub fn rage() -> Vec<Workload> {
+        vec![
+            Workload { name: "rage-3hop-count".into(), kind: Kind::RageCount3 },
+            Workload { name: "rage-recommend".into(), kind: Kind::RageRecommend },
+        ]
+    }
+
+    /// The statement of a read workload from `v`.
+    fn statement(&self, v: i64, likes: u64) -> String {
+        match self.kind {
+            Kind::Go { steps, case } => go(steps, case, v),
+            Kind::Count2 => format!("GO 2 STEPS FROM {v} OVER * YIELD dst(edge) | YIELD COUNT(*)"),
+            Kind::RageCount3 => format!("{} | YIELD COUNT(*)", rage_walk(v)),
+            Kind::RageRecommend => format!(
+                "{} | GROUP BY $-.j YIELD $-.j AS j, COUNT(*) AS c | ORDER BY $-.c DESC, $-.j | LIMIT {}",
+                rage_walk(v),
+                TOP_ITEMS as u64 + likes
+            ),
+            _ => unreachable!("not a read workload"),
+        }
+    }
+
+    /// Runs the workload once from `v` and returns its digest.
+    pub fn digest(&self, conn: &mut dyn Conn, v: i64, likes: u64) -> Result<Json, String> {
+        let (rows, _) = conn.run(&self.statement(v, likes))?;
+        Ok(match self.kind {
+            Kind::Go { case: 4, .. } => {
+                let mut rows: Vec<Json> = rows.iter().map(|r| Json::Array(r.iter().map(json_of).collect())).collect();
+                rows.sort_by_key(|r| r.to_string());
+                json!({ "rows": rows })
+            }
+            Kind::Go { case, .. } => {
+                let sum = rows.iter().fold(0i64, |acc, r| (acc + digest_value(&r[0], case)) % MODULUS);
+                json!({ "rows": rows.len(), "sum": sum })
+            }
+            Kind::Count2 | Kind::RageCount3 => json!({ "count": int(&rows[0][0]) }),
+            Kind::RageRecommend => {
+                let liked = liked(conn, v)?;
+                let top: Vec<Json> = rows.iter().filter(|r| !liked.contains(&int(&r[0]))).take(TOP_ITEMS).map(|r| json!([int(&r[0]), int(&r[1])])).collect();
+                json!({ "top": top })
+            }
+            _ => unreachable!("not a read workload"),
+        })
+    }
+
+    /// Request generator for client `c` of a ladder.
+    pub fn request(&self, ds: &Dataset, c: usize, likes: u64) -> Request {
+        let w = self.clone();
+        let starts = ds.starts.clone();
+        let persons: Vec<i64> = starts.clone();
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (c as u64 + 1) * 0x1000_0000_01b3);
+        // Inserted edges get ranks no generated edge has, distinct per client and request.
+        let rank_base = 1_000_000_000 * (c as i64 + 1);
+        Box::new(move |conn: &mut dyn Conn, i: u64| -> Result<u64, String> {
+            let v = starts[(c * 7919 + i as usize) % starts.len()];
+            match w.kind {
+                Kind::Go { .. } | Kind::Count2 | Kind::RageCount3 => conn.run(&w.statement(v, likes)).map(|_| 0),
+                Kind::RageRecommend => {
+                    liked(conn, v)?;
+                    conn.run(&w.statement(v, likes)).map(|_| 0)
+                }
+                Kind::RecommendMix => {
+                    let steps = match rng.below(10) {
+                        0..=6 => 1,
+                        7..=8 => 2,
+                        _ => 3,
+                    };
+                    conn.run(&go(steps, 1, v)).map(|_| 0)
+                }
+                Kind::FollowMix => {
+                    if rng.below(100) == 0 {
+                        let dst = persons[rng.below(persons.len() as u64) as usize];
+                        conn.run(&format!("INSERT EDGE knows(time) VALUES {v}->{dst}@{}:({})", rank_base + i as i64, 20130101000000000u64 + i)).map(|_| 1)
+                    } else {
+                        conn.run(&go(1, 1, v)).map(|_| 0)
+                    }
+                }
+                Kind::InsertEdge => {
+                    let dst = persons[rng.below(persons.len() as u64) as usize];
+                    conn.run(&format!("INSERT EDGE knows(time) VALUES {v}->{dst}@{}:({})", rank_base + i as i64, 20130101000000000u64 + i)).map(|_| 1)
+                }
+                Kind::InsertBatch => {
+                    let mut stmt = String::from("INSERT EDGE knows(time) VALUES ");
+                    for k in 0..BATCH_EDGES {
+                        let src = persons[rng.below(persons.len() as u64) as usize];
+                        let dst = persons[rng.below(persons.len() as u64) as usize];
+                        let rank = rank_base + 500_000_000 + (i * BATCH_EDGES + k) as i64;
+                        if k > 0 {
+                            stmt.push(',');
+                        }
+                        stmt.push_str(&format!("{src}->{dst}@{rank}:({})", 20130101000000000u64 + k));
+                    }
+                    conn.run(&stmt).map(|_| BATCH_EDGES)
+                }
+            }
+        })
+    }
+}
+
+/// NebulaGraph's performance test statements (`../shared/seeds/001_*.txt`).
+fn go(steps: u32, case: u32, v: i64) -> String {
+    let head = format!("GO {steps} STEPS FROM {v} OVER knows");
+    match case {
+        1 => format!("{head} YIELD dst(edge)"),
+        2 => format!("{head} YIELD knows.time"),
+        3 => format!("{head} YIELD $$.person.first_name"),
+        _ => format!(
+            "{head} YIELD DISTINCT knows.time AS t, $$.person.first_name, $$.person.last_name, $$.person.birthday AS birth \
+             | ORDER BY $-.t, $-.birth | LIMIT 10"
+        ),
+    }
+}
+
+/// Out LIKES, in LIKES, out LIKES from `v`, one row per walk, the last item as `j`.
+fn rage_walk(v: i64) -> String {
+    format!(
+        "GO FROM {v} OVER likes YIELD likes._dst AS i | GO FROM $-.i OVER likes REVERSELY YIELD likes._dst AS q \
+         | GO FROM $-.q OVER likes YIELD likes._dst AS j"
+    )
+}
+
+fn liked(conn: &mut dyn Conn, v: i64) -> Result<std::collections::HashSet<i64>, String> {
+    let (rows, _) = conn.run(&format!("GO FROM {v} OVER likes YIELD likes._dst"))?;
+    Ok(rows.iter().map(|r| int(&r[0])).collect())
+}
+
+fn int(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) => *i,
+        _ => i64::MIN,
+    }
+}
+
+/// A row's contribution to a digest sum: ids and times as numbers, names by their length.
+fn digest_value(v: &Value, _case: u32) -> i64 {
+    match v {
+        Value::Int(i) => i.rem_euclid(MODULUS),
+        Value::String(s) => s.chars().count() as i64,
+        _ => 0,
+    }
+}
+
+fn json_of(v: &Value) -> Json {
+    match v {
+        Value::Int(i) => json!(i),
+        Value::String(s) => json!(s),
+        Value::Float(f) => json!(f),
+        Value::Bool(b) => json!(b),
+        other => json!(other.to_string()),
+    }
+}
