@@ -37,6 +37,9 @@ pub struct Options {
     /// `bench/` (the peers and plot scripts).
     pub scripts: PathBuf,
     pub seed: u64,
+    /// The `quiver` binary, run as `quiver bench-probe` to measure a restart and the resident memory of a fresh
+    /// process holding a loaded database.
+    pub probe_exe: PathBuf,
 }
 
 /// One system's load of one dataset.
@@ -48,9 +51,10 @@ pub struct LoadStats {
     pub seconds: f64,
     pub edges_per_s: f64,
     pub disk_bytes: u64,
-    /// Resident memory the loaded graph added to the process (after a first query built its in-memory state).
+    /// Resident memory of a fresh process holding the loaded database, after a first query built its in-memory
+    /// state (for the peers: what loading added to the Python process).
     pub rss_bytes: u64,
-    /// Reopening the loaded database and answering a first query.
+    /// Reopening the loaded database and answering a first query (Quiver: in a fresh process, its start included).
     pub restart_s: f64,
 }
 
@@ -118,7 +122,7 @@ fn plan(quick: bool) -> Plan {
     if quick {
         Plan { clients: vec![1, 4, 16], cell: Duration::from_millis(700), check_starts: 20, rage: gen::RageScale { persons: 10_000, items: 1_000, likes_per_person: 50 } }
     } else {
-        Plan { clients: vec![1, 2, 4, 8, 16, 32], cell: Duration::from_secs(5), check_starts: 100, rage: gen::RageScale { persons: 100_000, items: 2_000, likes_per_person: 100 } }
+        Plan { clients: vec![1, 2, 4, 8, 16, 32], cell: Duration::from_secs(3), check_starts: 50, rage: gen::RageScale { persons: 100_000, items: 2_000, likes_per_person: 100 } }
     }
 }
 
@@ -128,7 +132,8 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
     log::set_max_level(log::LevelFilter::Warn);
     let p = plan(opts.quick);
     let date = report::today();
-    let out = opts.out_dir.join(&date);
+    // A quick run does not replace the day's full results.
+    let out = opts.out_dir.join(if opts.quick { format!("{date}-quick") } else { date.clone() });
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let _ = std::fs::remove_dir_all(&opts.work_dir);
     let data = opts.work_dir.join("data");
@@ -164,7 +169,7 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
 fn bench_dataset(opts: &Options, p: &Plan, ds: &Dataset, reads: &[Workload], ladders: bool, results: &mut Results) -> Result<(), String> {
     let likes = p.rage.likes_per_person;
     let dir = opts.work_dir.join(format!("quiver-{}", ds.name));
-    let (db, load) = load_quiver(ds, &dir)?;
+    let (db, load) = load_quiver(opts, ds, &dir)?;
     eprintln!(
         "quiver loaded {}: {} edges in {:.2} s ({:.0} edges/s), {} B/edge on disk, restart {:.2} s",
         ds.name,
@@ -279,30 +284,39 @@ pub fn rss_bytes() -> u64 {
 }
 
 /// The first query after a load or a restart: builds the in-memory topology.
-fn first_query(db: &Arc<Database>, ds: &Dataset) -> Result<(), String> {
-    let mut c = Embedded::new(db.clone(), &ds.space);
-    let v = ds.starts.first().copied().unwrap_or(0);
+fn first_query(db: &Arc<Database>, space: &str, v: i64) -> Result<(), String> {
+    let mut c = Embedded::new(db.clone(), space);
     c.run(&format!("GO FROM {v} OVER * YIELD dst(edge) | YIELD COUNT(*)")).map(|_| ())
 }
 
-fn load_quiver(ds: &Dataset, dir: &Path) -> Result<(Arc<Database>, LoadStats), String> {
+fn load_quiver(opts: &Options, ds: &Dataset, dir: &Path) -> Result<(Arc<Database>, LoadStats), String> {
     let _ = std::fs::remove_dir_all(dir);
-    let rss0 = rss_bytes();
     let db = Database::open(dir).map_err(|e| e.to_string())?;
-    let opts = ImportOptions { progress: true, ..Default::default() };
-    let r = import(&db, &ds.mapping(), &opts).map_err(|e| e.to_string())?;
+    let iopts = ImportOptions { progress: true, ..Default::default() };
+    let r = import(&db, &ds.mapping(), &iopts).map_err(|e| e.to_string())?;
     if r.bad_rows > 0 {
         return Err(format!("{} bad rows importing {}: {:?}", r.bad_rows, ds.name, r.bad_examples));
     }
-    let db = Arc::new(db);
-    first_query(&db, ds)?;
-    let rss = rss_bytes().saturating_sub(rss0);
     drop(db);
     let disk = dir_bytes(dir);
+    // A fresh process: its start, the open, and a first query (which builds the topology) are the restart; its
+    // resident set then is the memory the loaded graph needs.
+    let v = ds.starts.first().copied().unwrap_or(0);
     let t = Instant::now();
-    let db = Arc::new(Database::open(dir).map_err(|e| e.to_string())?);
-    first_query(&db, ds)?;
+    let out = std::process::Command::new(&opts.probe_exe)
+        .arg("bench-probe")
+        .arg(dir)
+        .arg(&ds.space)
+        .arg(v.to_string())
+        .output()
+        .map_err(|e| format!("cannot run {} bench-probe: {e}", opts.probe_exe.display()))?;
     let restart = t.elapsed().as_secs_f64();
+    if !out.status.success() {
+        return Err(format!("bench-probe failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let rss: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().map_err(|_| format!("bench-probe printed {:?}", String::from_utf8_lossy(&out.stdout)))?;
+    let db = Arc::new(Database::open(dir).map_err(|e| e.to_string())?);
+    first_query(&db, &ds.space, v)?;
     let stats = LoadStats {
         system: "quiver".into(),
         dataset: ds.name.clone(),
@@ -314,6 +328,14 @@ fn load_quiver(ds: &Dataset, dir: &Path) -> Result<(Arc<Database>, LoadStats), S
         restart_s: restart,
     };
     Ok((db, stats))
+}
+
+/// `quiver bench-probe DIR SPACE VID`: opens the database, answers a first query from `vid`, and returns the
+/// process's resident set in bytes.
+pub fn probe(dir: &Path, space: &str, vid: i64) -> Result<u64, String> {
+    let db = Arc::new(Database::open(dir).map_err(|e| e.to_string())?);
+    first_query(&db, space, vid)?;
+    Ok(rss_bytes())
 }
 
 #[derive(serde::Deserialize)]

@@ -4,13 +4,17 @@
 //! `sync` fsyncs the log (`FlushWAL(sync = true)`), which makes every batch appended before it durable. Storage's
 //! commit queue calls `sync` once for a whole group of writers.
 
-use quiver_kv::{CompactionFilter, KvEngine, KvError, KvResult, ScanFn, WriteBatch, WriteOp};
+use quiver_kv::{CompactionFilter, KvEngine, KvError, KvResult, ScanFn, SortedPairs, WriteBatch, WriteOp};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// RocksDB's block cache: the property cache of every read path (vertex and edge rows, index and filter blocks).
 pub const BLOCK_CACHE_BYTES: usize = 256 << 20;
+
+/// Keys per table file a bulk ingestion writes: its bloom filter (10 bits a key, about 600 KiB) stays well
+/// inside one of the block cache's 64 shards (4 MiB each).
+const INGEST_FILE_PAIRS: usize = 500_000;
 
 pub struct RocksEngine {
     db: rocksdb::DB,
@@ -84,25 +88,35 @@ impl KvEngine for RocksEngine {
     /// Writes the pairs into one sorted table file and ingests it: no log, no memtable. RocksDB places the file
     /// at the lowest level it fits (L0 when it overlaps newer data) with a sequence number above every existing
     /// write, so it shadows older values; the manifest update makes it durable.
-    fn ingest_sorted(&self, pairs: &[(Vec<u8>, Vec<u8>)]) -> KvResult<()> {
-        if pairs.is_empty() {
+    fn ingest_sorted(&self, pairs: &mut SortedPairs<'_>) -> KvResult<()> {
+        let mut pairs = pairs.peekable();
+        if pairs.peek().is_none() {
             return Ok(());
         }
-        let n = self.ingested.fetch_add(1, Ordering::Relaxed);
-        let path = self.dir.join(format!("ingest-{}-{n}.sst", std::process::id()));
+        // Files of at most INGEST_FILE_PAIRS keys: a table's whole-file bloom filter must fit one shard of the
+        // block cache, or every point read re-reads it from disk. One sorted run's files do not overlap, so they
+        // are ingested together, atomically.
+        let mut paths = Vec::new();
         let written = (|| {
-            let mut w = rocksdb::SstFileWriter::create(&self.opts);
-            w.open(&path)?;
-            for (k, v) in pairs {
-                w.put(k, v)?;
+            while pairs.peek().is_some() {
+                let n = self.ingested.fetch_add(1, Ordering::Relaxed);
+                let path = self.dir.join(format!("ingest-{}-{n}.sst", std::process::id()));
+                paths.push(path.clone());
+                let mut w = rocksdb::SstFileWriter::create(&self.opts);
+                w.open(&path)?;
+                for (k, v) in pairs.by_ref().take(INGEST_FILE_PAIRS) {
+                    w.put(k, v)?;
+                }
+                w.finish()?;
             }
-            w.finish()?;
             let mut io = rocksdb::IngestExternalFileOptions::default();
             io.set_move_files(true);
-            self.db.ingest_external_file_opts(&io, vec![&path])
+            self.db.ingest_external_file_opts(&io, paths.iter().collect())
         })();
         if written.is_err() {
-            let _ = std::fs::remove_file(&path);
+            for p in &paths {
+                let _ = std::fs::remove_file(p);
+            }
         }
         written.map_err(err)
     }

@@ -143,9 +143,9 @@ fn ingest_sorted_overwrites_and_shadows(e: &dyn KvEngine) {
     b.put(b"i/5".to_vec(), b"old".to_vec());
     e.write(b).unwrap();
     let first: Vec<(Vec<u8>, Vec<u8>)> = (0..10u8).map(|i| (format!("i/{i}").into_bytes(), vec![b'a', i])).collect();
-    e.ingest_sorted(&first).unwrap();
+    e.ingest_sorted(&mut first.iter().map(|(k, v)| (k.as_slice(), v.as_slice()))).unwrap();
     let second: Vec<(Vec<u8>, Vec<u8>)> = (5..15u8).map(|i| (format!("i/{i:02}").into_bytes(), vec![b'b', i])).collect();
-    e.ingest_sorted(&second).unwrap();
+    e.ingest_sorted(&mut second.iter().map(|(k, v)| (k.as_slice(), v.as_slice()))).unwrap();
     assert_eq!(e.get(b"i/1").unwrap(), Some(vec![b'a', 1]), "an ingested pair replaces a written one");
     assert_eq!(e.get(b"i/07").unwrap(), Some(vec![b'b', 7]));
     let mut b = WriteBatch::new();
@@ -157,5 +157,5 @@ fn ingest_sorted_overwrites_and_shadows(e: &dyn KvEngine) {
     let all = collect(e, b"i/");
     assert_eq!(all.len(), 10 - 1 + 10);
     assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
-    e.ingest_sorted(&[]).unwrap();
+    e.ingest_sorted(&mut std::iter::empty()).unwrap();
 }

@@ -61,6 +61,9 @@ impl WriteBatch {
 /// A visitor over scanned pairs; returns `false` to stop the scan.
 pub type ScanFn<'a> = dyn FnMut(&[u8], &[u8]) -> bool + 'a;
 
+/// Key-value pairs in strictly ascending key order, for [`KvEngine::ingest_sorted`].
+pub type SortedPairs<'a> = dyn Iterator<Item = (&'a [u8], &'a [u8])> + 'a;
+
 /// Decides, during compaction, whether a pair is dropped (`true`). Called from the engine's compaction threads.
 pub type CompactionFilter = std::sync::Arc<dyn Fn(&[u8], &[u8]) -> bool + Send + Sync>;
 
@@ -89,11 +92,11 @@ pub trait KvEngine: Send + Sync + 'static {
     /// Writes `pairs` (strictly ascending keys) durably, each replacing its key's value: the bulk-load path.
     /// Engines may write them straight into their on-disk format (RocksDB ingests a sorted table file), skipping
     /// the log and the memtable. Atomic as a whole: after a crash either all pairs are there or none.
-    fn ingest_sorted(&self, pairs: &[(Vec<u8>, Vec<u8>)]) -> KvResult<()> {
-        debug_assert!(pairs.windows(2).all(|w| w[0].0 < w[1].0), "ingest_sorted needs strictly ascending keys");
+    fn ingest_sorted(&self, pairs: &mut SortedPairs<'_>) -> KvResult<()> {
         let mut b = WriteBatch::new();
         for (k, v) in pairs {
-            b.put(k.clone(), v.clone());
+            debug_assert!(b.ops.last().map_or(true, |op| matches!(op, WriteOp::Put(last, _) if last.as_slice() < k)), "ingest_sorted needs strictly ascending keys");
+            b.put(k.to_vec(), v.to_vec());
         }
         self.write(b)
     }

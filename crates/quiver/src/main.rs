@@ -90,6 +90,9 @@ enum Command {
         #[arg(long, default_value_t = 42)]
         seed: u64,
     },
+    /// (For `quiver bench`.) Opens a data directory, answers a first query, prints the resident set in bytes.
+    #[command(hide = true)]
+    BenchProbe { data_dir: PathBuf, space: String, vid: i64 },
     /// Opens the interactive console, or runs statements with -e / -f.
     Console {
         #[arg(long, default_value = "127.0.0.1:19669")]
@@ -136,6 +139,7 @@ fn main() -> ExitCode {
                 python,
                 scripts: PathBuf::from("bench"),
                 seed,
+                probe_exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("quiver")),
             };
             match quiver_bench::run(&opts) {
                 Ok(out) => {
@@ -148,6 +152,16 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::BenchProbe { data_dir, space, vid } => match quiver_bench::probe(&data_dir, &space, vid) {
+            Ok(rss) => {
+                println!("{rss}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("quiver bench-probe: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Console { addr, exec, file } => {
             let mut client = quiver_console::Client::new(&addr);
             if let Some(stmt) = exec {

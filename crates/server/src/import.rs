@@ -232,9 +232,13 @@ pub fn import(db: &Database, config: &Path, opts: &ImportOptions) -> QResult<Imp
     let loaded = std::thread::scope(|s| {
         let ingester = s.spawn(|| -> QResult<u64> {
             let mut pairs = 0;
+            let mut busy = std::time::Duration::ZERO;
             for run in rx {
+                let t = Instant::now();
                 pairs += storage.bulk_ingest(&space, run)? as u64;
+                busy += t.elapsed();
             }
+            log::debug!("import: sorting and ingesting took {:.2} s", busy.as_secs_f64());
             Ok(pairs)
         });
         let read = read_files(&cfg, &dir, &plans, &space, opts, tx, &mut report);
@@ -243,6 +247,7 @@ pub fn import(db: &Database, config: &Path, opts: &ImportOptions) -> QResult<Imp
         report.pairs = ingested?;
         read
     });
+    log::debug!("import: rows read and ingested in {:.2} s", started.elapsed().as_secs_f64());
     // Finished even after an error, so what was written is counted and indexed.
     let finished = storage.bulk_finish(&space);
     loaded?;

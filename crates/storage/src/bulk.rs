@@ -14,57 +14,93 @@
 //! what a re-run does, so a load can be repeated safely.
 
 use crate::keys;
-use crate::{kv_err, EmbeddedStorage};
+use crate::{kv_err, EmbeddedStorage, PartCounters};
 use quiver_api::*;
 use quiver_common::{QError, QResult, Value};
 
-/// Rows of one space, encoded as key-value pairs, to be ingested together.
+/// Rows of one space, encoded as key-value pairs, to be ingested together. Pairs live in one byte arena (a
+/// run of millions of pairs makes no allocation per pair), each indexed by the first 32 bytes of its key as two
+/// big-endian integers, so sorting compares integers and only reads the arena when those are equal.
 #[derive(Default)]
 pub struct BulkRun {
-    pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    arena: Vec<u8>,
+    entries: Vec<Entry>,
     pub vertices: u64,
     pub edges: u64,
 }
 
+struct Entry {
+    head: (u128, u128),
+    /// Where the key starts in the arena; the value follows it. Increases with insertion order.
+    off: usize,
+    key_len: u32,
+    value_len: u32,
+}
+
+fn head_of(key: &[u8]) -> (u128, u128) {
+    let mut b = [0u8; 32];
+    let n = key.len().min(32);
+    b[..n].copy_from_slice(&key[..n]);
+    (u128::from_be_bytes(b[..16].try_into().expect("16 bytes")), u128::from_be_bytes(b[16..].try_into().expect("16 bytes")))
+}
+
 impl BulkRun {
+    fn push(&mut self, key: &[u8], value: &[u8]) {
+        let off = self.arena.len();
+        self.arena.extend_from_slice(key);
+        self.arena.extend_from_slice(value);
+        self.entries.push(Entry { head: head_of(key), off, key_len: key.len() as u32, value_len: value.len() as u32 });
+    }
+
     /// A vertex with its tag rows (`(tag id, encoded row)`).
     pub fn vertex(&mut self, space: &SpaceDesc, vid: &Value, tags: Vec<(i32, Vec<u8>)>) {
-        self.pairs.push((keys::vertex_key(space, vid), Vec::new()));
+        self.push(&keys::vertex_key(space, vid), &[]);
         for (tag, row) in tags {
-            self.pairs.push((keys::tag_key(space, vid, tag), row));
+            self.push(&keys::tag_key(space, vid, tag), &row);
         }
         self.vertices += 1;
     }
 
     /// An edge: its out-key and its in-key, both with the row.
     pub fn edge(&mut self, space: &SpaceDesc, key: &EdgeKeyVal, row: Vec<u8>) {
-        self.pairs.push((keys::edge_key(space, &key.dst, -key.edge_type, key.rank, &key.src), row.clone()));
-        self.pairs.push((keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst), row));
+        self.push(&keys::edge_key(space, &key.dst, -key.edge_type, key.rank, &key.src), &row);
+        self.push(&keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst), &row);
         self.edges += 1;
     }
 
     /// Key-value pairs so far.
     pub fn len(&self) -> usize {
-        self.pairs.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.pairs.is_empty()
+        self.entries.is_empty()
     }
 
-    /// Sorts by key and keeps, of equal keys, the one added last (a later CSV line wins, as with INSERT).
-    fn into_sorted(self) -> Vec<(Vec<u8>, Vec<u8>)> {
-        let mut pairs = self.pairs;
-        // Stable, so equal keys stay in insertion order and the last of each group is the latest.
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(pairs.len());
-        for p in pairs {
-            match out.last_mut() {
-                Some(last) if last.0 == p.0 => *last = p,
-                _ => out.push(p),
+    fn key(&self, e: &Entry) -> &[u8] {
+        &self.arena[e.off..e.off + e.key_len as usize]
+    }
+
+    fn value(&self, e: &Entry) -> &[u8] {
+        let start = e.off + e.key_len as usize;
+        &self.arena[start..start + e.value_len as usize]
+    }
+
+    /// Sorts by key, equal keys in insertion order, and returns the entries that survive: of equal keys the one
+    /// added last (a later CSV line wins, as with INSERT).
+    fn sorted(&mut self) -> Vec<usize> {
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.sort_unstable_by(|a, b| {
+            a.head.cmp(&b.head).then_with(|| self.key(a).cmp(self.key(b))).then(a.off.cmp(&b.off))
+        });
+        let mut keep = Vec::with_capacity(entries.len());
+        for i in 0..entries.len() {
+            if i + 1 == entries.len() || entries[i].head != entries[i + 1].head || self.key(&entries[i]) != self.key(&entries[i + 1]) {
+                keep.push(i);
             }
         }
-        out
+        self.entries = entries;
+        keep
     }
 }
 
@@ -88,22 +124,35 @@ impl EmbeddedStorage {
     }
 
     /// Writes one run of rows, atomically. Returns how many key-value pairs it wrote.
-    pub fn bulk_ingest(&self, _space: &SpaceDesc, run: BulkRun) -> QResult<usize> {
-        let pairs = run.into_sorted();
+    pub fn bulk_ingest(&self, _space: &SpaceDesc, mut run: BulkRun) -> QResult<usize> {
+        let t = std::time::Instant::now();
+        let keep = run.sorted();
+        log::debug!("bulk: sorted {} pairs in {:.2} s", keep.len(), t.elapsed().as_secs_f64());
         let _guard = self.lock_writers();
-        self.kv.ingest_sorted(&pairs).map_err(kv_err)?;
-        Ok(pairs.len())
+        let mut pairs = keep.iter().map(|&i| (run.key(&run.entries[i]), run.value(&run.entries[i])));
+        self.kv.ingest_sorted(&mut pairs).map_err(kv_err)?;
+        Ok(keep.len())
     }
 
     /// Ends a bulk load: recounts every partition (durably), rebuilds the space's indexes and marks them ready, and
     /// drops the topology so its next use reads the loaded edges.
     pub fn bulk_finish(&self, space: &SpaceDesc) -> QResult<()> {
+        let t = std::time::Instant::now();
         {
             let mut guard = self.lock_writers();
-            let mut counters = Vec::with_capacity(space.partition_num as usize);
+            // Partitions are counted on every core: this scan is most of a load's tail.
+            let parts: Vec<u32> = (1..=space.partition_num).collect();
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(parts.len()).max(1);
+            let counted: Vec<QResult<Vec<(u32, PartCounters)>>> = std::thread::scope(|s| {
+                let handles: Vec<_> = parts
+                    .chunks(parts.len().div_ceil(threads))
+                    .map(|chunk| s.spawn(move || chunk.iter().map(|&p| Ok((p, self.count_part(space, p)?))).collect::<QResult<Vec<_>>>()))
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(QError::storage("a counting thread panicked")))).collect()
+            });
+            let mut counters = Vec::with_capacity(parts.len());
             let mut b = quiver_kv::WriteBatch::new();
-            for part in 1..=space.partition_num {
-                let c = self.count_part(space, part)?;
+            for (part, c) in counted.into_iter().collect::<QResult<Vec<_>>>()?.into_iter().flatten() {
                 crate::write::put_counters(&mut b, space.id, part, &c);
                 counters.push(c);
             }
@@ -111,6 +160,7 @@ impl EmbeddedStorage {
             guard.counters.insert(space.id, counters);
             self.topologies.write().expect("lock poisoned").remove(&space.id);
         }
+        log::debug!("bulk: recounted in {:.2} s", t.elapsed().as_secs_f64());
         if let Some(catalog) = self.catalog() {
             for i in catalog.indexes(space) {
                 self.build_index(space, &i, None, &|_, _| {})?;

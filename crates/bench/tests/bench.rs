@@ -1,0 +1,125 @@
+//! The benchmark's own correctness: generated data is deterministic and has the promised shape, and each
+//! workload's answer (the digest the peers are checked against) equals a reference computed from the CSV files.
+
+use quiver_bench::drive::{Embedded, Percentiles};
+use quiver_bench::gen::{self, RageScale, SocialScale};
+use quiver_bench::workloads::Workload;
+use quiver_server::import::{import, ImportOptions};
+use quiver_server::Database;
+use serde_json::json;
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+fn edges(path: &Path) -> Vec<(i64, i64, String)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn generation_is_deterministic_and_shaped() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let scale = SocialScale { persons: 2_000, knows: 30_000 };
+    let da = gen::social(a.path(), scale, 7, 10).unwrap();
+    let db = gen::social(b.path(), scale, 7, 10).unwrap();
+    for f in ["person.csv", "knows.csv", "config.yaml"] {
+        assert_eq!(std::fs::read(a.path().join(f)).unwrap(), std::fs::read(b.path().join(f)).unwrap(), "{f} differs");
+    }
+    assert_eq!(da.starts, db.starts);
+    let knows = edges(&a.path().join("knows.csv"));
+    assert_eq!(knows.len(), 30_000);
+    let distinct: BTreeSet<(i64, i64)> = knows.iter().map(|(s, d, _)| (*s, *d)).collect();
+    assert_eq!(distinct.len(), knows.len(), "no repeated edge");
+    let mut degree: HashMap<i64, usize> = HashMap::new();
+    for (s, _, _) in &knows {
+        *degree.entry(*s).or_default() += 1;
+    }
+    let max = *degree.values().max().unwrap();
+    assert!(max > 10 * 15, "skewed degrees: the largest is {max}, the mean 15");
+    let rage = tempfile::tempdir().unwrap();
+    gen::ragedb(rage.path(), RageScale { persons: 300, items: 50, likes_per_person: 20 }, 7, 10).unwrap();
+    let likes = edges(&rage.path().join("likes.csv"));
+    assert_eq!(likes.len(), 300 * 20);
+    let distinct: BTreeSet<(i64, i64)> = likes.iter().map(|(s, d, _)| (*s, *d)).collect();
+    assert_eq!(distinct.len(), likes.len(), "a person likes an item once");
+}
+
+#[test]
+fn percentiles_are_nearest_rank() {
+    let p = Percentiles::of_us((1..=100).map(|i| i * 1000).collect());
+    assert_eq!((p.p50, p.p90, p.p95, p.p99, p.max), (50.0, 90.0, 95.0, 99.0, 100.0));
+    assert_eq!(p.mean, 50.5);
+}
+
+/// NebulaGraph's `GO n STEPS`: the edges of step n, from the distinct vertices step n-1 reached.
+fn go_reference(out: &HashMap<i64, Vec<i64>>, v: i64, steps: u32) -> Vec<i64> {
+    let mut frontier: BTreeSet<i64> = [v].into();
+    let mut last = Vec::new();
+    for _ in 0..steps {
+        last = frontier.iter().flat_map(|f| out.get(f).cloned().unwrap_or_default()).collect();
+        frontier = last.iter().copied().collect();
+    }
+    last
+}
+
+#[test]
+fn workload_answers_equal_a_reference_traversal() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = gen::social(&dir.path().join("social"), SocialScale { persons: 1_500, knows: 12_000 }, 3, 8).unwrap();
+    let db = Database::in_memory();
+    import(&db, &ds.mapping(), &ImportOptions::default()).unwrap();
+    let db = Arc::new(db);
+    let mut conn = Embedded::new(db.clone(), &ds.space);
+    let mut out: HashMap<i64, Vec<i64>> = HashMap::new();
+    for (s, d, _) in edges(&ds.dir.join("knows.csv")) {
+        out.entry(s).or_default().push(d);
+    }
+    let workloads = Workload::social();
+    for &v in &ds.starts {
+        for steps in 1..=3u32 {
+            let expect = go_reference(&out, v, steps);
+            let sum = expect.iter().fold(0i64, |a, d| (a + d.rem_euclid(1_000_000_007)) % 1_000_000_007);
+            let w = workloads.iter().find(|w| w.name == format!("go{steps}-dst")).unwrap();
+            assert_eq!(w.digest(&mut conn, v, 0).unwrap(), json!({ "rows": expect.len(), "sum": sum }), "go{steps} from {v}");
+        }
+        let count = workloads.iter().find(|w| w.name == "go2-count-over-all").unwrap();
+        assert_eq!(count.digest(&mut conn, v, 0).unwrap(), json!({ "count": go_reference(&out, v, 2).len() }));
+    }
+
+    let ds = gen::ragedb(&dir.path().join("rage"), RageScale { persons: 400, items: 60, likes_per_person: 12 }, 3, 8).unwrap();
+    import(&db, &ds.mapping(), &ImportOptions::default()).unwrap();
+    let mut conn = Embedded::new(db.clone(), &ds.space);
+    let (mut out, mut inn): (HashMap<i64, Vec<i64>>, HashMap<i64, Vec<i64>>) = Default::default();
+    for (s, d, _) in edges(&ds.dir.join("likes.csv")) {
+        out.entry(s).or_default().push(d);
+        inn.entry(d).or_default().push(s);
+    }
+    let rage = Workload::rage();
+    for &v in &ds.starts {
+        // Every walk out, in, out (an edge may repeat), counted per last item.
+        let mut per_item: HashMap<i64, i64> = HashMap::new();
+        for i in &out[&v] {
+            for q in &inn[i] {
+                for j in &out[q] {
+                    *per_item.entry(*j).or_default() += 1;
+                }
+            }
+        }
+        let total: i64 = per_item.values().sum();
+        assert_eq!(rage[0].digest(&mut conn, v, 12).unwrap(), json!({ "count": total }));
+        let liked: BTreeSet<i64> = out[&v].iter().copied().collect();
+        let mut top: Vec<(i64, i64)> = per_item.into_iter().filter(|(j, _)| !liked.contains(j)).collect();
+        top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        top.truncate(25);
+        let top: Vec<_> = top.into_iter().map(|(j, c)| json!([j, c])).collect();
+        assert_eq!(rage[1].digest(&mut conn, v, 12).unwrap(), json!({ "top": top }), "recommendation from {v}");
+    }
+}
