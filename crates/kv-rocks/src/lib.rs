@@ -12,8 +12,7 @@ use std::sync::{Arc, RwLock};
 /// RocksDB's block cache: the property cache of every read path (vertex and edge rows, index and filter blocks).
 pub const BLOCK_CACHE_BYTES: usize = 256 << 20;
 
-/// Keys per table file a bulk ingestion writes: its bloom filter (10 bits a key, about 600 KiB) stays well
-/// inside one of the block cache's 64 shards (4 MiB each).
+/// Keys per table file a bulk ingestion writes.
 const INGEST_FILE_PAIRS: usize = 500_000;
 
 pub struct RocksEngine {
@@ -43,6 +42,13 @@ impl RocksEngine {
         table.set_block_cache(&cache);
         table.set_bloom_filter(10.0, false);
         table.set_cache_index_and_filter_blocks(true);
+        // Partitioned index and filters: a table's filter is cached in blocks of about 4 KiB, never as one block.
+        // A whole-file filter of a large table (a 72 MB compaction output has a 4.8 MB one) does not fit one of the
+        // cache's 64 shards, so it was read from disk on every point read.
+        table.set_index_type(rocksdb::BlockBasedIndexType::TwoLevelIndexSearch);
+        table.set_partition_filters(true);
+        table.set_metadata_block_size(4096);
+        table.set_pin_top_level_index_and_filter(true);
         opts.set_block_based_table_factory(&table);
         let filter: Arc<RwLock<Option<CompactionFilter>>> = Arc::default();
         let slot = filter.clone();
@@ -93,9 +99,8 @@ impl KvEngine for RocksEngine {
         if pairs.peek().is_none() {
             return Ok(());
         }
-        // Files of at most INGEST_FILE_PAIRS keys: a table's whole-file bloom filter must fit one shard of the
-        // block cache, or every point read re-reads it from disk. One sorted run's files do not overlap, so they
-        // are ingested together, atomically.
+        // Files of at most INGEST_FILE_PAIRS keys (bounded temporary files). One sorted run's files do not
+        // overlap, so they are ingested together, atomically.
         let mut paths = Vec::new();
         let written = (|| {
             while pairs.peek().is_some() {
