@@ -10,7 +10,7 @@ reused, as `(p)-[:likes]->(i)<-[:likes]-(p)`), in every system.
 
 Usage: peers.py SPEC.json            (SPEC is written by `quiver bench`)
 """
-import json, os, resource, shutil, subprocess, sys, time
+import json, os, shutil, subprocess, sys, time
 
 MOD = 1_000_000_007
 
@@ -65,6 +65,41 @@ def digest_rows(workload, rows, liked=None, top=25):
     raise ValueError(workload)
 
 
+# ---------------------------------------------------------------- load figures and the query runner, any system
+
+def measure(spec, path, open_db, load, query, close, qs, edges_q, liked_q):
+    """Opens and loads a database (timed), counts its edges, answers a first query (resident memory then), closes
+    it (its size on disk), reopens it and answers the first query again (the restart). Returns the load figures
+    and `run(workload, v) -> digest` on the reopened database."""
+    rss0 = rss_bytes()
+    t = time.perf_counter()
+    h = open_db()
+    load(h)
+    seconds = time.perf_counter() - t
+    edges = query(h, edges_q, {})[0][0]
+    first = next(iter(qs.values()))
+    v0 = {"v": spec["starts"][0]}
+    query(h, first, v0)
+    rss = rss_bytes() - rss0
+    close(h)
+    del h
+    disk = dir_bytes(path)
+    t = time.perf_counter()
+    h = open_db()
+    query(h, first, v0)
+    restart = time.perf_counter() - t
+    figures = {"edges": edges, "seconds": seconds, "edges_per_s": edges / max(seconds, 1e-9), "disk_bytes": disk,
+               "rss_bytes": max(rss, 0), "restart_s": restart}
+
+    def run(w, v):
+        if w == "rage-recommend":
+            liked = {r[0] for r in query(h, liked_q, {"v": v})}
+            return digest_rows(w, query(h, qs[w], {"v": v}), liked, spec["top"])
+        return digest_rows(w, query(h, qs[w], {"v": v}))
+
+    return figures, run
+
+
 # ---------------------------------------------------------------- Cypher (Kuzu, ladybug)
 
 def go_cypher(steps, case):
@@ -104,47 +139,31 @@ def cypher_queries(spec):
 
 def run_cypher_system(mod, spec, path):
     shutil.rmtree(path, ignore_errors=True)
-    rss0 = rss_bytes()
     d = spec["dir"]
-    t = time.perf_counter()
-    db = mod.Database(path)
-    conn = mod.Connection(db)
-    if spec["kind"] == "social":
-        conn.execute("CREATE NODE TABLE person(id INT64, first_name STRING, last_name STRING, gender STRING, birthday INT64, creation_date INT64, PRIMARY KEY(id))")
-        conn.execute("CREATE REL TABLE knows(FROM person TO person, time INT64)")
-        conn.execute(f"COPY person FROM '{d}/person.csv' (HEADER=true)")
-        conn.execute(f"COPY knows FROM '{d}/knows.csv' (HEADER=true)")
-        edges_q = "MATCH ()-[e:knows]->() RETURN count(*)"
-    else:
-        conn.execute("CREATE NODE TABLE person(id INT64, PRIMARY KEY(id))")
-        conn.execute("CREATE NODE TABLE item(id INT64, PRIMARY KEY(id))")
-        conn.execute("CREATE REL TABLE likes(FROM person TO item, weight DOUBLE)")
-        conn.execute(f"COPY person FROM '{d}/person.csv' (HEADER=true)")
-        conn.execute(f"COPY item FROM '{d}/item.csv' (HEADER=true)")
-        conn.execute(f"COPY likes FROM '{d}/likes.csv' (HEADER=true)")
-        edges_q = "MATCH ()-[e:likes]->() RETURN count(*)"
-    seconds = time.perf_counter() - t
-    edges = conn.execute(edges_q).get_all()[0][0]
-    qs = cypher_queries(spec)
-    first = next(iter(qs.values()))
-    conn.execute(first, {"v": spec["starts"][0]}).get_all()
-    rss = rss_bytes() - rss0
-    del conn, db
-    disk = dir_bytes(path)
-    t = time.perf_counter()
-    db = mod.Database(path)
-    conn = mod.Connection(db)
-    conn.execute(first, {"v": spec["starts"][0]}).get_all()
-    restart = time.perf_counter() - t
-    load = {"edges": edges, "seconds": seconds, "edges_per_s": edges / max(seconds, 1e-9), "disk_bytes": disk, "rss_bytes": max(rss, 0), "restart_s": restart}
 
-    def run(w, v):
-        if w == "rage-recommend":
-            liked = {r[0] for r in conn.execute("MATCH (p:person {id: $v})-[:likes]->(i:item) RETURN i.id", {"v": v}).get_all()}
-            return digest_rows(w, conn.execute(qs[w], {"v": v}).get_all(), liked, spec["top"])
-        return digest_rows(w, conn.execute(qs[w], {"v": v}).get_all())
+    def open_db():
+        db = mod.Database(path)
+        return db, mod.Connection(db)
 
-    return load, run
+    def load(h):
+        conn = h[1]
+        if spec["kind"] == "social":
+            conn.execute("CREATE NODE TABLE person(id INT64, first_name STRING, last_name STRING, gender STRING, birthday INT64, creation_date INT64, PRIMARY KEY(id))")
+            conn.execute("CREATE REL TABLE knows(FROM person TO person, time INT64)")
+            conn.execute(f"COPY person FROM '{d}/person.csv' (HEADER=true)")
+            conn.execute(f"COPY knows FROM '{d}/knows.csv' (HEADER=true)")
+        else:
+            conn.execute("CREATE NODE TABLE person(id INT64, PRIMARY KEY(id))")
+            conn.execute("CREATE NODE TABLE item(id INT64, PRIMARY KEY(id))")
+            conn.execute("CREATE REL TABLE likes(FROM person TO item, weight DOUBLE)")
+            conn.execute(f"COPY person FROM '{d}/person.csv' (HEADER=true)")
+            conn.execute(f"COPY item FROM '{d}/item.csv' (HEADER=true)")
+            conn.execute(f"COPY likes FROM '{d}/likes.csv' (HEADER=true)")
+
+    edge = "knows" if spec["kind"] == "social" else "likes"
+    return measure(spec, path, open_db, load, lambda h, q, p: h[1].execute(q, p).get_all(), lambda h: None,
+                   cypher_queries(spec), f"MATCH ()-[e:{edge}]->() RETURN count(*)",
+                   "MATCH (p:person {id: $v})-[:likes]->(i:item) RETURN i.id")
 
 
 # ---------------------------------------------------------------- DuckDB (SQL joins)
@@ -192,41 +211,17 @@ def run_duckdb(spec, path):
         if os.path.exists(p):
             os.remove(p)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    rss0 = rss_bytes()
     d = spec["dir"]
-    t = time.perf_counter()
-    con = duckdb.connect(path)
-    if spec["kind"] == "social":
-        con.execute(f"CREATE TABLE person AS SELECT * FROM read_csv('{d}/person.csv', header = true)")
-        con.execute(f"CREATE TABLE knows AS SELECT * FROM read_csv('{d}/knows.csv', header = true)")
-        table = "knows"
-    else:
-        con.execute(f"CREATE TABLE person AS SELECT * FROM read_csv('{d}/person.csv', header = true)")
-        con.execute(f"CREATE TABLE item AS SELECT * FROM read_csv('{d}/item.csv', header = true)")
-        con.execute(f"CREATE TABLE likes AS SELECT * FROM read_csv('{d}/likes.csv', header = true)")
-        table = "likes"
-    con.execute("CHECKPOINT")
-    seconds = time.perf_counter() - t
-    edges = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
-    qs = duck_queries(spec)
-    first = next(iter(qs.values()))
-    con.execute(first, {"v": spec["starts"][0]}).fetchall()
-    rss = rss_bytes() - rss0
-    con.close()
-    disk = dir_bytes(path)
-    t = time.perf_counter()
-    con = duckdb.connect(path)
-    con.execute(first, {"v": spec["starts"][0]}).fetchall()
-    restart = time.perf_counter() - t
-    load = {"edges": edges, "seconds": seconds, "edges_per_s": edges / max(seconds, 1e-9), "disk_bytes": disk, "rss_bytes": max(rss, 0), "restart_s": restart}
+    tables = ["person", "knows"] if spec["kind"] == "social" else ["person", "item", "likes"]
 
-    def run(w, v):
-        if w == "rage-recommend":
-            liked = {r[0] for r in con.execute("SELECT dst FROM likes WHERE src = $v", {"v": v}).fetchall()}
-            return digest_rows(w, con.execute(qs[w], {"v": v}).fetchall(), liked, spec["top"])
-        return digest_rows(w, con.execute(qs[w], {"v": v}).fetchall())
+    def load(con):
+        for t in tables:
+            con.execute(f"CREATE TABLE {t} AS SELECT * FROM read_csv('{d}/{t}.csv', header = true)")
+        con.execute("CHECKPOINT")
 
-    return load, run
+    return measure(spec, path, lambda: duckdb.connect(path), load, lambda con, q, p: con.execute(q, p).fetchall(),
+                   lambda con: con.close(), duck_queries(spec), f"SELECT count(*) FROM {tables[-1]}",
+                   "SELECT dst FROM likes WHERE src = $v")
 
 
 # ---------------------------------------------------------------- driver

@@ -8,11 +8,10 @@
 //! (counters recounted, indexes rebuilt), so what was written is consistent, and running the same import again is
 //! safe: it writes the same keys.
 
-use crate::mapping::{read_config, Config, FileCfg, PropCfg, VidCfg};
+use crate::mapping::{read_config, ColType, Config, FileCfg, PropCfg, VidCfg};
 use crate::progress::Progress;
 use crate::Database;
 use quiver_api::{EdgeKeyVal, SchemaKind, SchemaRef, SpaceDesc};
-use quiver_common::datetime::{Date, DateTime, Time};
 use quiver_common::{QError, QResult, Value};
 use quiver_query::Params;
 use quiver_storage::bulk::BulkRun;
@@ -57,58 +56,6 @@ fn bad(msg: impl std::fmt::Display) -> QError {
     QError::execution(format!("import error: {msg}"))
 }
 
-/// A CSV column's type in the mapping: how its text becomes a value (the schema's type rules come after).
-#[derive(Clone, Copy)]
-enum ColType {
-    String,
-    Int,
-    Double,
-    Bool,
-    Date,
-    Time,
-    DateTime,
-    Timestamp,
-}
-
-impl ColType {
-    fn parse(ty: &str) -> QResult<ColType> {
-        Ok(match ty.to_lowercase().as_str() {
-            "string" | "fixed_string" => ColType::String,
-            "int" | "int64" | "int32" | "int16" | "int8" => ColType::Int,
-            "double" | "float" => ColType::Double,
-            "bool" => ColType::Bool,
-            "date" => ColType::Date,
-            "time" => ColType::Time,
-            "datetime" => ColType::DateTime,
-            "timestamp" => ColType::Timestamp,
-            other => return Err(bad(format!("unsupported column type `{other}'"))),
-        })
-    }
-
-    fn value(self, raw: &str) -> Result<Value, String> {
-        if raw == "__NULL__" {
-            return Ok(Value::NULL);
-        }
-        let t = raw.trim();
-        let fail = |what: &str| format!("`{raw}' is not {what}");
-        match self {
-            ColType::String => Ok(Value::String(raw.to_string())),
-            ColType::Int => t.parse().map(Value::Int).map_err(|_| fail("an int")),
-            ColType::Double => t.parse().map(Value::Float).map_err(|_| fail("a number")),
-            ColType::Bool => match t.to_lowercase().as_str() {
-                "true" => Ok(Value::Bool(true)),
-                "false" => Ok(Value::Bool(false)),
-                _ => Err(fail("a bool")),
-            },
-            ColType::Date => Date::parse(t).map(Value::Date).ok_or_else(|| fail("a date")),
-            ColType::Time => Time::parse(t).map(Value::Time).ok_or_else(|| fail("a time")),
-            ColType::DateTime => DateTime::parse(t).map(Value::DateTime).ok_or_else(|| fail("a datetime")),
-            // An integer is seconds since the epoch; other text is a datetime the schema's rules convert.
-            ColType::Timestamp => Ok(t.parse().map(Value::Int).unwrap_or_else(|_| Value::String(t.to_string()))),
-        }
-    }
-}
-
 struct VidCol {
     index: usize,
     ty: ColType,
@@ -117,12 +64,7 @@ struct VidCol {
 
 impl VidCol {
     fn new(cfg: &VidCfg) -> QResult<VidCol> {
-        let hash = match cfg.function.as_deref() {
-            None => false,
-            Some("hash") => true,
-            Some(f) => return Err(bad(format!("unsupported VID function `{f}'"))),
-        };
-        Ok(VidCol { index: cfg.index, ty: ColType::parse(&cfg.ty)?, hash })
+        Ok(VidCol { index: cfg.index, ty: ColType::parse(&cfg.ty)?, hash: cfg.hashed()? })
     }
 
     fn value(&self, space: &SpaceDesc, rec: &csv::StringRecord) -> Result<Value, String> {

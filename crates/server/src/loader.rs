@@ -5,7 +5,7 @@ use crate::Database;
 use quiver_common::value::write_quoted;
 use quiver_common::{QError, QResult};
 use quiver_query::Params;
-use crate::mapping::{read_config, Config, VidCfg};
+use crate::mapping::{read_config, ColType, Config, VidCfg};
 use std::path::Path;
 
 /// Rows per generated INSERT statement.
@@ -28,39 +28,31 @@ fn field<'a>(rec: &'a csv::StringRecord, i: usize, file: &str, line: usize) -> Q
 }
 
 fn literal(ty: &str, raw: &str) -> QResult<String> {
+    let col = ColType::parse(ty)?;
     if raw == "__NULL__" {
         return Ok("NULL".into());
     }
     let mut out = String::new();
-    match ty.to_lowercase().as_str() {
-        "string" => write_quoted(&mut out, raw).expect("string write"),
-        "int" | "int64" | "int32" | "int16" | "int8" => {
-            raw.trim().parse::<i64>().map_err(|_| bad(format!("`{raw}' is not an int")))?;
+    match col {
+        ColType::String => write_quoted(&mut out, raw).expect("string write"),
+        ColType::Int | ColType::Double => {
+            col.value(raw).map_err(bad)?;
             out.push_str(raw.trim());
         }
-        "double" | "float" => {
-            raw.trim().parse::<f64>().map_err(|_| bad(format!("`{raw}' is not a number")))?;
-            out.push_str(raw.trim());
-        }
-        "bool" => out.push_str(&raw.trim().to_lowercase()),
-        "date" | "time" | "datetime" | "timestamp" => {
+        ColType::Bool => out.push_str(&raw.trim().to_lowercase()),
+        ColType::Date | ColType::Time | ColType::DateTime | ColType::Timestamp => {
             out.push_str(ty);
             out.push('(');
             write_quoted(&mut out, raw).expect("string write");
             out.push(')');
         }
-        other => return Err(bad(format!("unsupported column type `{other}'"))),
     }
     Ok(out)
 }
 
 fn vid_literal(cfg: &VidCfg, raw: &str) -> QResult<String> {
     let lit = literal(&cfg.ty, raw)?;
-    Ok(match cfg.function.as_deref() {
-        Some("hash") => format!("hash({lit})"),
-        Some(f) => return Err(bad(format!("unsupported VID function `{f}'"))),
-        None => lit,
-    })
+    Ok(if cfg.hashed()? { format!("hash({lit})") } else { lit })
 }
 
 /// Loads the dataset in `dir` unless its space already exists. Returns `None` if it existed.

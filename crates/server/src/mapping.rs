@@ -3,7 +3,8 @@
 //! which are an edge's ends and rank. Read by the nGQL loader (`loader.rs`) and the bulk importer (`import.rs`).
 
 use crate::Database;
-use quiver_common::{QError, QResult};
+use quiver_common::datetime::{Date, DateTime, Time};
+use quiver_common::{QError, QResult, Value};
 use quiver_query::{Params, Session};
 use serde::Deserialize;
 use std::path::Path;
@@ -129,6 +130,69 @@ impl Config {
             }
         }
         Ok(session)
+    }
+}
+
+/// A CSV column's type in the mapping: how its text becomes a value (the schema's type rules come after).
+#[derive(Clone, Copy)]
+pub enum ColType {
+    String,
+    Int,
+    Double,
+    Bool,
+    Date,
+    Time,
+    DateTime,
+    Timestamp,
+}
+
+impl ColType {
+    pub fn parse(ty: &str) -> QResult<ColType> {
+        Ok(match ty.to_lowercase().as_str() {
+            "string" | "fixed_string" => ColType::String,
+            "int" | "int64" | "int32" | "int16" | "int8" => ColType::Int,
+            "double" | "float" => ColType::Double,
+            "bool" => ColType::Bool,
+            "date" => ColType::Date,
+            "time" => ColType::Time,
+            "datetime" => ColType::DateTime,
+            "timestamp" => ColType::Timestamp,
+            other => return Err(bad(format!("unsupported column type `{other}'"))),
+        })
+    }
+
+    pub fn value(self, raw: &str) -> Result<Value, String> {
+        if raw == "__NULL__" {
+            return Ok(Value::NULL);
+        }
+        let t = raw.trim();
+        let fail = |what: &str| format!("`{raw}' is not {what}");
+        match self {
+            ColType::String => Ok(Value::String(raw.to_string())),
+            ColType::Int => t.parse().map(Value::Int).map_err(|_| fail("an int")),
+            ColType::Double => t.parse().map(Value::Float).map_err(|_| fail("a number")),
+            ColType::Bool => match t.to_lowercase().as_str() {
+                "true" => Ok(Value::Bool(true)),
+                "false" => Ok(Value::Bool(false)),
+                _ => Err(fail("a bool")),
+            },
+            ColType::Date => Date::parse(t).map(Value::Date).ok_or_else(|| fail("a date")),
+            ColType::Time => Time::parse(t).map(Value::Time).ok_or_else(|| fail("a time")),
+            ColType::DateTime => DateTime::parse(t).map(Value::DateTime).ok_or_else(|| fail("a datetime")),
+            // An integer is seconds since the epoch; other text is a datetime the schema's rules convert.
+            ColType::Timestamp => Ok(t.parse().map(Value::Int).unwrap_or_else(|_| Value::String(t.to_string()))),
+        }
+    }
+}
+
+impl VidCfg {
+    /// Whether the column's text is hashed into an INT64 VID (`function: hash`).
+    pub fn hashed(&self) -> QResult<bool> {
+        match self.function.as_deref() {
+            None => Ok(false),
+            Some("hash") => Ok(true),
+            Some(f) => Err(bad(format!("unsupported VID function `{f}'"))),
+        }
     }
 }
 
