@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""The peers of `quiver bench`: loads a dataset's CSV files into DuckDB, Kuzu and ladybug, and runs the read
-workloads from the same start vertices, reporting load figures, per-query latencies and a digest of each answer
-computed exactly as Quiver's (crates/bench/src/workloads.rs). Each system runs in its own process (Kuzu and
-ladybug cannot be imported into one).
+"""The peers of `quiver bench`: loads a dataset's CSV files into DuckDB, Kuzu, ladybug and Neo4j, and runs the
+read workloads from the same start vertices, reporting load figures, per-query latencies and a digest of each
+answer computed exactly as Quiver's (crates/bench/src/workloads.rs). Each system runs in its own process (Kuzu and
+ladybug cannot be imported into one); Neo4j runs in a JVM (bench/neo4j/NeoPeer.java, built by bench/setup.sh).
+A system stops taking start vertices for a workload once it has spent `budget_s` seconds on it (at least one
+start is always run), so a slow peer is compared on the first starts only.
 
 Semantics, as NebulaGraph's GO: `GO N STEPS` returns the edges of the N-th step, walked from the de-duplicated
 set of vertices the previous step reached; the RageDB walk (out, in, out) counts every walk (an edge may be
@@ -224,10 +226,42 @@ def run_duckdb(spec, path):
                    "SELECT dst FROM likes WHERE src = $v")
 
 
+# ---------------------------------------------------------------- Neo4j (a JVM of its own)
+
+NEO4J_BUILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".venv", "neo4j")
+
+
+def run_neo4j(spec):
+    """Runs bench/neo4j/NeoPeer.java, which loads, measures and digests as `measure` and `run_system` do here,
+    except for the answers that are a few rows (written raw): those are digested here."""
+    cp_file = os.path.join(NEO4J_BUILD, "classpath.txt")
+    if not os.path.exists(cp_file):
+        raise RuntimeError("the Neo4j peer is not built (run bench/setup.sh)")
+    with open(cp_file) as f:
+        cp = os.path.join(NEO4J_BUILD, "classes") + ":" + f.read().strip()
+    spec_path = os.path.join(spec["work"], "neo4j-spec.json")
+    out_path = os.path.join(spec["work"], "neo4j-out.json")
+    with open(spec_path, "w") as f:
+        json.dump(spec, f)
+    r = subprocess.run(["java", "-Xmx6g", "-cp", cp, "NeoPeer", spec_path, out_path],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"NeoPeer failed ({r.returncode}): {r.stderr.strip().splitlines()[-1:]}")
+    with open(out_path) as f:
+        out = json.load(f)
+    for w, res in out["workloads"].items():
+        res["digests"] = [digest_rows(w, d["raw"], set(d.get("liked", [])), spec["top"]) if "raw" in d else d
+                          for d in res["digests"]]
+    return out
+
+
 # ---------------------------------------------------------------- driver
 
 def run_system(spec, system):
     work = os.path.join(spec["work"], system)
+    if system == "neo4j":
+        os.makedirs(spec["work"], exist_ok=True)
+        return run_neo4j(spec)
     if system == "duckdb":
         load, run = run_duckdb(spec, os.path.join(work, "db.duckdb"))
     elif system == "kuzu":
@@ -239,7 +273,7 @@ def run_system(spec, system):
         os.makedirs(work, exist_ok=True)
         load, run = run_cypher_system(ladybug, spec, os.path.join(work, "db"))
     else:
-        raise ValueError(f"unknown peer `{system}' (duckdb, kuzu, ladybug)")
+        raise ValueError(f"unknown peer `{system}' (duckdb, kuzu, ladybug, neo4j)")
     load.update({"system": system, "dataset": spec["dataset"]})
     out = {"load": load, "workloads": {}}
     for w in spec["workloads"]:
@@ -248,6 +282,8 @@ def run_system(spec, system):
             t = time.perf_counter()
             digests.append(run(w, v))
             lat.append((time.perf_counter() - t) * 1000.0)
+            if sum(lat) / 1000.0 > spec.get("budget_s", float("inf")):
+                break
         out["workloads"][w] = {"latencies_ms": lat, "digests": digests}
     return out
 

@@ -1,5 +1,5 @@
 //! `quiver bench`: generates the seed workloads' data, loads it into Quiver (`quiver import`) and into the peers
-//! (`bench/peers.py`: DuckDB, Kuzu, ladybug), checks that every system gives the same answers, measures
+//! (`bench/peers.py`: DuckDB, Kuzu, ladybug, Neo4j), checks that every system gives the same answers, measures
 //! latencies (one client, the same start vertices everywhere) and Quiver's throughput and latency percentiles at
 //! 1..32 concurrent clients over NebulaGraph's protocol and in process, and writes `bench/results/<date>/`:
 //! `results.json`, `results.md` and PNG plots (`bench/plot.py`). See `bench/README.md`.
@@ -30,7 +30,7 @@ pub struct Options {
     pub social_scale: String,
     /// Where LDBC SF0.1 is (`../shared/data/ldbc-sf01`); skipped if absent.
     pub ldbc_dir: PathBuf,
-    /// Peers to run (`duckdb`, `kuzu`, `ladybug`); empty runs Quiver alone.
+    /// Peers to run (`duckdb`, `kuzu`, `ladybug`, `neo4j`); empty runs Quiver alone.
     pub peers: Vec<String>,
     /// The Python with the peers installed (`bench/setup.sh` makes `bench/.venv`).
     pub python: PathBuf,
@@ -66,6 +66,10 @@ pub struct SingleStats {
     pub workload: String,
     pub queries: usize,
     pub latency_ms: Percentiles,
+    /// For a peer: Quiver's mean latency over the same start vertices (a peer out of time budget runs only the
+    /// first ones), what the ratio in the table compares against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quiver_mean_ms: Option<f64>,
 }
 
 /// Whether a peer's answers equal Quiver's on every start vertex.
@@ -116,13 +120,15 @@ struct Plan {
     cell: Duration,
     check_starts: usize,
     rage: gen::RageScale,
+    /// Seconds a peer may spend on one workload's start vertices before it stops taking more (at least one).
+    peer_budget: Duration,
 }
 
 fn plan(quick: bool) -> Plan {
     if quick {
-        Plan { clients: vec![1, 4, 16], cell: Duration::from_millis(700), check_starts: 20, rage: gen::RageScale { persons: 10_000, items: 1_000, likes_per_person: 50 } }
+        Plan { clients: vec![1, 4, 16], cell: Duration::from_millis(700), check_starts: 20, rage: gen::RageScale { persons: 10_000, items: 1_000, likes_per_person: 50 }, peer_budget: Duration::from_secs(15) }
     } else {
-        Plan { clients: vec![1, 2, 4, 8, 16, 32], cell: Duration::from_secs(3), check_starts: 50, rage: gen::RageScale { persons: 100_000, items: 2_000, likes_per_person: 100 } }
+        Plan { clients: vec![1, 2, 4, 8, 16, 32], cell: Duration::from_secs(3), check_starts: 50, rage: gen::RageScale { persons: 100_000, items: 2_000, likes_per_person: 100 }, peer_budget: Duration::from_secs(60) }
     }
 }
 
@@ -161,8 +167,9 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
     for (ds, reads, ladders) in &sets {
         results.datasets.push(DatasetInfo { name: ds.name.clone(), vertices: ds.vertices, edges: ds.edges, starts: ds.starts.len() });
         bench_dataset(opts, &p, ds, reads, *ladders, &mut results)?;
+        // Written after every dataset, so a long run stopped part way keeps what it measured.
+        report::write(&results, &out, opts)?;
     }
-    report::write(&results, &out, opts)?;
     Ok(out)
 }
 
@@ -191,11 +198,11 @@ fn bench_dataset(opts: &Options, p: &Plan, ds: &Dataset, reads: &[Workload], lad
             digests.push(w.digest(&mut conn, v, likes)?);
             us.push(t.elapsed().as_micros() as u64);
         }
-        results.single.push(SingleStats { system: "quiver".into(), dataset: ds.name.clone(), workload: w.name.clone(), queries: us.len(), latency_ms: Percentiles::of_us(us) });
-        answers.push((w.name.clone(), digests));
+        results.single.push(SingleStats { system: "quiver".into(), dataset: ds.name.clone(), workload: w.name.clone(), queries: us.len(), latency_ms: Percentiles::of_us(us.clone()), quiver_mean_ms: None });
+        answers.push((w.name.clone(), digests, us));
     }
     if !opts.peers.is_empty() {
-        match peers(opts, ds, reads, likes) {
+        match peers(opts, p, ds, reads) {
             Ok(peer) => {
                 for (system, stats) in peer.systems {
                     if let Some(e) = stats.error {
@@ -207,14 +214,16 @@ fn bench_dataset(opts: &Options, p: &Plan, ds: &Dataset, reads: &[Workload], lad
                         l.dataset = ds.name.clone();
                         results.loads.push(l);
                     }
-                    for (name, digests) in &answers {
+                    for (name, digests, us) in &answers {
                         let Some(pw) = stats.workloads.get(name) else { continue };
+                        let same = &us[..pw.latencies_ms.len().min(us.len())];
                         results.single.push(SingleStats {
                             system: system.clone(),
                             dataset: ds.name.clone(),
                             workload: name.clone(),
                             queries: pw.latencies_ms.len(),
                             latency_ms: Percentiles::of_us(pw.latencies_ms.iter().map(|ms| (ms * 1000.0) as u64).collect()),
+                            quiver_mean_ms: Some(same.iter().sum::<u64>() as f64 / 1000.0 / same.len().max(1) as f64),
                         });
                         let mut check = Check { dataset: ds.name.clone(), workload: name.clone(), system: system.clone(), agreed: 0, compared: 0, first_difference: None };
                         for (i, (q, theirs)) in digests.iter().zip(&pw.digests).enumerate() {
@@ -357,7 +366,8 @@ struct PeerWorkload {
     digests: Vec<serde_json::Value>,
 }
 
-fn peers(opts: &Options, ds: &Dataset, reads: &[Workload], likes: u64) -> Result<PeerOutput, String> {
+fn peers(opts: &Options, p: &Plan, ds: &Dataset, reads: &[Workload]) -> Result<PeerOutput, String> {
+    let likes = p.rage.likes_per_person;
     let spec = opts.work_dir.join(format!("peers-{}.json", ds.name));
     let out = opts.work_dir.join(format!("peers-{}-out.json", ds.name));
     let req = serde_json::json!({
@@ -369,6 +379,7 @@ fn peers(opts: &Options, ds: &Dataset, reads: &[Workload], likes: u64) -> Result
         "likes": likes,
         "top": workloads::TOP_ITEMS,
         "systems": opts.peers,
+        "budget_s": p.peer_budget.as_secs_f64(),
         "work": opts.work_dir.join(format!("peers-{}", ds.name)),
         "out": out,
     });

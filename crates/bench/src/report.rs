@@ -59,7 +59,9 @@ pub fn markdown(r: &Results) -> String {
     let systems: BTreeSet<&str> = r.single.iter().map(|x| x.system.as_str()).filter(|x| *x != "quiver").collect();
     let _ = writeln!(
         s,
-        "\n## One client, same start vertices (mean latency, ms; ratio = peer / Quiver, above 1 means Quiver is faster)\n"
+        "\n## One client, same start vertices (mean latency, ms; ratio = peer / Quiver, above 1 means Quiver is faster)\n\n\
+         A peer stops taking start vertices once it has spent its time budget on a workload; `agree` says how many \
+         it answered, and its ratio is against Quiver's mean over those same starts.\n"
     );
     let mut head = String::from("| dataset | workload | quiver |");
     let mut rule = String::from("|---|---|---:|");
@@ -76,7 +78,8 @@ pub fn markdown(r: &Results) -> String {
             match peer {
                 Some(x) => {
                     let agree = check.map_or("-".to_string(), |c| format!("{}/{}", c.agreed, c.compared));
-                    let _ = write!(line, " {} | {:.2} | {agree} |", ms(x.latency_ms.mean), x.latency_ms.mean / q.latency_ms.mean.max(1e-9));
+                    let base = x.quiver_mean_ms.unwrap_or(q.latency_ms.mean);
+                    let _ = write!(line, " {} | {:.2} | {agree} |", ms(x.latency_ms.mean), x.latency_ms.mean / base.max(1e-9));
                 }
                 None => line.push_str(" - | - | - |"),
             }

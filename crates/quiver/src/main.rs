@@ -75,8 +75,8 @@ enum Command {
         /// The social graph's scale: sf1, sf10 or sf100 (default: sf1 with --quick, else sf10).
         #[arg(long)]
         scale: Option<String>,
-        /// Peers, comma-separated (duckdb, kuzu, ladybug); `none` runs Quiver alone.
-        #[arg(long, default_value = "duckdb,kuzu,ladybug")]
+        /// Peers, comma-separated (duckdb, kuzu, ladybug, neo4j); `none` runs Quiver alone.
+        #[arg(long, default_value = "duckdb,kuzu,ladybug,neo4j")]
         peers: String,
         #[arg(long, default_value = "bench/work")]
         work_dir: PathBuf,

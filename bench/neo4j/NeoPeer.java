@@ -1,0 +1,351 @@
+// The Neo4j peer of `quiver bench`: Neo4j 5.26.30 embedded (pinned in pom.xml). bench/peers.py runs it as
+//
+//     java -cp CLASSPATH NeoPeer SPEC.json OUT.json
+//
+// and reads OUT.json in the shape the Python peers produce ({"load": ..., "workloads": {w: {"latencies_ms",
+// "digests"}}}). Digests are computed here as crates/bench/src/workloads.rs computes them, except for the two
+// workloads whose answer is a short list of rows (`*-distinct-order-limit`, `rage-recommend`): for those the rows
+// are written as they are ({"raw": rows, "liked": ids}) and peers.py digests them with its own code.
+//
+// Loading: the CSV files are read here and written through the core API (nodes, then relationships) in
+// transactions of 50,000 entities, with an index on person.id (and item.id) created first; that is Neo4j's fastest
+// load path short of its offline `neo4j-admin database import`.
+//
+// Semantics: one MATCH pattern never reuses a relationship in Neo4j. The RageDB walk (out, in, out) is therefore
+// written as three MATCH clauses, which lets a walk reuse the edge it came in on, as every other system counts it.
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.neo4j.configuration.GraphDatabaseSettings;
+import org.neo4j.dbms.api.DatabaseManagementService;
+import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
+import org.neo4j.graphdb.GraphDatabaseService;
+import org.neo4j.graphdb.Label;
+import org.neo4j.graphdb.Node;
+import org.neo4j.graphdb.RelationshipType;
+import org.neo4j.graphdb.Result;
+import org.neo4j.graphdb.Transaction;
+import org.neo4j.io.ByteUnit;
+
+public final class NeoPeer {
+    static final long MOD = 1_000_000_007L;
+    static final int TX_BATCH = 50_000;
+
+    public static void main(String[] args) throws Exception {
+        ObjectMapper json = new ObjectMapper();
+        Map<String, Object> spec = json.readValue(Path.of(args[0]).toFile(), new TypeReference<Map<String, Object>>() {});
+        json.writeValue(Path.of(args[1]).toFile(), run(spec));
+    }
+
+    static DatabaseManagementService open(Path home) {
+        return new DatabaseManagementServiceBuilder(home)
+                .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.gibiBytes(4))
+                .build();
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> run(Map<String, Object> spec) throws IOException {
+        String kind = (String) spec.get("kind");
+        Path dir = Path.of((String) spec.get("dir"));
+        Path home = Path.of((String) spec.get("work"), "neo4j");
+        deleteTree(home);
+        List<Object> starts = (List<Object>) spec.get("starts");
+        List<Object> workloads = (List<Object>) spec.get("workloads");
+        double budget = ((Number) spec.getOrDefault("budget_s", 1e9)).doubleValue();
+        Map<String, String> qs = queries(spec);
+        String edgeCount = kind.equals("social") ? "MATCH ()-[e:knows]->() RETURN count(*)" : "MATCH ()-[e:likes]->() RETURN count(*)";
+        Map<String, Object> first = Map.of("v", starts.get(0));
+        String firstQ = qs.get((String) workloads.get(0));
+
+        long rss0 = rss();
+        long t0 = System.nanoTime();
+        DatabaseManagementService dbms = open(home);
+        GraphDatabaseService db = dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME);
+        if (kind.equals("social")) {
+            loadSocial(db, dir);
+        } else {
+            loadRage(db, dir);
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        long edges = ((Number) query(db, edgeCount, Map.of()).get(0).get(0)).longValue();
+        query(db, firstQ, first);
+        long rss = Math.max(0, rss() - rss0);
+        dbms.shutdown();
+        long disk = treeBytes(home);
+        t0 = System.nanoTime();
+        dbms = open(home);
+        db = dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME);
+        query(db, firstQ, first);
+        double restart = (System.nanoTime() - t0) / 1e9;
+
+        Map<String, Object> load = new LinkedHashMap<>();
+        load.put("edges", edges);
+        load.put("seconds", seconds);
+        load.put("edges_per_s", edges / Math.max(seconds, 1e-9));
+        load.put("disk_bytes", disk);
+        load.put("rss_bytes", rss);
+        load.put("restart_s", restart);
+        load.put("system", "neo4j");
+        load.put("dataset", spec.get("dataset"));
+
+        Map<String, Object> ws = new LinkedHashMap<>();
+        for (Object wo : workloads) {
+            String w = (String) wo;
+            List<Object> lat = new ArrayList<>();
+            List<Object> digests = new ArrayList<>();
+            double spent = 0;
+            for (Object v : starts) {
+                long t = System.nanoTime();
+                Map<String, Object> p = Map.of("v", v);
+                Object digest;
+                if (w.equals("rage-recommend")) {
+                    List<Object> liked = new ArrayList<>();
+                    for (List<Object> r : query(db, "MATCH (p:person {id: $v})-[:likes]->(i:item) RETURN i.id", p)) {
+                        liked.add(r.get(0));
+                    }
+                    digest = Map.of("raw", query(db, qs.get(w), p), "liked", liked);
+                } else if (w.endsWith("distinct-order-limit")) {
+                    digest = Map.of("raw", query(db, qs.get(w), p));
+                } else {
+                    digest = digest(w, db, qs.get(w), p);
+                }
+                double ms = (System.nanoTime() - t) / 1e6;
+                lat.add(ms);
+                digests.add(digest);
+                spent += ms / 1000.0;
+                if (spent > budget) {
+                    break;
+                }
+            }
+            ws.put(w, Map.of("latencies_ms", lat, "digests", digests));
+        }
+        dbms.shutdown();
+        return Map.of("load", load, "workloads", ws);
+    }
+
+    // ------------------------------------------------------------------ queries (as peers.py writes them for Kuzu)
+
+    static String go(int steps, int kase) {
+        StringBuilder q = new StringBuilder("MATCH (a:person {id: $v})");
+        for (int i = 1; i < steps; i++) {
+            q.append("-[:knows]->(m").append(i).append(":person) WITH DISTINCT m").append(i).append(" MATCH (m").append(i).append(")");
+        }
+        q.append("-[e:knows]->(b:person) ");
+        switch (kase) {
+            case 1: return q + "RETURN b.id";
+            case 2: return q + "RETURN e.time";
+            case 3: return q + "RETURN b.first_name";
+            default: return q + "RETURN DISTINCT e.time AS t, b.first_name, b.last_name, b.birthday AS birth ORDER BY t, birth LIMIT 10";
+        }
+    }
+
+    static final String RAGE_WALK = "MATCH (p:person {id: $v})-[:likes]->(i:item) MATCH (i)<-[:likes]-(q:person) MATCH (q)-[:likes]->(j:item) ";
+
+    static Map<String, String> queries(Map<String, Object> spec) {
+        Map<String, String> qs = new HashMap<>();
+        long top = ((Number) spec.get("top")).longValue() + ((Number) spec.get("likes")).longValue();
+        for (Object wo : (List<?>) spec.get("workloads")) {
+            String w = (String) wo;
+            if (w.equals("go2-count-over-all")) {
+                qs.put(w, "MATCH (a:person {id: $v})-[:knows]->(m:person) WITH DISTINCT m MATCH (m)-[:knows]->(b) RETURN count(*)");
+            } else if (w.startsWith("go")) {
+                int steps = w.charAt(2) - '0';
+                String c = w.substring(w.indexOf('-') + 1);
+                int kase = c.equals("dst") ? 1 : c.equals("edge-prop") ? 2 : c.equals("dst-prop") ? 3 : 4;
+                qs.put(w, go(steps, kase));
+            } else if (w.equals("rage-3hop-count")) {
+                qs.put(w, RAGE_WALK + "RETURN count(*)");
+            } else if (w.equals("rage-recommend")) {
+                qs.put(w, RAGE_WALK + "RETURN j.id AS j, count(*) AS c ORDER BY c DESC, j LIMIT " + top);
+            } else {
+                throw new IllegalArgumentException("unknown workload " + w);
+            }
+        }
+        return qs;
+    }
+
+    static List<List<Object>> query(GraphDatabaseService db, String q, Map<String, Object> params) {
+        try (Transaction tx = db.beginTx(); Result r = tx.execute(q, params)) {
+            List<String> cols = r.columns();
+            List<List<Object>> rows = new ArrayList<>();
+            while (r.hasNext()) {
+                Map<String, Object> row = r.next();
+                List<Object> out = new ArrayList<>(cols.size());
+                for (String c : cols) {
+                    out.add(row.get(c));
+                }
+                rows.add(out);
+            }
+            tx.commit();
+            return rows;
+        }
+    }
+
+    /** The digest of workloads.rs, computed while streaming (GO answers can be large). */
+    static Object digest(String w, GraphDatabaseService db, String q, Map<String, Object> params) {
+        try (Transaction tx = db.beginTx(); Result r = tx.execute(q, params)) {
+            String col = r.columns().get(0);
+            Object d;
+            if (w.equals("go2-count-over-all") || w.equals("rage-3hop-count")) {
+                d = Map.of("count", ((Number) r.next().get(col)).longValue());
+            } else {
+                long n = 0;
+                long sum = 0;
+                while (r.hasNext()) {
+                    n++;
+                    sum = (sum + digestValue(r.next().get(col))) % MOD;
+                }
+                d = Map.of("rows", n, "sum", sum);
+            }
+            tx.commit();
+            return d;
+        }
+    }
+
+    static long digestValue(Object v) {
+        if (v instanceof Long || v instanceof Integer) {
+            return Math.floorMod(((Number) v).longValue(), MOD);
+        }
+        if (v instanceof String) {
+            String s = (String) v;
+            return s.codePointCount(0, s.length());
+        }
+        return 0;
+    }
+
+    // ------------------------------------------------------------------ loading
+
+    static final Label PERSON = Label.label("person");
+    static final Label ITEM = Label.label("item");
+
+    static void createIndex(GraphDatabaseService db, String label) {
+        try (Transaction tx = db.beginTx()) {
+            tx.execute("CREATE INDEX " + label + "_id IF NOT EXISTS FOR (n:" + label + ") ON (n.id)");
+            tx.commit();
+        }
+    }
+
+    static void awaitIndexes(GraphDatabaseService db) {
+        try (Transaction tx = db.beginTx()) {
+            tx.schema().awaitIndexesOnline(30, TimeUnit.MINUTES);
+            tx.commit();
+        }
+    }
+
+    interface RowSink {
+        void row(Transaction tx, String[] f);
+    }
+
+    /** Reads a CSV file with a header line, calling `sink` per row in transactions of TX_BATCH rows. */
+    static void eachRow(GraphDatabaseService db, Path file, RowSink sink) {
+        try (BufferedReader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            r.readLine();
+            Transaction tx = db.beginTx();
+            int n = 0;
+            String line;
+            while ((line = r.readLine()) != null) {
+                sink.row(tx, line.split(",", -1));
+                if (++n == TX_BATCH) {
+                    tx.commit();
+                    tx.close();
+                    tx = db.beginTx();
+                    n = 0;
+                }
+            }
+            tx.commit();
+            tx.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @SuppressWarnings("removal")
+    static Map<Long, Long> nodes(GraphDatabaseService db, Path file, Label label, boolean personProps) {
+        Map<Long, Long> ids = new HashMap<>();
+        eachRow(db, file, (tx, f) -> {
+            Node n = tx.createNode(label);
+            long id = Long.parseLong(f[0]);
+            n.setProperty("id", id);
+            if (personProps) {
+                n.setProperty("first_name", f[1]);
+                n.setProperty("last_name", f[2]);
+                n.setProperty("gender", f[3]);
+                n.setProperty("birthday", Long.parseLong(f[4]));
+                n.setProperty("creation_date", Long.parseLong(f[5]));
+            }
+            ids.put(id, n.getId());
+        });
+        return ids;
+    }
+
+    @SuppressWarnings("removal")
+    static void edges(GraphDatabaseService db, Path file, Map<Long, Long> src, Map<Long, Long> dst, String type, String prop, boolean dbl) {
+        RelationshipType t = RelationshipType.withName(type);
+        eachRow(db, file, (tx, f) -> {
+            Node a = tx.getNodeById(src.get(Long.parseLong(f[0])));
+            Node b = tx.getNodeById(dst.get(Long.parseLong(f[1])));
+            a.createRelationshipTo(b, t).setProperty(prop, dbl ? (Object) Double.parseDouble(f[2]) : (Object) Long.parseLong(f[2]));
+        });
+    }
+
+    static void loadSocial(GraphDatabaseService db, Path dir) {
+        createIndex(db, "person");
+        Map<Long, Long> persons = nodes(db, dir.resolve("person.csv"), PERSON, true);
+        edges(db, dir.resolve("knows.csv"), persons, persons, "knows", "time", false);
+        awaitIndexes(db);
+    }
+
+    static void loadRage(GraphDatabaseService db, Path dir) {
+        createIndex(db, "person");
+        createIndex(db, "item");
+        Map<Long, Long> persons = nodes(db, dir.resolve("person.csv"), PERSON, false);
+        Map<Long, Long> items = nodes(db, dir.resolve("item.csv"), ITEM, false);
+        edges(db, dir.resolve("likes.csv"), persons, items, "likes", "weight", true);
+        awaitIndexes(db);
+    }
+
+    // ------------------------------------------------------------------ files and memory
+
+    static long rss() {
+        try {
+            for (String l : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (l.startsWith("VmRSS:")) {
+                    return Long.parseLong(l.split("\\s+")[1]) * 1024;
+                }
+            }
+        } catch (IOException e) {
+            // no /proc: no figure
+        }
+        return 0;
+    }
+
+    static long treeBytes(Path p) throws IOException {
+        if (!Files.exists(p)) {
+            return 0;
+        }
+        try (var s = Files.walk(p)) {
+            return s.filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
+        }
+    }
+
+    static void deleteTree(Path p) throws IOException {
+        if (!Files.exists(p)) {
+            return;
+        }
+        try (var s = Files.walk(p)) {
+            s.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        }
+    }
+}
