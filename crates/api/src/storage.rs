@@ -36,12 +36,12 @@ pub enum Mutation {
     DeleteEdge { key: EdgeKeyVal },
 }
 
-/// Which edge properties a neighbours request returns (projection push-down: the rest are never decoded).
+/// Which properties a read returns (projection push-down: the rest are never decoded).
 #[derive(Debug, Clone, PartialEq)]
 pub enum PropSelection {
     None,
     All,
-    /// These names, for each edge type that has them.
+    /// These names, for each tag or edge type that has them.
     Only(Vec<String>),
 }
 
@@ -137,9 +137,10 @@ pub enum RmwDecision {
 }
 
 pub trait StorageClient: Send + Sync {
-    /// Properties of a batch of vertices for the given tags. The result has one entry per input VID; `None` where
-    /// the vertex does not exist (no vertex key and none of the tags).
-    fn get_vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef]) -> QResult<Vec<Option<VertexData>>>;
+    /// Properties of a batch of vertices for the given tags, only those `props` selects (projection push-down; a
+    /// tag the vertex has is returned even when none of its properties is selected). The result has one entry per
+    /// input VID; `None` where the vertex does not exist (no vertex key and none of the tags).
+    fn get_vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> QResult<Vec<Option<VertexData>>>;
 
     /// Properties of a batch of edges of one type; `None` where the edge does not exist.
     fn get_edges(&self, space: &SpaceDesc, schema: &SchemaRef, keys: &[EdgeKeyVal]) -> QResult<Vec<Option<Props>>>;

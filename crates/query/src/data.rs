@@ -347,7 +347,7 @@ impl QueryEngine {
                 }
                 let mut ds = DataSet::new(yield_columns(yield_clause), Vec::new());
                 let mut seen = HashSet::new();
-                for data in self.storage.get_vertices(space, &ids, &schemas)?.into_iter().flatten() {
+                for data in self.storage.get_vertices(space, &ids, &schemas, &PropSelection::All)?.into_iter().flatten() {
                     let (own, extra): (Vec<_>, Vec<_>) = data.tags.into_iter().partition(|(s, _)| listed_ids.contains(&s.id));
                     if tags.is_some() && own.is_empty() {
                         continue;

@@ -28,9 +28,35 @@ pub(crate) struct Needs {
     edge_props: bool,
     src_tags: Vec<SchemaRef>,
     dst_tags: Vec<SchemaRef>,
+    /// The properties of those tags the expressions read (all of them where a whole vertex is used).
+    src_props: VertexProps,
+    dst_props: VertexProps,
     /// Whether the statement reads its input (`$-.c` or `$var.c`) outside FROM: then results join back onto
     /// every input row with the same start vertex.
     input: bool,
+}
+
+/// Which properties of a side's vertices a GO reads.
+#[derive(Default)]
+struct VertexProps {
+    all: bool,
+    names: Vec<String>,
+}
+
+impl VertexProps {
+    fn add(&mut self, name: &str) {
+        if !self.names.iter().any(|n| n == name) {
+            self.names.push(name.to_string());
+        }
+    }
+
+    fn selection(&self) -> PropSelection {
+        if self.all {
+            PropSelection::All
+        } else {
+            PropSelection::Only(self.names.clone())
+        }
+    }
 }
 
 /// One traversed edge with the vertex it was reached from.
@@ -138,10 +164,10 @@ impl QueryEngine {
             let schema_of = |et: i32| &edge_types.iter().find(|(t, _)| *t == et).expect("requested type").1;
 
             if step >= min_steps {
-                let src_vertices = self.vertex_map(space, &vids, &needs.src_tags)?;
+                let src_vertices = self.vertex_map(space, &vids, &needs.src_tags, &needs.src_props)?;
                 let mut dst_unique = HashSet::new();
                 let dsts: Vec<Value> = neighbors.iter().map(|e| e.to.clone()).filter(|v| dst_unique.insert(v.clone())).collect();
-                let dst_vertices = self.vertex_map(space, &dsts, &needs.dst_tags)?;
+                let dst_vertices = self.vertex_map(space, &dsts, &needs.dst_tags, &needs.dst_props)?;
                 for (root, vid) in &frontier {
                     for &i in by_from.get(vid).map(Vec::as_slice).unwrap_or(&[]) {
                         let e = &neighbors[i];
@@ -288,12 +314,20 @@ impl QueryEngine {
                             }
                             if matches!(x, Expr::SrcProp { .. }) {
                                 add(&mut needs.src_tags, s);
+                                needs.src_props.add(prop);
                             } else {
                                 add(&mut needs.dst_tags, s);
+                                needs.dst_props.add(prop);
                             }
                         }
-                        Expr::Vertex(VertexRef::Src) => all_tags().into_iter().for_each(|s| add(&mut needs.src_tags, s)),
-                        Expr::Vertex(VertexRef::Dst) => all_tags().into_iter().for_each(|s| add(&mut needs.dst_tags, s)),
+                        Expr::Vertex(VertexRef::Src) => {
+                            all_tags().into_iter().for_each(|s| add(&mut needs.src_tags, s));
+                            needs.src_props.all = true;
+                        }
+                        Expr::Vertex(VertexRef::Dst) => {
+                            all_tags().into_iter().for_each(|s| add(&mut needs.dst_tags, s));
+                            needs.dst_props.all = true;
+                        }
                         Expr::InputProp(_) | Expr::VarProp { .. } => needs.input = true,
                         _ => {}
                     }
@@ -313,12 +347,12 @@ impl QueryEngine {
     }
 
     /// Vertices by VID with the given tags (an empty map when no tag is needed).
-    fn vertex_map(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef]) -> QResult<HashMap<Value, Vertex>> {
+    fn vertex_map(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &VertexProps) -> QResult<HashMap<Value, Vertex>> {
         let mut out = HashMap::new();
         if tags.is_empty() {
             return Ok(out);
         }
-        for data in self.storage.get_vertices(space, vids, tags)?.into_iter().flatten() {
+        for data in self.storage.get_vertices(space, vids, tags, &props.selection())?.into_iter().flatten() {
             let tags = data.tags.into_iter().map(|(s, props)| (s.name.clone(), props)).collect();
             out.insert(data.vid.clone(), make_vertex(data.vid, tags));
         }

@@ -259,7 +259,7 @@ impl QueryEngine {
                 for chunk in vids.chunks(1024) {
                     budget.check()?;
                     let rows: Vec<Option<VertexData>> = if plan.fetch {
-                        self.storage.get_vertices(space, chunk, std::slice::from_ref(schema))?
+                        self.storage.get_vertices(space, chunk, std::slice::from_ref(schema), &PropSelection::All)?
                     } else {
                         chunk.iter().map(|v| Some(VertexData { vid: v.clone(), tags: Vec::new() })).collect()
                     };

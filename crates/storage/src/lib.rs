@@ -19,6 +19,7 @@ pub mod index;
 pub mod jobs;
 pub mod keys;
 pub mod topology;
+pub mod vcache;
 mod ttl;
 mod write;
 pub mod bulk;
@@ -49,6 +50,9 @@ pub struct EmbeddedStorage {
     topologies: Arc<Topologies>,
     /// Pages whose delta is due for a merge, for the background merger.
     merges: Mutex<mpsc::Sender<MergeJob>>,
+    /// Hot tags' rows, decoded, by column; changed with every write under `write_lock` (lock order: `write_lock`,
+    /// then the cache's map, then a tag's columns).
+    vcache: vcache::VertexCache,
 }
 
 /// What the writers' lock guards besides the order of writes.
@@ -63,16 +67,20 @@ type Topologies = RwLock<HashMap<u32, Arc<RwLock<SpaceTopology>>>>;
 /// `(space id, signed edge type, page)`.
 type MergeJob = (u32, i32, usize);
 
-/// What a write batch changes in the topology, applied right after the batch is appended.
+/// What a write batch changes in the in-memory mirrors of the store (the topology and the vertex property
+/// cache), applied right after the batch is appended.
 enum TopoOp {
     Add(TopoEdge),
     Remove(TopoEdge),
-    /// The space's data was removed: drop its topology (the next read rebuilds it, empty).
+    /// The space's data was removed: drop its topology and caches (the next read rebuilds the topology, empty).
     Clear,
     DropEdgeType(i32),
+    /// A tag row of a vertex was written (its schema and bytes) or deleted.
+    Tag { vid: Value, tag: i32, row: Option<(SchemaRef, Vec<u8>)> },
+    DropTag(i32),
 }
 
-/// A key-value batch and the topology change that mirrors it.
+/// A key-value batch and the in-memory changes that mirror it.
 #[derive(Default)]
 struct Batch {
     kv: WriteBatch,
@@ -140,6 +148,7 @@ impl EmbeddedStorage {
             commits: CommitQueue::default(),
             topologies,
             merges: Mutex::new(tx),
+            vcache: vcache::VertexCache::default(),
         }
     }
 
@@ -299,6 +308,11 @@ impl EmbeddedStorage {
         }
         if ops.iter().any(|op| matches!(op, TopoOp::Clear)) {
             self.topologies.write().expect("lock poisoned").remove(&space.id);
+            self.vcache.drop_space(space.id);
+            return;
+        }
+        self.apply_vcache(space, &ops);
+        if !ops.iter().any(|op| matches!(op, TopoOp::Add(_) | TopoOp::Remove(_) | TopoOp::DropEdgeType(_))) {
             return;
         }
         let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() else { return };
@@ -310,6 +324,7 @@ impl EmbeddedStorage {
                     TopoOp::Add(e) => t.add_edge(e, &mut due),
                     TopoOp::Remove(e) => t.remove_edge(e, &mut due),
                     TopoOp::DropEdgeType(et) => t.drop_edge_type(*et),
+                    TopoOp::Tag { .. } | TopoOp::DropTag(_) => {}
                     TopoOp::Clear => unreachable!("handled above"),
                 }
             }
@@ -321,6 +336,82 @@ impl EmbeddedStorage {
             // The merger only exits when storage is dropped, so a send cannot fail while `self` lives.
             let _ = tx.send((space.id, et, page));
         }
+    }
+}
+
+impl EmbeddedStorage {
+    /// Mirrors an appended batch's tag writes in the cached tags (see [`vcache`]); called under the writers' lock.
+    fn apply_vcache(&self, space: &SpaceDesc, ops: &[TopoOp]) {
+        for op in ops {
+            match op {
+                TopoOp::DropTag(tag) => self.vcache.drop_tag(space.id, *tag),
+                TopoOp::Tag { vid, tag, row } => {
+                    if !self.vcache.is_cached(space.id, *tag) {
+                        continue;
+                    }
+                    let Some(c) = self.vcache.get_any(space.id, *tag) else { continue };
+                    let mut c = c.write().expect("lock poisoned");
+                    let decoded = match row {
+                        None => Ok(None),
+                        Some((schema, bytes)) if c.serves(schema) => codec::decode(&c.schema, bytes).map(Some),
+                        Some(_) => Err(QError::storage("newer schema version")),
+                    };
+                    match decoded {
+                        Ok(props) => c.set(vid, props),
+                        // A row the cache cannot represent (written with a newer schema version): the cache goes.
+                        Err(_) => {
+                            drop(c);
+                            self.vcache.drop_tag(space.id, *tag);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The cache of tag `schema` for a read of `n` vertices: built (under the writers' lock) when this read makes
+    /// the tag hot; `None` when it is not cached.
+    fn tag_cache(&self, space: &SpaceDesc, schema: &SchemaRef, n: usize) -> QResult<Option<Arc<RwLock<vcache::TagColumns>>>> {
+        if ttl::has_ttl(schema) {
+            return Ok(None);
+        }
+        if let Some(c) = self.vcache.get(space.id, schema) {
+            return Ok(Some(c));
+        }
+        if !self.vcache.count_reads(space.id, schema.id, n as u64) || self.rows_of(space, SchemaKind::Tag, schema.id)? > vcache::MAX_ROWS {
+            return Ok(None);
+        }
+        let _guard = self.lock_writers();
+        let mut cols = vcache::TagColumns::new(space, schema.clone());
+        let vl = space.vid_type.key_len();
+        for part in 1..=space.partition_num {
+            let mut err = None;
+            self.kv
+                .scan_prefix(&keys::prefix(space.id, part, keys::KIND_TAG), &mut |k, v| {
+                    if keys::tag_id_of_key(space, k) != schema.id {
+                        return true;
+                    }
+                    let r = codec::decode(schema, v).and_then(|props| cols.set_key(&k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl], props));
+                    err = r.err();
+                    err.is_none()
+                })
+                .map_err(kv_err)?;
+            if let Some(e) = err {
+                // A row of a schema version newer than `schema` (an ALTER raced this read): not cached now.
+                log::debug!("tag {} of space {} not cached: {e}", schema.name, space.name);
+                self.vcache.cool(space.id, schema.id);
+                return Ok(None);
+            }
+        }
+        log::debug!("cached tag {} of space {}: {} rows, {} bytes", schema.name, space.name, cols.rows(), cols.bytes());
+        self.vcache.insert(space.id, cols);
+        Ok(self.vcache.get(space.id, schema))
+    }
+
+    /// Rows and bytes of each cached tag of `space`: `(tag id, rows, bytes)`.
+    pub fn vertex_cache_stats(&self, space: &SpaceDesc) -> Vec<(i32, usize, usize)> {
+        self.vcache.stats(space.id)
     }
 }
 
@@ -365,20 +456,36 @@ impl EvalContext for EdgeFilterContext<'_> {
 }
 
 impl StorageClient for EmbeddedStorage {
-    fn get_vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef]) -> QResult<Vec<Option<VertexData>>> {
+    fn get_vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> QResult<Vec<Option<VertexData>>> {
         let mut out = Vec::with_capacity(vids.len());
         let now = now_secs();
+        let caches = tags.iter().map(|t| self.tag_cache(space, t, vids.len())).collect::<QResult<Vec<_>>>()?;
+        let cached: Vec<Option<std::sync::RwLockReadGuard<'_, vcache::TagColumns>>> =
+            caches.iter().map(|c| c.as_ref().map(|c| c.read().expect("lock poisoned"))).collect();
+        // The tags read from the store.
+        let stored: Vec<&SchemaRef> = tags.iter().zip(&cached).filter(|(_, c)| c.is_none()).map(|(t, _)| t).collect();
         for vid in vids {
             let mut data = VertexData { vid: vid.clone(), tags: Vec::new() };
-            let keys: Vec<Vec<u8>> = tags.iter().map(|t| keys::tag_key(space, vid, t.id)).collect();
+            let keys: Vec<Vec<u8>> = stored.iter().map(|t| keys::tag_key(space, vid, t.id)).collect();
+            let mut rows = if keys.is_empty() { Vec::new() } else { self.kv.multi_get(&keys).map_err(kv_err)? }.into_iter();
             let mut expired = false;
-            for (t, row) in tags.iter().zip(self.kv.multi_get(&keys).map_err(kv_err)?) {
-                if let Some(row) = row {
-                    let props = codec::decode(t, &row)?;
-                    if ttl::expired(t, &props, now) {
+            for (t, c) in tags.iter().zip(&cached) {
+                if let Some(c) = c {
+                    if let Some(row) = c.get(vid, props) {
+                        data.tags.push((t.clone(), row));
+                    }
+                    continue;
+                }
+                if let Some(row) = rows.next().flatten() {
+                    // The TTL column is decoded for the expiry check even when not selected.
+                    let mut decoded = codec::decode_only(t, &row, &|n| props.wants(n) || (ttl::has_ttl(t) && n == t.ttl_col))?;
+                    if ttl::expired(t, &decoded, now) {
                         expired = true;
                     } else {
-                        data.tags.push((t.clone(), props));
+                        if ttl::has_ttl(t) && !props.wants(&t.ttl_col) {
+                            decoded.remove(&t.ttl_col);
+                        }
+                        data.tags.push((t.clone(), decoded));
                     }
                 }
             }
@@ -622,9 +729,7 @@ impl StorageClient for EmbeddedStorage {
                 })
                 .map_err(kv_err)?;
         }
-        if schema.kind == SchemaKind::Edge {
-            b.topo.push(TopoOp::DropEdgeType(schema.id));
-        }
+        b.topo.push(if schema.kind == SchemaKind::Edge { TopoOp::DropEdgeType(schema.id) } else { TopoOp::DropTag(schema.id) });
         self.commit(guard, space, b)
     }
 

@@ -31,7 +31,7 @@ pub enum VidDict {
 }
 
 impl VidDict {
-    fn new(vid_type: VidType) -> VidDict {
+    pub(crate) fn new(vid_type: VidType) -> VidDict {
         match vid_type {
             VidType::Int64 => VidDict::Int { ids: HashMap::new(), vids: Vec::new() },
             VidType::FixedString(_) => VidDict::Str { ids: HashMap::new(), vids: Vec::new() },
@@ -59,7 +59,7 @@ impl VidDict {
     }
 
     /// The id of a VID given as its key bytes (zero-padded for strings), assigning a new one if needed.
-    fn intern_key(&mut self, key: &[u8]) -> QResult<u32> {
+    pub(crate) fn intern_key(&mut self, key: &[u8]) -> QResult<u32> {
         match self {
             VidDict::Int { ids, vids } => {
                 let v = i64::from_le_bytes(key.try_into().map_err(|_| QError::storage("bad VID length in key"))?);
@@ -82,7 +82,7 @@ impl VidDict {
         }
     }
 
-    fn intern(&mut self, vid: &Value) -> u32 {
+    pub(crate) fn intern(&mut self, vid: &Value) -> u32 {
         match (&*self, vid) {
             (VidDict::Int { .. }, Value::Int(i)) => self.intern_key(&i.to_le_bytes()).expect("8 bytes"),
             (VidDict::Str { .. }, Value::String(s)) => self.intern_key(s.as_bytes()).expect("string key"),
@@ -105,7 +105,7 @@ impl VidDict {
         }
     }
 
-    fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         match self {
             // A hash-map slot (key, value, control byte) at the map's load factor, plus the reverse array.
             VidDict::Int { ids, vids } => ids.capacity() * (8 + 4 + 1) + vids.capacity() * 8,

@@ -147,6 +147,10 @@ impl<'s> Tx<'s> {
         }
         let space = self.space;
         self.reindex(SchemaKind::Tag, schema.id, old.as_deref(), Some(&row), &|i, v| index::vertex_entry(space, i, vid, v))?;
+        // Exact: a cache is built under the writers' lock, which this batch holds.
+        if self.st.vcache.is_cached(self.space.id, schema.id) {
+            self.b.topo.push(TopoOp::Tag { vid: vid.clone(), tag: schema.id, row: Some((schema.clone(), row.clone())) });
+        }
         self.put(key, row);
         Ok(())
     }
@@ -158,6 +162,9 @@ impl<'s> Tx<'s> {
         self.count(w, keys::part_of(self.space, vid), |c| *c.tags.entry(tag_id).or_default() -= 1);
         let space = self.space;
         self.reindex(SchemaKind::Tag, tag_id, Some(&old), None, &|i, v| index::vertex_entry(space, i, vid, v))?;
+        if self.st.vcache.is_cached(self.space.id, tag_id) {
+            self.b.topo.push(TopoOp::Tag { vid: vid.clone(), tag: tag_id, row: None });
+        }
         self.delete(key);
         Ok(())
     }

@@ -1,0 +1,18 @@
+// Scratch profiling driver (not committed).
+use quiver_bench::drive::{Conn, Embedded};
+use std::sync::Arc;
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    let db = Arc::new(quiver_server::Database::open(std::path::Path::new(&a[1])).unwrap());
+    let starts: Vec<i64> = a[3].split(',').map(|s| s.parse().unwrap()).collect();
+    let n: usize = a[4].parse().unwrap();
+    let mut c = Embedded::new(db, &a[2]);
+    c.run(&a[5].replace("{v}", &starts[0].to_string())).unwrap();
+    let t = std::time::Instant::now();
+    let mut rows = 0;
+    for i in 0..n {
+        let (r, _) = c.run(&a[5].replace("{v}", &starts[i % starts.len()].to_string())).unwrap();
+        rows += r.len();
+    }
+    println!("{} queries, mean {:.3} ms, rows {}", n, t.elapsed().as_secs_f64() * 1000.0 / n as f64, rows);
+}

@@ -1,0 +1,195 @@
+//! The vertex property cache: the rows of frequently read tags, decoded once and kept in columns.
+//!
+//! A GO that yields destination properties reads one tag row per destination vertex; from the key-value store that
+//! is a point read (bloom filter, index and data block) and a decode each, about 3 µs. Once a tag has been read
+//! [`HOT_READS`] times, its rows are loaded into a [`TagColumns`]: a dense slot per vertex that has the tag, and one
+//! vector of decoded values per property of the tag's latest schema version (every row decodes to that shape,
+//! whatever version it was written with). Reads of cached tags then touch no key-value state.
+//!
+//! **Invariants.**
+//! - A cache is built under the writers' lock (so no write falls between its scan and it going live) and changed
+//!   only under that lock, right after the batch it mirrors is appended (as the topology is); it therefore always
+//!   equals the tag's rows in the store.
+//! - A cache is for one schema version: a read or write that brings a newer version (after `ALTER TAG`) drops it,
+//!   and it is built again from the store once the tag is hot again.
+//! - Tags with a TTL are never cached (whether a row is visible depends on the clock), nor tags with more than
+//!   [`MAX_ROWS`] rows.
+//! - `CLEAR SPACE`, `DROP TAG` and bulk loads drop the caches they affect.
+
+use crate::topology::VidDict;
+use quiver_api::{PropSelection, Props, SchemaRef, SpaceDesc};
+use quiver_common::{QResult, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// Vertex reads of a tag after which its rows are cached.
+pub const HOT_READS: u64 = 4096;
+/// Tags with more rows are not cached.
+pub const MAX_ROWS: i64 = 16_000_000;
+
+/// The decoded rows of one tag, by column.
+pub struct TagColumns {
+    pub schema: SchemaRef,
+    version: u32,
+    slots: VidDict,
+    /// Whether the slot's vertex has the tag now (a deleted row keeps its slot).
+    present: Vec<bool>,
+    /// `columns[p][slot]`: property `p` of the latest schema version.
+    columns: Vec<Vec<Value>>,
+}
+
+impl TagColumns {
+    pub fn new(space: &SpaceDesc, schema: SchemaRef) -> TagColumns {
+        let props = schema.latest().props.len();
+        TagColumns { version: schema.latest().version, schema, slots: VidDict::new(space.vid_type), present: Vec::new(), columns: vec![Vec::new(); props] }
+    }
+
+    /// Whether this cache holds rows of `schema`'s latest version.
+    pub fn serves(&self, schema: &SchemaRef) -> bool {
+        schema.latest().version == self.version
+    }
+
+    /// Sets the row of the vertex whose key bytes are `vid_key` (as in a tag key): used while building.
+    pub fn set_key(&mut self, vid_key: &[u8], props: Props) -> QResult<()> {
+        let slot = self.slots.intern_key(vid_key)? as usize;
+        self.fill(slot, Some(props));
+        Ok(())
+    }
+
+    /// Sets (`Some`) or removes (`None`) the row of `vid`.
+    pub fn set(&mut self, vid: &Value, props: Option<Props>) {
+        let slot = match (&props, self.slots.get(vid)) {
+            (_, Some(s)) => s as usize,
+            (None, None) => return,
+            (Some(_), None) => self.slots.intern(vid) as usize,
+        };
+        self.fill(slot, props);
+    }
+
+    fn fill(&mut self, slot: usize, props: Option<Props>) {
+        if slot == self.present.len() {
+            self.present.push(false);
+            for c in &mut self.columns {
+                c.push(Value::Empty);
+            }
+        }
+        self.present[slot] = props.is_some();
+        let latest = self.schema.latest();
+        for (p, col) in latest.props.iter().zip(&mut self.columns) {
+            col[slot] = props.as_ref().and_then(|r| r.get(&p.name).cloned()).unwrap_or(Value::Empty);
+        }
+    }
+
+    /// The properties `props` selects of the row of `vid`, as the store would decode them (`None`: the vertex
+    /// does not have the tag).
+    pub fn get(&self, vid: &Value, props: &PropSelection) -> Option<Props> {
+        let slot = self.slots.get(vid)? as usize;
+        if !self.present[slot] {
+            return None;
+        }
+        Some(
+            self.schema
+                .latest()
+                .props
+                .iter()
+                .zip(&self.columns)
+                .filter(|(p, _)| props.wants(&p.name))
+                .map(|(p, c)| (p.name.clone(), c[slot].clone()))
+                .collect(),
+        )
+    }
+
+    pub fn rows(&self) -> usize {
+        self.present.iter().filter(|p| **p).count()
+    }
+
+    /// Memory held, in bytes (slots, presence, values and their heap parts, estimated).
+    pub fn bytes(&self) -> usize {
+        let values: usize = self.columns.iter().flatten().map(value_bytes).sum();
+        self.slots.bytes() + self.present.capacity() + values
+    }
+}
+
+fn value_bytes(v: &Value) -> usize {
+    std::mem::size_of::<Value>()
+        + match v {
+            Value::String(s) => s.capacity(),
+            _ => 0,
+        }
+}
+
+/// The caches of every space, with the read counts that decide when a tag is hot.
+#[derive(Default)]
+pub struct VertexCache {
+    tags: RwLock<HashMap<(u32, i32), Arc<RwLock<TagColumns>>>>,
+    reads: RwLock<HashMap<(u32, i32), Arc<AtomicU64>>>,
+}
+
+impl VertexCache {
+    /// The cache of a tag, if it is built and serves `schema`'s version.
+    pub fn get(&self, space: u32, schema: &SchemaRef) -> Option<Arc<RwLock<TagColumns>>> {
+        let c = self.tags.read().expect("lock poisoned").get(&(space, schema.id)).cloned()?;
+        let serves = c.read().expect("lock poisoned").serves(schema);
+        if !serves {
+            self.drop_tag(space, schema.id);
+            return None;
+        }
+        Some(c)
+    }
+
+    /// The cache of a tag whatever version it serves (for writers, which check the version themselves).
+    pub fn get_any(&self, space: u32, tag: i32) -> Option<Arc<RwLock<TagColumns>>> {
+        self.tags.read().expect("lock poisoned").get(&(space, tag)).cloned()
+    }
+
+    /// Counts `n` vertex reads of a tag; true when the tag has just become hot.
+    pub fn count_reads(&self, space: u32, tag: i32, n: u64) -> bool {
+        let counter = self.reads.read().expect("lock poisoned").get(&(space, tag)).cloned();
+        let counter = match counter {
+            Some(c) => c,
+            None => self.reads.write().expect("lock poisoned").entry((space, tag)).or_default().clone(),
+        };
+        let before = counter.fetch_add(n, Ordering::Relaxed);
+        before < HOT_READS && before + n >= HOT_READS
+    }
+
+    /// Forgets a tag's read count, so it has to become hot again before it is cached.
+    pub fn cool(&self, space: u32, tag: i32) {
+        self.reads.write().expect("lock poisoned").remove(&(space, tag));
+    }
+
+    pub fn insert(&self, space: u32, c: TagColumns) {
+        let tag = c.schema.id;
+        self.tags.write().expect("lock poisoned").insert((space, tag), Arc::new(RwLock::new(c)));
+    }
+
+    pub fn is_cached(&self, space: u32, tag: i32) -> bool {
+        self.tags.read().expect("lock poisoned").contains_key(&(space, tag))
+    }
+
+    pub fn drop_tag(&self, space: u32, tag: i32) {
+        self.tags.write().expect("lock poisoned").remove(&(space, tag));
+        self.cool(space, tag);
+    }
+
+    pub fn drop_space(&self, space: u32) {
+        self.tags.write().expect("lock poisoned").retain(|(s, _), _| *s != space);
+        self.reads.write().expect("lock poisoned").retain(|(s, _), _| *s != space);
+    }
+
+    /// Rows and bytes of each cached tag of `space`: `(tag id, rows, bytes)`.
+    pub fn stats(&self, space: u32) -> Vec<(i32, usize, usize)> {
+        let tags = self.tags.read().expect("lock poisoned");
+        let mut out: Vec<_> = tags
+            .iter()
+            .filter(|((s, _), _)| *s == space)
+            .map(|((_, t), c)| {
+                let c = c.read().expect("lock poisoned");
+                (*t, c.rows(), c.bytes())
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+}
