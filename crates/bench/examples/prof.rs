@@ -1,4 +1,6 @@
-// Scratch profiling driver (not committed).
+//! Runs one statement N times in process against a database directory and prints the mean latency: a driver for
+//! `perf record` (`cargo build --release --example prof -p quiver-bench`; usage: prof DIR SPACE V1,V2,.. N STMT,
+//! where `{v}` in STMT is replaced by each start vertex in turn).
 use quiver_bench::drive::{Conn, Embedded};
 use std::sync::Arc;
 fn main() {

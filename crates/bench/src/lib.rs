@@ -128,7 +128,7 @@ fn plan(quick: bool) -> Plan {
     if quick {
         Plan { clients: vec![1, 4, 16], cell: Duration::from_millis(700), check_starts: 20, rage: gen::RageScale { persons: 10_000, items: 1_000, likes_per_person: 50 }, peer_budget: Duration::from_secs(15) }
     } else {
-        Plan { clients: vec![1, 2, 4, 8, 16, 32], cell: Duration::from_secs(3), check_starts: 50, rage: gen::RageScale { persons: 100_000, items: 2_000, likes_per_person: 100 }, peer_budget: Duration::from_secs(60) }
+        Plan { clients: vec![1, 2, 4, 8, 16, 32], cell: Duration::from_secs(3), check_starts: 50, rage: gen::RageScale { persons: 100_000, items: 2_000, likes_per_person: 100 }, peer_budget: Duration::from_secs(30) }
     }
 }
 
