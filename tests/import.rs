@@ -210,3 +210,21 @@ fn too_many_bad_rows_stop_the_import_consistently() {
     let e = import(&db, &missing, &opts).unwrap_err();
     assert!(e.message.starts_with("load error: ") && e.message.contains("missing.yaml"), "{}", e.message);
 }
+
+/// A mapping that asks for what the importer does not do fails before anything is written, naming it.
+#[test]
+fn unsupported_column_types_and_vid_functions_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_bad_dataset(tmp.path());
+    let db = Database::open(&tmp.path().join("data")).unwrap();
+    let cases = [
+        ("{ name: age, type: int, index: 2 }", "{ name: age, type: blob, index: 2 }", "load error: unsupported column type `blob'"),
+        ("vid: { index: 0, type: string }", "vid: { index: 0, type: string, function: md5 }", "load error: unsupported VID function `md5'"),
+    ];
+    for (from, to, message) in cases {
+        std::fs::write(tmp.path().join("config.yaml"), BAD_MAPPING.replacen(from, to, 1)).unwrap();
+        let e = import(&db, &tmp.path().join("config.yaml"), &ImportOptions::default()).unwrap_err();
+        assert_eq!(e.message, message);
+        assert_eq!(rows(&db, "LOOKUP ON p YIELD id(vertex)"), Vec::<String>::new(), "nothing written");
+    }
+}
