@@ -11,8 +11,9 @@
 // transactions of 50,000 entities, with an index on person.id (and item.id) created first; that is Neo4j's fastest
 // load path short of its offline `neo4j-admin database import`.
 //
-// Semantics: one MATCH pattern never reuses a relationship in Neo4j. The RageDB walk (out, in, out) is therefore
-// written as three MATCH clauses, which lets a walk reuse the edge it came in on, as every other system counts it.
+// The Cypher statements come in the spec from peers.py (the ones Kuzu and ladybug run, but for the RageDB walk:
+// one MATCH pattern never reuses a relationship in Neo4j, so peers.py writes it as three MATCH clauses, which lets a
+// walk reuse the edge it came in on, as every other system counts it).
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -64,8 +65,9 @@ public final class NeoPeer {
         List<Object> starts = (List<Object>) spec.get("starts");
         List<Object> workloads = (List<Object>) spec.get("workloads");
         double budget = ((Number) spec.getOrDefault("budget_s", 1e9)).doubleValue();
-        Map<String, String> qs = queries(spec);
-        String edgeCount = kind.equals("social") ? "MATCH ()-[e:knows]->() RETURN count(*)" : "MATCH ()-[e:likes]->() RETURN count(*)";
+        Map<String, String> qs = (Map<String, String>) spec.get("queries");
+        String edgeCount = (String) spec.get("edge_count_query");
+        String likedQuery = (String) spec.get("liked_query");
         Map<String, Object> first = Map.of("v", starts.get(0));
         String firstQ = qs.get((String) workloads.get(0));
 
@@ -112,7 +114,7 @@ public final class NeoPeer {
                 Object digest;
                 if (w.equals("rage-recommend")) {
                     List<Object> liked = new ArrayList<>();
-                    for (List<Object> r : query(db, "MATCH (p:person {id: $v})-[:likes]->(i:item) RETURN i.id", p)) {
+                    for (List<Object> r : query(db, likedQuery, p)) {
                         liked.add(r.get(0));
                     }
                     digest = Map.of("raw", query(db, qs.get(w), p), "liked", liked);
@@ -135,46 +137,7 @@ public final class NeoPeer {
         return Map.of("load", load, "workloads", ws);
     }
 
-    // ------------------------------------------------------------------ queries (as peers.py writes them for Kuzu)
-
-    static String go(int steps, int kase) {
-        StringBuilder q = new StringBuilder("MATCH (a:person {id: $v})");
-        for (int i = 1; i < steps; i++) {
-            q.append("-[:knows]->(m").append(i).append(":person) WITH DISTINCT m").append(i).append(" MATCH (m").append(i).append(")");
-        }
-        q.append("-[e:knows]->(b:person) ");
-        switch (kase) {
-            case 1: return q + "RETURN b.id";
-            case 2: return q + "RETURN e.time";
-            case 3: return q + "RETURN b.first_name";
-            default: return q + "RETURN DISTINCT e.time AS t, b.first_name, b.last_name, b.birthday AS birth ORDER BY t, birth LIMIT 10";
-        }
-    }
-
-    static final String RAGE_WALK = "MATCH (p:person {id: $v})-[:likes]->(i:item) MATCH (i)<-[:likes]-(q:person) MATCH (q)-[:likes]->(j:item) ";
-
-    static Map<String, String> queries(Map<String, Object> spec) {
-        Map<String, String> qs = new HashMap<>();
-        long top = ((Number) spec.get("top")).longValue() + ((Number) spec.get("likes")).longValue();
-        for (Object wo : (List<?>) spec.get("workloads")) {
-            String w = (String) wo;
-            if (w.equals("go2-count-over-all")) {
-                qs.put(w, "MATCH (a:person {id: $v})-[:knows]->(m:person) WITH DISTINCT m MATCH (m)-[:knows]->(b) RETURN count(*)");
-            } else if (w.startsWith("go")) {
-                int steps = w.charAt(2) - '0';
-                String c = w.substring(w.indexOf('-') + 1);
-                int kase = c.equals("dst") ? 1 : c.equals("edge-prop") ? 2 : c.equals("dst-prop") ? 3 : 4;
-                qs.put(w, go(steps, kase));
-            } else if (w.equals("rage-3hop-count")) {
-                qs.put(w, RAGE_WALK + "RETURN count(*)");
-            } else if (w.equals("rage-recommend")) {
-                qs.put(w, RAGE_WALK + "RETURN j.id AS j, count(*) AS c ORDER BY c DESC, j LIMIT " + top);
-            } else {
-                throw new IllegalArgumentException("unknown workload " + w);
-            }
-        }
-        return qs;
-    }
+    // ------------------------------------------------------------------ running queries
 
     static List<List<Object>> query(GraphDatabaseService db, String q, Map<String, Object> params) {
         try (Transaction tx = db.beginTx(); Result r = tx.execute(q, params)) {
