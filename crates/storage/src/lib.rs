@@ -75,8 +75,8 @@ enum TopoOp {
     /// The space's data was removed: drop its topology and caches (the next read rebuilds the topology, empty).
     Clear,
     DropEdgeType(i32),
-    /// A tag row of a vertex was written (its schema and bytes) or deleted.
-    Tag { vid: Value, tag: i32, row: Option<(SchemaRef, Vec<u8>)> },
+    /// A tag row of a vertex was written (its bytes) or deleted.
+    Tag { vid: Value, tag: i32, row: Option<Vec<u8>> },
     DropTag(i32),
 }
 
@@ -346,19 +346,12 @@ impl EmbeddedStorage {
             match op {
                 TopoOp::DropTag(tag) => self.vcache.drop_tag(space.id, *tag),
                 TopoOp::Tag { vid, tag, row } => {
-                    if !self.vcache.is_cached(space.id, *tag) {
-                        continue;
-                    }
                     let Some(c) = self.vcache.get_any(space.id, *tag) else { continue };
                     let mut c = c.write().expect("lock poisoned");
-                    let decoded = match row {
-                        None => Ok(None),
-                        Some((schema, bytes)) if c.serves(schema) => codec::decode(&c.schema, bytes).map(Some),
-                        Some(_) => Err(QError::storage("newer schema version")),
-                    };
-                    match decoded {
+                    // Decoded with the cache's schema, as its rows were: a row of an older version reads in the
+                    // cache's shape; one of a version the cache does not know fails, and the cache goes.
+                    match row.as_ref().map(|bytes| codec::decode(&c.schema, bytes)).transpose() {
                         Ok(props) => c.set(vid, props),
-                        // A row the cache cannot represent (written with a newer schema version): the cache goes.
                         Err(_) => {
                             drop(c);
                             self.vcache.drop_tag(space.id, *tag);
@@ -405,8 +398,7 @@ impl EmbeddedStorage {
             }
         }
         log::debug!("cached tag {} of space {}: {} rows, {} bytes", schema.name, space.name, cols.rows(), cols.bytes());
-        self.vcache.insert(space.id, cols);
-        Ok(self.vcache.get(space.id, schema))
+        Ok(Some(self.vcache.insert(space.id, cols)))
     }
 
     /// Rows and bytes of each cached tag of `space`: `(tag id, rows, bytes)`.

@@ -30,8 +30,8 @@ pub const MAX_ROWS: i64 = 16_000_000;
 
 /// The decoded rows of one tag, by column.
 pub struct TagColumns {
+    /// The schema the rows were decoded with (its latest version is the columns' shape).
     pub schema: SchemaRef,
-    version: u32,
     slots: VidDict,
     /// Whether the slot's vertex has the tag now (a deleted row keeps its slot).
     present: Vec<bool>,
@@ -42,12 +42,11 @@ pub struct TagColumns {
 impl TagColumns {
     pub fn new(space: &SpaceDesc, schema: SchemaRef) -> TagColumns {
         let props = schema.latest().props.len();
-        TagColumns { version: schema.latest().version, schema, slots: VidDict::new(space.vid_type), present: Vec::new(), columns: vec![Vec::new(); props] }
+        TagColumns { schema, slots: VidDict::new(space.vid_type), present: Vec::new(), columns: vec![Vec::new(); props] }
     }
 
-    /// Whether this cache holds rows of `schema`'s latest version.
-    pub fn serves(&self, schema: &SchemaRef) -> bool {
-        schema.latest().version == self.version
+    fn version(&self) -> u32 {
+        self.schema.latest().version
     }
 
     /// Sets the row of the vertex whose key bytes are `vid_key` (as in a tag key): used while building.
@@ -127,15 +126,16 @@ pub struct VertexCache {
 }
 
 impl VertexCache {
-    /// The cache of a tag, if it is built and serves `schema`'s version.
+    /// The cache of a tag, if it is built for `schema`'s latest version. A reader with a newer version drops it
+    /// (the tag was altered); one with an older version (planned before the ALTER) reads the store instead.
     pub fn get(&self, space: u32, schema: &SchemaRef) -> Option<Arc<RwLock<TagColumns>>> {
-        let c = self.tags.read().expect("lock poisoned").get(&(space, schema.id)).cloned()?;
-        let serves = c.read().expect("lock poisoned").serves(schema);
-        if !serves {
+        let c = self.get_any(space, schema.id)?;
+        let cached = c.read().expect("lock poisoned").version();
+        let reader = schema.latest().version;
+        if reader > cached {
             self.drop_tag(space, schema.id);
-            return None;
         }
-        Some(c)
+        (reader == cached).then_some(c)
     }
 
     /// The cache of a tag whatever version it serves (for writers, which check the version themselves).
@@ -159,9 +159,11 @@ impl VertexCache {
         self.reads.write().expect("lock poisoned").remove(&(space, tag));
     }
 
-    pub fn insert(&self, space: u32, c: TagColumns) {
-        let tag = c.schema.id;
-        self.tags.write().expect("lock poisoned").insert((space, tag), Arc::new(RwLock::new(c)));
+    pub fn insert(&self, space: u32, c: TagColumns) -> Arc<RwLock<TagColumns>> {
+        let key = (space, c.schema.id);
+        let c = Arc::new(RwLock::new(c));
+        self.tags.write().expect("lock poisoned").insert(key, c.clone());
+        c
     }
 
     pub fn is_cached(&self, space: u32, tag: i32) -> bool {

@@ -149,7 +149,7 @@ impl<'s> Tx<'s> {
         self.reindex(SchemaKind::Tag, schema.id, old.as_deref(), Some(&row), &|i, v| index::vertex_entry(space, i, vid, v))?;
         // Exact: a cache is built under the writers' lock, which this batch holds.
         if self.st.vcache.is_cached(self.space.id, schema.id) {
-            self.b.topo.push(TopoOp::Tag { vid: vid.clone(), tag: schema.id, row: Some((schema.clone(), row.clone())) });
+            self.b.topo.push(TopoOp::Tag { vid: vid.clone(), tag: schema.id, row: Some(row.clone()) });
         }
         self.put(key, row);
         Ok(())

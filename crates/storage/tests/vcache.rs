@@ -182,6 +182,12 @@ fn a_newer_schema_version_drops_the_cache_and_reads_stay_right() {
     insert(&s, &space, &vids[..1], &v1, vec![Value::String("b".into()), Value::Int(2), Value::String("x".into())]);
     let got = read(&s, &space, &vids[..1], std::slice::from_ref(&v1), &PropSelection::Only(vec!["city".into()]));
     assert_eq!(got, vec![Some(vec![(3, [("city".to_string(), Value::String("x".into()))].into_iter().collect())])]);
+    // A reader planned before the ALTER reads the store (a row still of version 0), in its own version's shape,
+    // and leaves the cache alone.
+    let got = read(&s, &space, &vids[1..2], std::slice::from_ref(&v0), &PropSelection::All);
+    let row: Props = [("name", Value::String("a".into())), ("age", Value::Int(1))].into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    assert_eq!(got, vec![Some(vec![(3, row)])]);
+    assert_eq!(s.vertex_cache_stats(&space).len(), 1);
 }
 
 #[test]
