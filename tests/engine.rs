@@ -147,6 +147,26 @@ fn a_query_past_its_deadline_fails_alone() {
     assert_eq!(exec(&db, &mut s, "GO FROM \"Tim Duncan\" OVER serve YIELD serve._dst"), vec![vec![Value::String("Spurs".into())]]);
 }
 
+/// Billions of steps: a walk that runs out of vertices ends at once; one around a cycle (Tim Duncan and Tony Parker
+/// like each other) stops at the deadline, fused into a count or not.
+#[test]
+fn billions_of_steps_end_or_stop_at_the_deadline() {
+    let mut db = nba();
+    db.engine.limits = Limits { timeout: Duration::from_millis(300), memory_bytes: 1 << 30 };
+    let mut s = Session { space: Some("nba".into()), ..Session::default() };
+    let count = "GO 4000000000 STEPS FROM \"Spurs\" OVER serve YIELD serve._dst | YIELD COUNT(*) AS n";
+    let rows = "GO 4000000000 STEPS FROM \"Spurs\" OVER serve YIELD serve._dst AS d";
+    for rules in [vec![], vec!["fuse_count_traversal".to_string()]] {
+        s.disabled_rules = rules;
+        let started = std::time::Instant::now();
+        assert_eq!(exec(&db, &mut s, count), vec![vec![Value::Int(0)]]);
+        assert_eq!(exec(&db, &mut s, rows), Vec::<Vec<Value>>::new());
+        let e = db.execute(&mut s, "GO 4000000000 STEPS FROM \"Tim Duncan\" OVER like YIELD like._dst | YIELD COUNT(*) AS n", &Params::new()).unwrap_err();
+        assert_eq!(e.message, "Execution had been killed: the query ran longer than its timeout of 300 ms");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+}
+
 #[test]
 fn profile_counts_rows_per_operator() {
     let db = nba();

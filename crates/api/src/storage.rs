@@ -98,6 +98,9 @@ pub struct ExpandHop {
     /// Whether the vertices entering this hop are de-duplicated first, as between the steps of one GO: each is
     /// expanded once. Otherwise every path reaching a vertex continues from it (a GO fed by a pipe).
     pub distinct: bool,
+    /// How many times this hop repeats (the steps after the first of `GO N STEPS`): a statement's step count is
+    /// never spelled out one entry per step.
+    pub times: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

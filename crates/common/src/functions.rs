@@ -121,7 +121,8 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 let v = match ints.as_slice() {
                     [] => if name == "rand32" { (r >> 33) as i64 } else { (r >> 1) as i64 },
                     [max] | [0, max] if *max > 0 => (r % *max as u64) as i64,
-                    [min, max] if max > min => min + (r % (max - min) as u64) as i64,
+                    // The width of [min, max) as an unsigned number: it fits in 64 bits even for the whole i64 range.
+                    [min, max] if max > min => min.wrapping_add((r % max.abs_diff(*min)) as i64),
                     _ => return Err(QError::semantic(format!("`{name}': the range must be non-empty"))),
                 };
                 Ok(Value::Int(v))
@@ -475,25 +476,30 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
             let a = known!();
             arity(name, &a, 1, 1).and_then(|_| match &a[0] {
                 Value::Map(m) => {
-                    let mut d = Duration::zero();
+                    // Summed in 64 bits with checks, then narrowed: a field too large for a duration is an error,
+                    // not a wrapped value.
+                    let (mut months, mut micros) = (0i64, 0i128);
                     for (k, v) in m {
                         let Value::Int(n) = v else { return Err(QError::semantic(format!("Invalid duration field `{k}': {v}"))) };
                         let n = *n;
-                        let secs = match k.to_lowercase().as_str() {
-                            "years" => { d.months = d.months.saturating_add((n * 12) as i32); 0 }
-                            "months" => { d.months = d.months.saturating_add(n as i32); 0 }
-                            "weeks" => n.saturating_mul(7 * 86400),
-                            "days" => n.saturating_mul(86400),
-                            "hours" => n.saturating_mul(3600),
-                            "minutes" => n.saturating_mul(60),
-                            "seconds" => n,
-                            "milliseconds" => { d = d.add(&Duration { months: 0, seconds: 0, microseconds: 0 }).unwrap_or(d); d.seconds += n / 1000; d.microseconds += ((n % 1000) * 1000) as i32; 0 }
-                            "microseconds" => { d.seconds += n / 1_000_000; d.microseconds += (n % 1_000_000) as i32; 0 }
+                        let (to_months, to_micros): (i64, i128) = match k.to_lowercase().as_str() {
+                            "years" => (12, 0),
+                            "months" => (1, 0),
+                            "weeks" => (0, 7 * 86_400_000_000),
+                            "days" => (0, 86_400_000_000),
+                            "hours" => (0, 3_600_000_000),
+                            "minutes" => (0, 60_000_000),
+                            "seconds" => (0, 1_000_000),
+                            "milliseconds" => (0, 1_000),
+                            "microseconds" => (0, 1),
                             _ => return Err(QError::semantic(format!("Invalid duration field `{k}'"))),
                         };
-                        d.seconds = d.seconds.saturating_add(secs);
+                        months = n.checked_mul(to_months).and_then(|x| months.checked_add(x)).ok_or_else(duration_out_of_range)?;
+                        micros += n as i128 * to_micros;
                     }
-                    Ok(Value::Duration(d.add(&Duration::zero()).unwrap_or(d)))
+                    let months = i32::try_from(months).map_err(|_| duration_out_of_range())?;
+                    let seconds = i64::try_from(micros.div_euclid(1_000_000)).map_err(|_| duration_out_of_range())?;
+                    Ok(Value::Duration(Duration { months, seconds, microseconds: micros.rem_euclid(1_000_000) as i32 }))
                 }
                 Value::Null(_) => Ok(Value::NULL),
                 _ => Ok(Value::Null(NullKind::BadType)),
@@ -502,6 +508,10 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
         _ => return None,
     };
     Some(res)
+}
+
+fn duration_out_of_range() -> QError {
+    QError::semantic("`duration': the value is out of range")
 }
 
 fn bad_literal(kind: &str, s: &str) -> QError {

@@ -75,6 +75,15 @@ fn scans_are_ordered_and_bounded(e: &dyn KvEngine) {
     })
     .unwrap();
     assert_eq!(range, vec![b"p\x01".to_vec(), b"p\x01\x00".to_vec()], "end is exclusive");
+    for (start, end) in [(&b"p\x02"[..], &b"p\x01"[..]), (b"p\x01", b"p\x01")] {
+        let mut seen = 0;
+        e.scan_range(start, end, &mut |_, _| {
+            seen += 1;
+            true
+        })
+        .unwrap();
+        assert_eq!(seen, 0, "an inverted or empty range is empty");
+    }
 }
 
 fn delete_range(e: &dyn KvEngine) {
@@ -89,6 +98,13 @@ fn delete_range(e: &dyn KvEngine) {
     e.write(b).unwrap();
     assert!(collect(e, b"r").is_empty());
     assert_eq!(e.get(b"s").unwrap(), Some(b"keep".to_vec()));
+    // An inverted range deletes nothing, and the rest of its batch still applies.
+    let mut b = WriteBatch::new();
+    b.delete_range(b"t".to_vec(), b"a".to_vec());
+    b.put(b"u".to_vec(), b"1".to_vec());
+    e.write(b).unwrap();
+    assert_eq!(e.get(b"s").unwrap(), Some(b"keep".to_vec()));
+    assert_eq!(e.get(b"u").unwrap(), Some(b"1".to_vec()));
 }
 
 fn multi_get(e: &dyn KvEngine) {

@@ -46,7 +46,10 @@ impl WriteBatch {
     }
 
     pub fn delete_range(&mut self, start: Vec<u8>, end: Vec<u8>) {
-        self.ops.push(WriteOp::DeleteRange(start, end));
+        // An empty or inverted range deletes nothing (RocksDB would refuse the whole batch for it).
+        if start < end {
+            self.ops.push(WriteOp::DeleteRange(start, end));
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -101,7 +104,7 @@ pub trait KvEngine: Send + Sync + 'static {
         self.write(b)
     }
 
-    /// Visits keys in `[start, end)` in ascending byte order.
+    /// Visits keys in `[start, end)` in ascending byte order; a range whose start is not below its end is empty.
     fn scan_range(&self, start: &[u8], end: &[u8], f: &mut ScanFn<'_>) -> KvResult<()>;
 
     /// Visits every key that starts with `prefix`, in ascending byte order.

@@ -51,6 +51,9 @@ impl KvEngine for MemEngine {
     }
 
     fn scan_range(&self, start: &[u8], end: &[u8], f: &mut ScanFn<'_>) -> KvResult<()> {
+        if start >= end {
+            return Ok(());
+        }
         let map = self.map.read().expect("lock poisoned");
         for (k, v) in map.range::<[u8], _>((Bound::Included(start), Bound::Excluded(end))) {
             if !f(k, v) {
@@ -63,6 +66,9 @@ impl KvEngine for MemEngine {
     /// There are no files to rewrite: compaction is the filter applied to the range.
     fn compact_range(&self, start: &[u8], end: &[u8]) -> KvResult<()> {
         let Some(filter) = self.filter.read().expect("lock poisoned").clone() else { return Ok(()) };
+        if start >= end {
+            return Ok(());
+        }
         let mut map = self.map.write().expect("lock poisoned");
         let doomed: Vec<Vec<u8>> = map
             .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))

@@ -104,11 +104,20 @@ impl EmbeddedStorage {
             }
         }
         collect(&mut counts, &mut touched, &mut frontier);
-        for (i, hop) in req.hops.iter().enumerate() {
+        // One entry per step: a hop repeated `times` times is that many steps.
+        let steps = req.hops.iter().flat_map(|h| std::iter::repeat_n(h, h.times as usize));
+        let total: u64 = req.hops.iter().map(|h| u64::from(h.times)).sum();
+        for (i, hop) in steps.enumerate() {
+            // Checked every step, not only per batch: a long walk over a small cycle must stop at its deadline too.
+            req.budget.check()?;
+            if frontier.is_empty() {
+                // Nothing reached: every later step is empty as well.
+                return finish(result);
+            }
             if hop.distinct {
                 frontier.iter_mut().for_each(|(_, m)| *m = 1);
             }
-            let last = i + 1 == req.hops.len();
+            let last = i as u64 + 1 == total;
             if last && req.output == ExpandOutput::Count {
                 for batch in frontier.chunks(FRONTIER_BATCH) {
                     req.budget.check()?;

@@ -115,13 +115,13 @@ fn deltas_are_merged_in_the_background() {
     assert_eq!(out.len(), DELTA_MERGE_EDGES + 10);
 }
 
-/// Paths through `hops` by brute force over an edge list.
-fn reference_paths(edges: &[(u64, u64)], starts: &[u64], hops: &[bool]) -> (u64, HashMap<u64, u64>) {
+/// Paths through `hops` (whether distinct, how many times) by brute force over an edge list.
+fn reference_paths(edges: &[(u64, u64)], starts: &[u64], hops: &[(bool, u32)]) -> (u64, HashMap<u64, u64>) {
     let mut frontier: HashMap<u64, u64> = HashMap::new();
     for s in starts {
         *frontier.entry(*s).or_default() += 1;
     }
-    for distinct in hops {
+    for distinct in hops.iter().flat_map(|(d, times)| std::iter::repeat_n(d, *times as usize)) {
         if *distinct {
             frontier.values_mut().for_each(|m| *m = 1);
         }
@@ -154,13 +154,24 @@ fn expansion_counts_match_a_reference_traversal() {
         edges.push((x, y));
         mutations.push(Mutation::InsertEdge { key: EdgeKeyVal { src: Value::Int(x as i64), edge_type: 5, rank: 0, dst: Value::Int(y as i64) }, schema: e.clone(), values: vec![Value::NULL], if_not_exists: false });
     }
+    // A vertex with in-edges only: walks from it end after one step.
+    edges.push((0, 999));
+    mutations.push(Mutation::InsertEdge { key: EdgeKeyVal { src: Value::Int(0), edge_type: 5, rank: 0, dst: Value::Int(999) }, schema: e.clone(), values: vec![Value::NULL], if_not_exists: false });
     s.write(&space, mutations).unwrap();
     let starts = [3u64, 3, 17];
-    for hops in [vec![false], vec![false, true], vec![false, false, false], vec![false, true, false, true]] {
+    let cases: [&[(bool, u32)]; 6] = [
+        &[(false, 1)],
+        &[(false, 1), (true, 1)],
+        &[(false, 3)],
+        &[(false, 1), (true, 1), (false, 1), (true, 1)],
+        &[(false, 1), (true, 3)],
+        &[(false, 2), (true, 2), (false, 1)],
+    ];
+    for hops in cases {
         let (paths, ends) = reference_paths(&edges, &starts, &hops);
         let req = |output| ExpandRequest {
             starts: starts.iter().map(|v| Value::Int(*v as i64)).collect(),
-            hops: hops.iter().map(|d| ExpandHop { edge_types: vec![5], distinct: *d }).collect(),
+            hops: hops.iter().map(|&(distinct, times)| ExpandHop { edge_types: vec![5], distinct, times }).collect(),
             output,
             budget: Budget::unlimited(),
         };
@@ -170,8 +181,20 @@ fn expansion_counts_match_a_reference_traversal() {
         let got: HashMap<u64, u64> = got.ends.into_iter().map(|(v, m)| (match v { Value::Int(i) => i as u64, other => panic!("{other}") }, m)).collect();
         assert_eq!(got, ends, "hops {hops:?}");
     }
+    // Billions of steps: over nothing they end at once; around a cycle they stop at the deadline.
+    let sink = 999;
+    let many = |start: u64, budget: Budget| ExpandRequest {
+        starts: vec![Value::Int(start as i64)],
+        hops: vec![ExpandHop { edge_types: vec![5], distinct: false, times: 1 }, ExpandHop { edge_types: vec![5], distinct: true, times: u32::MAX }],
+        output: ExpandOutput::Count,
+        budget,
+    };
+    assert_eq!(s.expand(&space, &many(sink, Budget::unlimited())).unwrap().paths, 0);
+    let short = Budget::new(Limits { timeout: Duration::from_millis(200), memory_bytes: usize::MAX });
+    let err = s.expand(&space, &many(3, short)).unwrap_err();
+    assert!(err.message.starts_with("Execution had been killed"), "{}", err.message);
     // Reversed hops follow in-edges.
-    let rev = ExpandRequest { starts: vec![Value::Int(3)], hops: vec![ExpandHop { edge_types: vec![-5], distinct: false }], output: ExpandOutput::Count, budget: Budget::unlimited() };
+    let rev = ExpandRequest { starts: vec![Value::Int(3)], hops: vec![ExpandHop { edge_types: vec![-5], distinct: false, times: 1 }], output: ExpandOutput::Count, budget: Budget::unlimited() };
     assert_eq!(s.expand(&space, &rev).unwrap().paths, edges.iter().filter(|(_, y)| *y == 3).count() as u64);
     // A query past its deadline stops with a clear error.
     let late = ExpandRequest { budget: Budget::new(Limits { timeout: Duration::ZERO, memory_bytes: 1 << 30 }), ..rev };
@@ -210,7 +233,7 @@ fn topology_bytes_per_edge() {
     // Reported, not asserted (speed is the benchmark's business): the RageDB-shaped 3-hop count from one person.
     let req = ExpandRequest {
         starts: vec![Value::Int(0)],
-        hops: [5, -5, 5].iter().map(|t| ExpandHop { edge_types: vec![*t], distinct: false }).collect(),
+        hops: [5, -5, 5].iter().map(|t| ExpandHop { edge_types: vec![*t], distinct: false, times: 1 }).collect(),
         output: ExpandOutput::Count,
         budget: Budget::unlimited(),
     };

@@ -334,8 +334,9 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             let y = g.yield_clause.as_ref().expect("the rule fuses GOs with a YIELD");
             self.engine.go_needs(space, g, None, y, &edges)?;
             let edge_types: Vec<i32> = edges.into_iter().map(|(t, _)| t).collect();
-            for step in 1..=g.max_steps {
-                hops.push(ExpandHop { edge_types: edge_types.clone(), distinct: step > 1 });
+            hops.push(ExpandHop { edge_types: edge_types.clone(), distinct: false, times: 1 });
+            if g.max_steps > 1 {
+                hops.push(ExpandHop { edge_types, distinct: true, times: g.max_steps - 1 });
             }
         }
         let output = match e.output {
