@@ -4,7 +4,8 @@
 //! mutated by deleting, repeating, swapping and replacing tokens, splicing two statements, pushing numbers to their
 //! extremes, truncating, and inserting stray characters.
 //!
-//! `QUIVER_MUTATION_SEED` and `QUIVER_MUTATIONS` (default 20,000) change the run; a failure prints its seed and the
+//! `QUIVER_MUTATION_SEED` and `QUIVER_MUTATIONS` (default 20,000) change the run, `QUIVER_MUTATION_SHOW` prints a
+//! sample of the refusals; a failure prints its seed and the
 //! statement, so it reproduces.
 
 use quiver_common::rng::Rng;
