@@ -352,8 +352,8 @@ impl QueryEngine {
                     if tags.is_some() && own.is_empty() {
                         continue;
                     }
-                    let vertex = make_vertex(data.vid, own.into_iter().map(|(s, p)| (s.name.clone(), p)).collect());
-                    let extra: Vec<(String, Props)> = extra.into_iter().map(|(s, p)| (s.name.clone(), p)).collect();
+                    let vertex = make_vertex(data.vid, own.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect());
+                    let extra: Vec<(String, Props)> = extra.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect();
                     project(yield_clause, &VertexContext { params, vertex: &vertex, extra: &extra }, &mut ds, &mut seen)?;
                 }
                 Ok(ds)

@@ -14,7 +14,7 @@ use crate::{DataSet, QueryEngine};
 use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
 use quiver_common::expr::{EdgeMeta, Expr, VertexRef};
-use quiver_common::value::{Edge, Vertex};
+use quiver_common::value::Edge;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{Direction, FromClause, GoStatement, YieldClause};
 use std::collections::{HashMap, HashSet};
@@ -347,14 +347,13 @@ impl QueryEngine {
     }
 
     /// Vertices by VID with the given tags (an empty map when no tag is needed).
-    fn vertex_map(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &VertexProps) -> QResult<HashMap<Value, Vertex>> {
+    fn vertex_map(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &VertexProps) -> QResult<HashMap<Value, VertexData>> {
         let mut out = HashMap::new();
         if tags.is_empty() {
             return Ok(out);
         }
         for data in self.storage.get_vertices(space, vids, tags, &props.selection())?.into_iter().flatten() {
-            let tags = data.tags.into_iter().map(|(s, props)| (s.name.clone(), props)).collect();
-            out.insert(data.vid.clone(), make_vertex(data.vid, tags));
+            out.insert(data.vid.clone(), data);
         }
         Ok(out)
     }
@@ -378,14 +377,14 @@ fn emit(ctx: &GoContext<'_>, filter: Option<&Expr>, y: &YieldClause, out: &mut D
 struct GoContext<'a> {
     req: &'a Request<'a>,
     step: &'a Step<'a>,
-    src: Option<&'a Vertex>,
-    dst: Option<&'a Vertex>,
+    src: Option<&'a VertexData>,
+    dst: Option<&'a VertexData>,
     input: Option<(&'a RowSource<'a>, &'a [Value])>,
 }
 
 impl GoContext<'_> {
-    fn vertex_prop(v: Option<&Vertex>, tag: &str, prop: &str) -> Value {
-        v.and_then(|v| v.tags.iter().find(|t| t.name == tag)).and_then(|t| t.props.get(prop)).cloned().unwrap_or(Value::Empty)
+    fn vertex_prop(v: Option<&VertexData>, tag: &str, prop: &str) -> Value {
+        v.and_then(|v| v.tags.iter().find(|(s, _)| s.name == tag)).and_then(|(_, row)| row.get(prop)).cloned().unwrap_or(Value::Empty)
     }
 
     fn edge_value(&self) -> Edge {
@@ -396,7 +395,7 @@ impl GoContext<'_> {
             edge_type: e.edge_type,
             name: self.step.schema.name.clone(),
             ranking: e.rank,
-            props: e.props.clone().unwrap_or_default(),
+            props: e.props.as_ref().map(PropRow::to_map).unwrap_or_default(),
         }
     }
 }
@@ -454,7 +453,8 @@ impl EvalContext for GoContext<'_> {
             VertexRef::Dst => (self.dst, &self.step.edge.to),
             VertexRef::Current => return Err(QError::semantic("`VERTEX' is not support in go sentence.")),
         };
-        Ok(Value::Vertex(Box::new(v.cloned().unwrap_or_else(|| Vertex { vid: id.clone(), tags: Vec::new() }))))
+        let tags = v.map(|v| v.tags.iter().map(|(s, row)| (s.name.clone(), row.to_map())).collect()).unwrap_or_default();
+        Ok(Value::Vertex(Box::new(make_vertex(id.clone(), tags))))
     }
 
     fn edge(&self) -> QResult<Value> {

@@ -268,7 +268,7 @@ impl QueryEngine {
                             // An entry whose row is gone (expired, or removed since the scan).
                             continue;
                         }
-                        let vertex = make_vertex(data.vid, data.tags.into_iter().map(|(s, p)| (s.name.clone(), p)).collect());
+                        let vertex = make_vertex(data.vid, data.tags.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect());
                         let ctx = VertexContext { params, vertex: &vertex, extra: &[] };
                         if keep(&ctx)? {
                             project(y, &ctx, &mut ds, &mut seen)?;

@@ -104,6 +104,15 @@ pub fn decode(schema: &SchemaDesc, row: &[u8]) -> QResult<Props> {
 /// [`decode`], but only the current-version properties `wanted` accepts (projection push-down: the others are
 /// never decoded).
 pub fn decode_only(schema: &SchemaDesc, row: &[u8], wanted: &dyn Fn(&str) -> bool) -> QResult<Props> {
+    let latest = schema.latest();
+    let picked: Vec<usize> = (0..latest.props.len()).filter(|&i| wanted(&latest.props[i].name)).collect();
+    let values = decode_indices(schema, row, &picked)?;
+    Ok(picked.iter().map(|&i| latest.props[i].name.clone()).zip(values).collect())
+}
+
+/// The properties at `picked` (indices into the schema's current version), in that order: [`decode_only`] without
+/// a map, for reads that decode many rows with one projection.
+pub fn decode_indices(schema: &SchemaDesc, row: &[u8], picked: &[usize]) -> QResult<Vec<Value>> {
     if row.len() < 5 || row[0] != FORMAT {
         return Err(corrupt("unknown format"));
     }
@@ -111,44 +120,44 @@ pub fn decode_only(schema: &SchemaDesc, row: &[u8], wanted: &dyn Fn(&str) -> boo
     let written = schema.version(version).ok_or_else(|| corrupt("unknown schema version"))?;
     let reader = RowReader::new(written, row)?;
     let latest = schema.latest();
-    let mut props = Props::new();
-    for p in latest.props.iter().filter(|p| wanted(&p.name)) {
+    let mut values = Vec::with_capacity(picked.len());
+    for &i in picked {
+        let p = &latest.props[i];
         let v = if latest.version == version {
-            reader.field(latest.prop_index(&p.name).expect("own property"))?
+            reader.field(i)?
         } else {
             match written.prop_index(&p.name) {
-                Some(i) => convert_for_read(p.ty, reader.field(i)?),
+                Some(w) => convert_for_read(p.ty, reader.field(w)?),
                 None => match &p.default {
                     Some((_, e)) => eval_const(e).unwrap_or(Value::NULL),
                     None => Value::NULL,
                 },
             }
         };
-        props.insert(p.name.clone(), v);
+        values.push(v);
     }
-    Ok(props)
+    Ok(values)
 }
 
 /// Random access to the fields of a row written with one schema version.
 struct RowReader<'a> {
     schema: &'a SchemaVersion,
     row: &'a [u8],
-    /// Byte offset of each property's fixed slot.
-    slots: Vec<usize>,
 }
 
 impl<'a> RowReader<'a> {
     fn new(schema: &'a SchemaVersion, row: &'a [u8]) -> QResult<RowReader<'a>> {
-        let mut slot = 5 + schema.props.len().div_ceil(8);
-        let mut slots = Vec::with_capacity(schema.props.len());
-        for p in &schema.props {
-            slots.push(slot);
-            slot += slot_size(p.ty);
-        }
-        if row.len() < slot {
+        let r = RowReader { schema, row };
+        if row.len() < r.slot(schema.props.len()) {
             return Err(corrupt("too short"));
         }
-        Ok(RowReader { schema, row, slots })
+        Ok(r)
+    }
+
+    /// Byte offset of property `i`'s fixed slot (of the end of the slots for `i` = the number of properties):
+    /// summed on each read rather than kept in a vector, so reading a row allocates nothing.
+    fn slot(&self, i: usize) -> usize {
+        5 + self.schema.props.len().div_ceil(8) + self.schema.props[..i].iter().map(|p| slot_size(p.ty)).sum::<usize>()
     }
 
     fn field(&self, i: usize) -> QResult<Value> {
@@ -157,7 +166,8 @@ impl<'a> RowReader<'a> {
             return Ok(Value::NULL);
         }
         let ty = self.schema.props[i].ty;
-        let b = &row[self.slots[i]..self.slots[i] + slot_size(ty)];
+        let at = self.slot(i);
+        let b = &row[at..at + slot_size(ty)];
         let arr = |n: usize| -> &[u8] { &b[..n] };
         Ok(match ty {
             PropType::Bool => Value::Bool(b[0] != 0),

@@ -407,6 +407,33 @@ impl EmbeddedStorage {
     }
 }
 
+/// Which properties of one edge type a neighbours request decodes: those it returns, then those only its filter
+/// reads (dropped again after the filter).
+struct EdgeProjection {
+    /// Indices into the schema's current version, returned ones first.
+    picked: Vec<usize>,
+    /// Names of `picked`; `None` when nothing is decoded.
+    decoded: Option<Arc<[String]>>,
+    /// Names of the returned prefix of `picked`; `None` when the request returns no properties.
+    returned: Option<Arc<[String]>>,
+}
+
+impl EdgeProjection {
+    fn new(schema: &SchemaDesc, returned: &PropSelection, filter_props: &[String]) -> EdgeProjection {
+        let latest = schema.latest();
+        let mut picked: Vec<usize> = (0..latest.props.len()).filter(|&i| returned.wants(&latest.props[i].name)).collect();
+        let n_returned = picked.len();
+        picked.extend((0..latest.props.len()).filter(|&i| !returned.wants(&latest.props[i].name) && filter_props.contains(&latest.props[i].name)));
+        let names = |idx: &[usize]| -> Arc<[String]> { idx.iter().map(|&i| latest.props[i].name.clone()).collect() };
+        let returns = *returned != PropSelection::None;
+        EdgeProjection {
+            decoded: (returns || picked.len() > n_returned).then(|| names(&picked)),
+            returned: returns.then(|| names(&picked[..n_returned])),
+            picked,
+        }
+    }
+}
+
 /// What a pushed-down filter sees: one edge, decoded as far as the filter and the projection need.
 struct EdgeFilterContext<'a> {
     edge: &'a NeighborEdge,
@@ -456,14 +483,24 @@ impl StorageClient for EmbeddedStorage {
             caches.iter().map(|c| c.as_ref().map(|c| c.read().expect("lock poisoned"))).collect();
         // The tags read from the store.
         let stored: Vec<&SchemaRef> = tags.iter().zip(&cached).filter(|(_, c)| c.is_none()).map(|(t, _)| t).collect();
+        // Per tag, once: the selected properties of its current version, under names every row shares.
+        let projections: Vec<(Vec<usize>, Arc<[String]>)> = tags
+            .iter()
+            .map(|t| {
+                let latest = t.latest();
+                let picked: Vec<usize> = (0..latest.props.len()).filter(|&i| props.wants(&latest.props[i].name)).collect();
+                let names = picked.iter().map(|&i| latest.props[i].name.clone()).collect();
+                (picked, names)
+            })
+            .collect();
         for vid in vids {
             let mut data = VertexData { vid: vid.clone(), tags: Vec::new() };
             let keys: Vec<Vec<u8>> = stored.iter().map(|t| keys::tag_key(space, vid, t.id)).collect();
             let mut rows = if keys.is_empty() { Vec::new() } else { self.kv.multi_get(&keys).map_err(kv_err)? }.into_iter();
             let mut expired = false;
-            for (t, c) in tags.iter().zip(&cached) {
+            for ((t, c), (picked, names)) in tags.iter().zip(&cached).zip(&projections) {
                 if let Some(c) = c {
-                    if let Some(row) = c.get(vid, props) {
+                    if let Some(row) = c.get(vid, picked, names) {
                         data.tags.push((t.clone(), row));
                     }
                     continue;
@@ -474,10 +511,8 @@ impl StorageClient for EmbeddedStorage {
                     if ttl::expired(t, &decoded, now) {
                         expired = true;
                     } else {
-                        if ttl::has_ttl(t) && !props.wants(&t.ttl_col) {
-                            decoded.remove(&t.ttl_col);
-                        }
-                        data.tags.push((t.clone(), decoded));
+                        let values = names.iter().map(|n| decoded.remove(n).unwrap_or(Value::NULL)).collect();
+                        data.tags.push((t.clone(), PropRow { names: names.clone(), values }));
                     }
                 }
             }
@@ -518,9 +553,12 @@ impl StorageClient for EmbeddedStorage {
             });
         }
         let names: Vec<&str> = req.edge_types.iter().map(|(_, s)| s.name.as_str()).collect();
+        // Per edge type, once: which properties are decoded (returned ones first, then those only the filter
+        // reads), under names every row of that type shares.
+        let projections: Vec<EdgeProjection> = req.edge_types.iter().map(|(_, schema)| EdgeProjection::new(schema, &req.props, &filter_props)).collect();
         let mut meter = expand::EdgeMeter::new(&req.budget);
         for vid in &req.vids {
-            for (et, schema) in &req.edge_types {
+            for ((et, schema), projection) in req.edge_types.iter().zip(&projections) {
                 if out.len() >= limit {
                     return Ok(out);
                 }
@@ -532,25 +570,23 @@ impl StorageClient for EmbeddedStorage {
                             if ttl::row_expired(schema, v, now)? {
                                 return Ok(None);
                             }
-                            let Some(filter) = &req.filter else {
-                                let props = match req.props {
-                                    PropSelection::None => None,
-                                    _ => Some(codec::decode_only(schema, v, &|n| req.props.wants(n))?),
-                                };
-                                return Ok(Some(NeighborEdge { from: vid.clone(), edge_type: *et, rank, to, props }));
+                            let props = match &projection.decoded {
+                                None => None,
+                                Some(names) => Some(PropRow { names: names.clone(), values: codec::decode_indices(schema, v, &projection.picked)? }),
                             };
-                            let decoded = codec::decode_only(schema, v, &|n| req.props.wants(n) || filter_props.iter().any(|p| p == n))?;
-                            let mut edge = NeighborEdge { from: vid.clone(), edge_type: *et, rank, to, props: Some(decoded) };
+                            let mut edge = NeighborEdge { from: vid.clone(), edge_type: *et, rank, to, props };
+                            let Some(filter) = &req.filter else { return Ok(Some(edge)) };
                             let ctx = EdgeFilterContext { edge: &edge, schema, request_types: &names };
                             if !eval_condition(filter, &ctx)? {
                                 return Ok(None);
                             }
-                            edge.props = match req.props {
-                                PropSelection::None => None,
-                                _ => edge.props.map(|mut p| {
-                                    p.retain(|n, _| req.props.wants(n));
-                                    p
-                                }),
+                            // Drop what only the filter read.
+                            edge.props = match (&projection.returned, edge.props) {
+                                (None, _) | (_, None) => None,
+                                (Some(names), Some(mut row)) => {
+                                    row.values.truncate(names.len());
+                                    Some(PropRow { names: names.clone(), values: row.values })
+                                }
                             };
                             Ok(Some(edge))
                         };

@@ -17,7 +17,7 @@
 //! - `CLEAR SPACE`, `DROP TAG` and bulk loads drop the caches they affect.
 
 use crate::topology::VidDict;
-use quiver_api::{PropSelection, Props, SchemaRef, SpaceDesc};
+use quiver_api::{PropRow, Props, SchemaRef, SpaceDesc};
 use quiver_common::{QResult, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -80,23 +80,14 @@ impl TagColumns {
         }
     }
 
-    /// The properties `props` selects of the row of `vid`, as the store would decode them (`None`: the vertex
-    /// does not have the tag).
-    pub fn get(&self, vid: &Value, props: &PropSelection) -> Option<Props> {
+    /// The properties at `picked` (indices into the cached version's properties, named `names`) of the row of
+    /// `vid`, as the store would decode them (`None`: the vertex does not have the tag).
+    pub fn get(&self, vid: &Value, picked: &[usize], names: &Arc<[String]>) -> Option<PropRow> {
         let slot = self.slots.get(vid)? as usize;
         if !self.present[slot] {
             return None;
         }
-        Some(
-            self.schema
-                .latest()
-                .props
-                .iter()
-                .zip(&self.columns)
-                .filter(|(p, _)| props.wants(&p.name))
-                .map(|(p, c)| (p.name.clone(), c[slot].clone()))
-                .collect(),
-        )
+        Some(PropRow { names: names.clone(), values: picked.iter().map(|&i| self.columns[i][slot].clone()).collect() })
     }
 
     pub fn rows(&self) -> usize {

@@ -152,9 +152,9 @@ fn neighbors_project_only_the_requested_properties() {
     let (st, sp, like, _) = graph();
     let all = st.get_neighbors(&sp, &request(vec![(2, like.clone())], PropSelection::All, None)).unwrap();
     assert_eq!(all.len(), 3);
-    assert_eq!(all[0].props.as_ref().unwrap().len(), 2);
+    assert_eq!(&*all[0].props.as_ref().unwrap().names, &["likeness".to_string(), "note".to_string()]);
     let only = st.get_neighbors(&sp, &request(vec![(2, like.clone())], PropSelection::Only(vec!["likeness".into()]), None)).unwrap();
-    assert_eq!(only[2].props.as_ref().unwrap().keys().collect::<Vec<_>>(), vec!["likeness"]);
+    assert_eq!(&*only[2].props.as_ref().unwrap().names, &["likeness".to_string()]);
     let none = st.get_neighbors(&sp, &request(vec![(2, like)], PropSelection::None, None)).unwrap();
     assert!(none.iter().all(|e| e.props.is_none()));
     assert_eq!(none.iter().map(|e| e.to.clone()).collect::<Vec<_>>(), vec![Value::Int(2), Value::Int(3), Value::Int(4)]);
@@ -168,6 +168,10 @@ fn neighbors_filter_is_evaluated_in_storage() {
     let got = st.get_neighbors(&sp, &request(vec![(2, like.clone())], PropSelection::None, Some(gt(40)))).unwrap();
     assert_eq!(got.iter().map(|e| e.to.clone()).collect::<Vec<_>>(), vec![Value::Int(3), Value::Int(4)]);
     assert!(got.iter().all(|e| e.props.is_none()));
+    // ... or while returning another one: only that one comes back.
+    let note = st.get_neighbors(&sp, &request(vec![(2, like.clone())], PropSelection::Only(vec!["note".into()]), Some(gt(40)))).unwrap();
+    let rows: Vec<_> = note.iter().map(|e| e.props.as_ref().unwrap().to_map().into_iter().collect::<Vec<_>>()).collect();
+    assert_eq!(rows, vec![vec![("note".to_string(), Value::String("n3".into()))], vec![("note".to_string(), Value::String("n4".into()))]]);
     // On a `serve` row, `like.likeness` is EMPTY, so the condition is not true and the row is dropped.
     let both = st.get_neighbors(&sp, &request(vec![(2, like.clone()), (3, serve.clone())], PropSelection::All, Some(gt(40)))).unwrap();
     assert_eq!(both.len(), 2);

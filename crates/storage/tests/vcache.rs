@@ -47,7 +47,7 @@ fn vid(space: &SpaceDesc, i: u64) -> Value {
 type Model = HashMap<Value, BTreeMap<i32, Vec<Value>>>;
 
 fn read(s: &EmbeddedStorage, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> Vec<Option<Vec<(i32, Props)>>> {
-    s.get_vertices(space, vids, tags, props).unwrap().into_iter().map(|d| d.map(|d| d.tags.into_iter().map(|(t, p)| (t.id, p)).collect())).collect()
+    s.get_vertices(space, vids, tags, props).unwrap().into_iter().map(|d| d.map(|d| d.tags.into_iter().map(|(t, p)| (t.id, p.to_map())).collect())).collect()
 }
 
 fn expected(model: &Model, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> Vec<Option<Vec<(i32, Props)>>> {
