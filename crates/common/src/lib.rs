@@ -9,6 +9,7 @@ pub mod datetime;
 pub mod error;
 pub mod eval;
 pub mod expr;
+pub mod fasthash;
 pub mod functions;
 pub mod limits;
 pub mod murmur;

@@ -10,7 +10,7 @@ use quiver_common::value::NullKind;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{SetOp, YieldClause};
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
 
 /// The state of one request: its parameters, the variables its statements assign, and its budget.
 pub(crate) struct Request<'a> {
@@ -21,7 +21,7 @@ pub(crate) struct Request<'a> {
 
 impl<'a> Request<'a> {
     pub fn new(params: &'a Params, budget: Budget) -> Request<'a> {
-        Request { params, vars: HashMap::new(), budget }
+        Request { params, vars: HashMap::default(), budget }
     }
 
     pub fn param_context(&self) -> ParamContext<'_> {
@@ -162,7 +162,7 @@ impl Acc {
         Acc {
             name: name.to_lowercase(),
             distinct,
-            seen: HashSet::new(),
+            seen: HashSet::default(),
             count: 0,
             sum: Value::Int(0),
             sum_f: 0.0,
@@ -267,7 +267,7 @@ fn eval_group(columns: &[&Expr], rows: &[&dyn EvalContext], first: &dyn EvalCont
             }
         });
     }
-    let mut values = HashMap::new();
+    let mut values = HashMap::default();
     for call in calls {
         let Expr::Aggregate { name, arg, distinct } = call else { unreachable!("collected aggregates") };
         let mut acc = Acc::new(name, *distinct);
@@ -388,17 +388,17 @@ pub(crate) fn set_op(op: SetOp, l: DataSet, r: DataSet) -> QResult<DataSet> {
             out.rows.extend(r.rows);
         }
         SetOp::Union => {
-            let mut seen = HashSet::new();
+            let mut seen = HashSet::default();
             out.rows = l.rows.into_iter().chain(r.rows).filter(|row| seen.insert(row.clone())).collect();
         }
         SetOp::Intersect => {
             let right: HashSet<Vec<Value>> = r.rows.into_iter().collect();
-            let mut seen = HashSet::new();
+            let mut seen = HashSet::default();
             out.rows = l.rows.into_iter().filter(|row| right.contains(row) && seen.insert(row.clone())).collect();
         }
         SetOp::Minus => {
             let right: HashSet<Vec<Value>> = r.rows.into_iter().collect();
-            let mut seen = HashSet::new();
+            let mut seen = HashSet::default();
             out.rows = l.rows.into_iter().filter(|row| !right.contains(row) && seen.insert(row.clone())).collect();
         }
     }
@@ -474,7 +474,7 @@ pub(crate) fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'
         }
         return Ok(grouped);
     }
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for row in kept {
         let ctx = src.context(req, row);
         let values = y.columns.iter().map(|c| eval(&c.expr, &ctx)).collect::<QResult<Vec<_>>>()?;
@@ -493,7 +493,7 @@ fn group_by(keys: &[Expr], y: &YieldClause, req: &Request<'_>, src: &RowSource<'
     }
     let columns: Vec<String> = y.columns.iter().map(|c| c.name()).collect();
     let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
-    let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
+    let mut index: HashMap<Vec<Value>, usize> = HashMap::default();
     for (i, row) in src.rows().iter().enumerate() {
         let ctx = src.context(req, row);
         let key = keys.iter().map(|k| eval(k, &ctx)).collect::<QResult<Vec<_>>>()?;
@@ -507,7 +507,7 @@ fn group_by(keys: &[Expr], y: &YieldClause, req: &Request<'_>, src: &RowSource<'
     }
     let exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
     let mut out = DataSet::new(columns, Vec::new());
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for (_, members) in groups {
         let contexts: Vec<RowContext<'_>> = members.iter().map(|&i| src.context(req, &src.rows()[i])).collect();
         let refs: Vec<&dyn EvalContext> = contexts.iter().map(|c| c as &dyn EvalContext).collect();

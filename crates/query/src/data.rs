@@ -8,7 +8,7 @@ use quiver_common::expr::{Expr, VertexRef};
 use quiver_common::value::Edge;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{EdgeKey, Statement, UpdateTarget, YieldClause, YieldColumn};
-use std::collections::HashSet;
+use quiver_common::fasthash::FastSet as HashSet;
 
 /// Where a VID is used decides NebulaGraph's message for one of the wrong type.
 #[derive(Clone, Copy)]
@@ -338,7 +338,7 @@ impl QueryEngine {
                 }
                 let listed_ids: Vec<i32> = schemas[..listed].iter().map(|s| s.id).collect();
                 let mut ids = Vec::new();
-                let mut seen_ids = HashSet::new();
+                let mut seen_ids = HashSet::default();
                 for v in vids {
                     let vid = eval_vid(space, v, params, VidUse::Start)?;
                     if seen_ids.insert(vid.clone()) {
@@ -346,7 +346,7 @@ impl QueryEngine {
                     }
                 }
                 let mut ds = DataSet::new(yield_columns(yield_clause), Vec::new());
-                let mut seen = HashSet::new();
+                let mut seen = HashSet::default();
                 for data in self.storage.get_vertices(space, &ids, &schemas, &PropSelection::All)?.into_iter().flatten() {
                     let (own, extra): (Vec<_>, Vec<_>) = data.tags.into_iter().partition(|(s, _)| listed_ids.contains(&s.id));
                     if tags.is_some() && own.is_empty() {
@@ -363,7 +363,7 @@ impl QueryEngine {
                 self.check_fetch_yield(space, yield_clause, Some(&schema))?;
                 let keys = keys.iter().map(|k| eval_edge_key(space, k, schema.id, params, true)).collect::<QResult<Vec<_>>>()?;
                 let mut ds = DataSet::new(yield_columns(yield_clause), Vec::new());
-                let mut seen = HashSet::new();
+                let mut seen = HashSet::default();
                 for (key, props) in keys.iter().zip(self.storage.get_edges(space, &schema, &keys)?) {
                     let Some(props) = props else { continue };
                     let e = Edge { src: key.src.clone(), dst: key.dst.clone(), edge_type: schema.id, name: schema.name.clone(), ranking: key.rank, props };
@@ -462,7 +462,7 @@ impl QueryEngine {
         let Some(y) = yield_clause else { return Ok(DataSet::empty()) };
         let mut ds = DataSet::new(yield_columns(y), Vec::new());
         if let Some(props) = after {
-            project(y, &make(params, &schema.name, &props, is_edge, key_ref), &mut ds, &mut HashSet::new())?;
+            project(y, &make(params, &schema.name, &props, is_edge, key_ref), &mut ds, &mut HashSet::default())?;
         }
         Ok(ds)
     }

@@ -17,7 +17,7 @@ use quiver_common::expr::{EdgeMeta, Expr, VertexRef};
 use quiver_common::value::Edge;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{Direction, FromClause, GoStatement, YieldClause};
-use std::collections::{HashMap, HashSet};
+use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
 
 /// Frontier vertices per storage read.
 const FRONTIER_BATCH: usize = 4096;
@@ -109,25 +109,32 @@ impl QueryEngine {
         };
         // Start vertices are expanded as given, duplicates included, as NebulaGraph does; a join reads the
         // multiplicity from the input rows instead, so it starts from each VID once.
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let mut frontier: Vec<(Value, Value)> =
             starts.into_iter().filter(|v| !needs.input || seen.insert(v.clone())).map(|v| (v.clone(), v)).collect();
 
         // For a join: the input rows of each start vertex, found once instead of once per edge.
-        let mut rows_of: HashMap<Value, Vec<usize>> = HashMap::new();
+        let mut rows_of: HashMap<Value, Vec<usize>> = HashMap::default();
         if let (Some((src, from_expr)), true) = (&source, needs.input) {
             for (i, row) in src.rows().iter().enumerate() {
                 rows_of.entry(eval(from_expr, &src.context(req, row))?).or_default().push(i);
             }
         }
         let edge_types: Vec<(i32, SchemaRef)> = edges.clone();
-        let mut distinct_rows = HashSet::new();
+        let mut distinct_rows = HashSet::default();
         for step in 1..=g.max_steps {
             if frontier.is_empty() {
                 break;
             }
-            let mut unique = HashSet::new();
-            let vids: Vec<Value> = frontier.iter().map(|(_, v)| v.clone()).filter(|v| unique.insert(v.clone())).collect();
+            // The step's distinct sources, each with its position in `vids`.
+            let mut vid_pos: HashMap<&Value, usize> = HashMap::with_capacity_and_hasher(frontier.len(), Default::default());
+            let mut vids: Vec<Value> = Vec::new();
+            for (_, v) in &frontier {
+                vid_pos.entry(v).or_insert_with(|| {
+                    vids.push(v.clone());
+                    vids.len() - 1
+                });
+            }
             let last = step == g.max_steps;
             // The frontier is read in batches, with the deadline checked and memory charged between them, so a
             // step over many (or very large) vertices can be cancelled part-way.
@@ -157,26 +164,50 @@ impl QueryEngine {
             if let Some(b) = bounds.get(step as usize - 1) {
                 neighbors.truncate(*b);
             }
-            let mut by_from: HashMap<&Value, Vec<usize>> = HashMap::new();
-            for (i, e) in neighbors.iter().enumerate() {
-                by_from.entry(&e.from).or_default().push(i);
+            // The edges of each source, as ranges of `neighbors` (storage returns a source's edges together, so
+            // this hashes once per source, not once per edge).
+            let mut runs: Vec<Vec<std::ops::Range<usize>>> = vec![Vec::new(); vids.len()];
+            let mut start = 0;
+            for i in 1..=neighbors.len() {
+                if i == neighbors.len() || neighbors[i].from != neighbors[start].from {
+                    if let Some(&p) = vid_pos.get(&neighbors[start].from) {
+                        runs[p].push(start..i);
+                    }
+                    start = i;
+                }
             }
+            let edges_of = |vid: &Value| runs[vid_pos[vid]].iter().flat_map(|r| r.clone());
             let schema_of = |et: i32| &edge_types.iter().find(|(t, _)| *t == et).expect("requested type").1;
 
             if step >= min_steps {
-                let src_vertices = self.vertex_map(space, &vids, &needs.src_tags, &needs.src_props)?;
-                let mut dst_unique = HashSet::new();
-                let dsts: Vec<Value> = neighbors.iter().map(|e| e.to.clone()).filter(|v| dst_unique.insert(v.clone())).collect();
-                let dst_vertices = self.vertex_map(space, &dsts, &needs.dst_tags, &needs.dst_props)?;
+                // Vertex properties, read once per distinct vertex, found by position.
+                let src_vertices = self.vertices(space, &vids, &needs.src_tags, &needs.src_props)?;
+                let (dst_of, dst_vertices) = if needs.dst_tags.is_empty() {
+                    (Vec::new(), Vec::new())
+                } else {
+                    let mut dst_pos: HashMap<&Value, usize> = HashMap::with_capacity_and_hasher(neighbors.len(), Default::default());
+                    let mut dsts: Vec<Value> = Vec::new();
+                    let dst_of: Vec<usize> = neighbors
+                        .iter()
+                        .map(|e| {
+                            *dst_pos.entry(&e.to).or_insert_with(|| {
+                                dsts.push(e.to.clone());
+                                dsts.len() - 1
+                            })
+                        })
+                        .collect();
+                    (dst_of, self.vertices(space, &dsts, &needs.dst_tags, &needs.dst_props)?)
+                };
                 for (root, vid) in &frontier {
-                    for &i in by_from.get(vid).map(Vec::as_slice).unwrap_or(&[]) {
+                    let src = src_vertices.get(vid_pos[vid]).and_then(Option::as_ref);
+                    for i in edges_of(vid) {
                         let e = &neighbors[i];
                         let step_row = Step { edge: e, schema: schema_of(e.edge_type) };
                         let ctx = GoContext {
                             req,
                             step: &step_row,
-                            src: src_vertices.get(&e.from),
-                            dst: dst_vertices.get(&e.to),
+                            src,
+                            dst: dst_of.get(i).and_then(|&d| dst_vertices[d].as_ref()),
                             input: None,
                         };
                         match (&source, needs.input) {
@@ -196,10 +227,10 @@ impl QueryEngine {
                 break;
             }
             // The next frontier: far ends, de-duplicated per root (or globally without a join).
-            let mut next_seen = HashSet::new();
+            let mut next_seen = HashSet::default();
             let mut next = Vec::new();
             for (root, vid) in &frontier {
-                for &i in by_from.get(vid).map(Vec::as_slice).unwrap_or(&[]) {
+                for i in edges_of(vid) {
                     let to = &neighbors[i].to;
                     let key = if needs.input { (root.clone(), to.clone()) } else { (Value::Empty, to.clone()) };
                     if next_seen.insert(key) {
@@ -346,16 +377,13 @@ impl QueryEngine {
         Ok(needs)
     }
 
-    /// Vertices by VID with the given tags (an empty map when no tag is needed).
-    fn vertex_map(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &VertexProps) -> QResult<HashMap<Value, VertexData>> {
-        let mut out = HashMap::new();
+    /// The vertices of `vids` with the given tags, in the order of `vids` (`None`: no such vertex); nothing is
+    /// read when no tag is needed.
+    fn vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &VertexProps) -> QResult<Vec<Option<VertexData>>> {
         if tags.is_empty() {
-            return Ok(out);
+            return Ok(Vec::new());
         }
-        for data in self.storage.get_vertices(space, vids, tags, &props.selection())?.into_iter().flatten() {
-            out.insert(data.vid.clone(), data);
-        }
-        Ok(out)
+        self.storage.get_vertices(space, vids, tags, &props.selection())
     }
 }
 

@@ -17,6 +17,7 @@
 use quiver_api::{SpaceDesc, VidType};
 use quiver_common::{QError, QResult, Value};
 use std::cmp::Ordering;
+use quiver_common::fasthash::FastMap;
 use std::collections::HashMap;
 
 /// Vertices per page.
@@ -26,15 +27,15 @@ pub const DELTA_MERGE_EDGES: usize = 2048;
 
 /// Dense ids for VIDs.
 pub enum VidDict {
-    Int { ids: HashMap<i64, u32>, vids: Vec<i64> },
-    Str { ids: HashMap<Box<[u8]>, u32>, vids: Vec<Box<[u8]>> },
+    Int { ids: FastMap<i64, u32>, vids: Vec<i64> },
+    Str { ids: FastMap<Box<[u8]>, u32>, vids: Vec<Box<[u8]>> },
 }
 
 impl VidDict {
     pub(crate) fn new(vid_type: VidType) -> VidDict {
         match vid_type {
-            VidType::Int64 => VidDict::Int { ids: HashMap::new(), vids: Vec::new() },
-            VidType::FixedString(_) => VidDict::Str { ids: HashMap::new(), vids: Vec::new() },
+            VidType::Int64 => VidDict::Int { ids: FastMap::default(), vids: Vec::new() },
+            VidType::FixedString(_) => VidDict::Str { ids: FastMap::default(), vids: Vec::new() },
         }
     }
 
