@@ -9,6 +9,7 @@
 use crate::compose::{input_rows, Request, RowSource};
 use crate::context::make_vertex;
 use crate::data::{column_text, eval_vid, VidUse};
+use crate::distinct::DistinctRows;
 use crate::plan::GoNode;
 use crate::{DataSet, QueryEngine};
 use quiver_api::*;
@@ -121,7 +122,7 @@ impl QueryEngine {
             }
         }
         let edge_types: Vec<(i32, SchemaRef)> = edges.clone();
-        let mut distinct_rows = HashSet::default();
+        let mut distinct_rows = DistinctRows::default();
         for step in 1..=g.max_steps {
             if frontier.is_empty() {
                 break;
@@ -387,14 +388,14 @@ impl QueryEngine {
     }
 }
 
-fn emit(ctx: &GoContext<'_>, filter: Option<&Expr>, y: &YieldClause, out: &mut DataSet, seen: &mut HashSet<Vec<Value>>) -> QResult<()> {
+fn emit(ctx: &GoContext<'_>, filter: Option<&Expr>, y: &YieldClause, out: &mut DataSet, seen: &mut DistinctRows) -> QResult<()> {
     if let Some(f) = filter {
         if !eval_condition(f, ctx).map_err(QError::at_runtime)? {
             return Ok(());
         }
     }
     let row = y.columns.iter().map(|c| eval(&c.expr, ctx)).collect::<QResult<Vec<_>>>().map_err(QError::at_runtime)?;
-    if !y.distinct || seen.insert(row.clone()) {
+    if !y.distinct || seen.is_new(&out.rows, &row) {
         out.rows.push(row);
     }
     Ok(())

@@ -11,6 +11,7 @@ mod admin;
 mod compose;
 mod context;
 mod data;
+mod distinct;
 mod go;
 mod lookup;
 pub mod optimizer;
