@@ -14,6 +14,7 @@
 //! acknowledged; a crash in that window loses the batch whole, and its writer was never told it succeeded.
 
 pub mod codec;
+pub mod ecache;
 mod expand;
 pub mod index;
 pub mod jobs;
@@ -53,6 +54,8 @@ pub struct EmbeddedStorage {
     /// Hot tags' rows, decoded, by column; changed with every write under `write_lock` (lock order: `write_lock`,
     /// then the cache's map, then a tag's columns).
     vcache: vcache::VertexCache,
+    /// Read counts that decide when an edge type's properties are cached (the caches live in the topologies).
+    hot_edges: ecache::HotEdges,
 }
 
 /// What the writers' lock guards besides the order of writes.
@@ -70,7 +73,8 @@ type MergeJob = (u32, i32, usize);
 /// What a write batch changes in the in-memory mirrors of the store (the topology and the vertex property
 /// cache), applied right after the batch is appended.
 enum TopoOp {
-    Add(TopoEdge),
+    /// An edge written, with its row (mirrored in the type's property cache).
+    Add(TopoEdge, Vec<u8>),
     Remove(TopoEdge),
     /// The space's data was removed: drop its topology and caches (the next read rebuilds the topology, empty).
     Clear,
@@ -149,6 +153,7 @@ impl EmbeddedStorage {
             topologies,
             merges: Mutex::new(tx),
             vcache: vcache::VertexCache::default(),
+            hot_edges: ecache::HotEdges::default(),
         }
     }
 
@@ -309,10 +314,11 @@ impl EmbeddedStorage {
         if ops.iter().any(|op| matches!(op, TopoOp::Clear)) {
             self.topologies.write().expect("lock poisoned").remove(&space.id);
             self.vcache.drop_space(space.id);
+            self.hot_edges.forget_space(space.id);
             return;
         }
         self.apply_vcache(space, &ops);
-        if !ops.iter().any(|op| matches!(op, TopoOp::Add(_) | TopoOp::Remove(_) | TopoOp::DropEdgeType(_))) {
+        if !ops.iter().any(|op| matches!(op, TopoOp::Add(..) | TopoOp::Remove(_) | TopoOp::DropEdgeType(_))) {
             return;
         }
         let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() else { return };
@@ -321,9 +327,20 @@ impl EmbeddedStorage {
             let mut t = t.write().expect("lock poisoned");
             for op in &ops {
                 match op {
-                    TopoOp::Add(e) => t.add_edge(e, &mut due),
-                    TopoOp::Remove(e) => t.remove_edge(e, &mut due),
-                    TopoOp::DropEdgeType(et) => t.drop_edge_type(*et),
+                    TopoOp::Add(e, row) => {
+                        t.add_edge(e, &mut due);
+                        if t.mirror_edge_row(e, Some(row)) {
+                            self.hot_edges.cool(space.id, e.edge_type);
+                        }
+                    }
+                    TopoOp::Remove(e) => {
+                        t.mirror_edge_row(e, None);
+                        t.remove_edge(e, &mut due);
+                    }
+                    TopoOp::DropEdgeType(et) => {
+                        t.drop_edge_type(*et);
+                        self.hot_edges.cool(space.id, et.abs());
+                    }
                     TopoOp::Tag { .. } | TopoOp::DropTag(_) => {}
                     TopoOp::Clear => unreachable!("handled above"),
                 }
@@ -431,6 +448,25 @@ impl EdgeProjection {
             returned: returns.then(|| names(&picked[..n_returned])),
             picked,
         }
+    }
+}
+
+impl EdgeProjection {
+    /// Applies the request's filter to an edge decoded by this projection, then drops what only the filter read.
+    fn finish(&self, mut edge: NeighborEdge, filter: Option<&Expr>, schema: &SchemaDesc, request_types: &[&str]) -> QResult<Option<NeighborEdge>> {
+        let Some(filter) = filter else { return Ok(Some(edge)) };
+        let ctx = EdgeFilterContext { edge: &edge, schema, request_types };
+        if !eval_condition(filter, &ctx)? {
+            return Ok(None);
+        }
+        edge.props = match (&self.returned, edge.props) {
+            (None, _) | (_, None) => None,
+            (Some(names), Some(mut row)) => {
+                row.values.truncate(names.len());
+                Some(PropRow { names: names.clone(), values: row.values })
+            }
+        };
+        Ok(Some(edge))
     }
 }
 
@@ -556,6 +592,11 @@ impl StorageClient for EmbeddedStorage {
         // Per edge type, once: which properties are decoded (returned ones first, then those only the filter
         // reads), under names every row of that type shares.
         let projections: Vec<EdgeProjection> = req.edge_types.iter().map(|(_, schema)| EdgeProjection::new(schema, &req.props, &filter_props)).collect();
+        if !any_ttl {
+            if let Some(out) = self.neighbors_from_edge_cache(space, req, &projections, &names)? {
+                return Ok(out);
+            }
+        }
         let mut meter = expand::EdgeMeter::new(&req.budget);
         for vid in &req.vids {
             for ((et, schema), projection) in req.edge_types.iter().zip(&projections) {
@@ -574,21 +615,8 @@ impl StorageClient for EmbeddedStorage {
                                 None => None,
                                 Some(names) => Some(PropRow { names: names.clone(), values: codec::decode_indices(schema, v, &projection.picked)? }),
                             };
-                            let mut edge = NeighborEdge { from: vid.clone(), edge_type: *et, rank, to, props };
-                            let Some(filter) = &req.filter else { return Ok(Some(edge)) };
-                            let ctx = EdgeFilterContext { edge: &edge, schema, request_types: &names };
-                            if !eval_condition(filter, &ctx)? {
-                                return Ok(None);
-                            }
-                            // Drop what only the filter read.
-                            edge.props = match (&projection.returned, edge.props) {
-                                (None, _) | (_, None) => None,
-                                (Some(names), Some(mut row)) => {
-                                    row.values.truncate(names.len());
-                                    Some(PropRow { names: names.clone(), values: row.values })
-                                }
-                            };
-                            Ok(Some(edge))
+                            let edge = NeighborEdge { from: vid.clone(), edge_type: *et, rank, to, props };
+                            projection.finish(edge, req.filter.as_ref(), schema, &names)
                         };
                         match step().and_then(|e| {
                             if e.is_some() {

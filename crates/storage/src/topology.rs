@@ -321,6 +321,8 @@ pub struct TopoEdge {
 pub struct SpaceTopology {
     pub dict: VidDict,
     adjacency: HashMap<i32, Adjacency>,
+    /// Cached properties of hot edge types, by (positive) type: see [`crate::ecache`].
+    pub edge_props: HashMap<i32, crate::ecache::EdgeColumns>,
 }
 
 /// Numbers for `docs/design/topology.md` and SHOW-style reports.
@@ -335,7 +337,7 @@ pub struct TopologyStats {
 
 impl SpaceTopology {
     pub fn new(space: &SpaceDesc) -> SpaceTopology {
-        SpaceTopology { dict: VidDict::new(space.vid_type), adjacency: HashMap::new() }
+        SpaceTopology { dict: VidDict::new(space.vid_type), adjacency: HashMap::new(), edge_props: HashMap::new() }
     }
 
     /// Builds the topology from stored edge keys `(from key bytes, signed type, rank, to key bytes)`, given in key
@@ -385,6 +387,28 @@ impl SpaceTopology {
     pub fn drop_edge_type(&mut self, edge_type: i32) {
         self.adjacency.remove(&edge_type);
         self.adjacency.remove(&-edge_type);
+        self.edge_props.remove(&edge_type.abs());
+    }
+
+    /// Mirrors an edge write (`Some`: the row written) or delete in its type's property cache, if there is one;
+    /// returns true when the cache had to go (a row of a schema version it cannot decode).
+    pub fn mirror_edge_row(&mut self, e: &TopoEdge, row: Option<&[u8]>) -> bool {
+        let Some(c) = self.edge_props.get_mut(&e.edge_type) else { return false };
+        let (Some(s), Some(d)) = (self.dict.get(&e.src), self.dict.get(&e.dst)) else { return false };
+        match row {
+            None => c.set(s, e.rank, d, None),
+            Some(bytes) => {
+                let all: Vec<usize> = (0..c.schema.latest().props.len()).collect();
+                match crate::codec::decode_indices(&c.schema, bytes, &all) {
+                    Ok(values) => c.set(s, e.rank, d, Some(values)),
+                    Err(_) => {
+                        self.edge_props.remove(&e.edge_type);
+                        return true;
+                    }
+                }
+            }
+        }
+        false
     }
 
     pub fn merge_page(&mut self, edge_type: i32, page: usize) {

@@ -101,7 +101,7 @@ impl TagColumns {
     }
 }
 
-fn value_bytes(v: &Value) -> usize {
+pub(crate) fn value_bytes(v: &Value) -> usize {
     std::mem::size_of::<Value>()
         + match v {
             Value::String(s) => s.capacity(),

@@ -187,8 +187,8 @@ impl<'s> Tx<'s> {
         let space = self.space;
         self.reindex(SchemaKind::Edge, schema.id, old.as_deref(), Some(&row), &|i, v| index::edge_entry(space, i, &key.src, key.rank, &key.dst, v))?;
         self.put(keys::edge_key(self.space, &key.dst, -key.edge_type, key.rank, &key.src), row.clone());
-        self.put(out_key, row);
-        self.b.topo.push(TopoOp::Add(crate::topo_edge(key)));
+        self.put(out_key, row.clone());
+        self.b.topo.push(TopoOp::Add(crate::topo_edge(key), row));
         Ok(())
     }
 

@@ -1,0 +1,330 @@
+//! The edge property cache: the rows of frequently read edge types, decoded once and kept in columns beside the
+//! topology.
+//!
+//! A GO that yields edge properties (`knows.time`) cannot be answered from the topology alone: it scans the
+//! key-value store under every frontier vertex (an iterator seek, then a decode per edge). Once an edge type has
+//! been read with properties for [`HOT_READS`] vertices, its rows are loaded into an [`EdgeColumns`] kept in the
+//! space's topology: a row per edge, found by the edge's (source, rank, destination) in the topology's dense ids,
+//! and one vector of decoded values per property of the type's latest schema version. Neighbour reads then walk
+//! the topology's adjacency and take each edge's properties from there, touching no key-value state.
+//!
+//! **Invariants** (those of the vertex cache, [`crate::vcache`]):
+//! - Built under the writers' lock and the topology's write lock, and changed only under them, right after the
+//!   batch it mirrors is appended (every edge write carries its row for this); it always equals the type's rows in
+//!   the store. It lives and dies with the topology, whose dense ids it uses.
+//! - One schema version per cache: a reader with a newer version (after `ALTER EDGE`) drops it; a written row of a
+//!   version it cannot decode drops it.
+//! - Types with a TTL are never cached, nor types with more than [`MAX_EDGES`] edges. `DROP EDGE` drops it with
+//!   the type's adjacency; `CLEAR SPACE` and bulk loads drop the whole topology.
+
+use crate::topology::SpaceTopology;
+use quiver_api::{NeighborEdge, NeighborsRequest, PropRow, SchemaKind, SchemaRef, SpaceDesc};
+use quiver_common::fasthash::{FastMap, FastSet};
+use quiver_common::{QError, QResult, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// Vertices expanded with properties after which an edge type's rows are cached.
+pub const HOT_READS: u64 = 4096;
+/// Edge types with more edges are not cached.
+pub const MAX_EDGES: i64 = 16_000_000;
+
+/// The decoded rows of one edge type: per source vertex (by the topology's dense id), its edges sorted by
+/// (rank, destination id) with their values row by row, so a vertex's edges are read from one place.
+pub struct EdgeColumns {
+    /// The schema the rows were decoded with (its latest version is the rows' shape).
+    pub schema: SchemaRef,
+    /// Properties per edge (of the latest version).
+    width: usize,
+    lists: Vec<EdgeList>,
+    edges: usize,
+}
+
+#[derive(Default)]
+struct EdgeList {
+    /// (rank, destination id), sorted.
+    keys: Vec<(i64, u32)>,
+    /// `values[i * width + p]`: property `p` of edge `keys[i]`.
+    values: Vec<Value>,
+}
+
+impl EdgeColumns {
+    pub fn new(schema: SchemaRef) -> EdgeColumns {
+        let width = schema.latest().props.len();
+        EdgeColumns { schema, width, lists: Vec::new(), edges: 0 }
+    }
+
+    pub fn version(&self) -> u32 {
+        self.schema.latest().version
+    }
+
+    /// Sets (`Some`: every property of the latest version, in order) or removes (`None`) the row of an edge.
+    pub fn set(&mut self, src: u32, rank: i64, dst: u32, values: Option<Vec<Value>>) {
+        let w = self.width;
+        if self.lists.len() <= src as usize {
+            if values.is_none() {
+                return;
+            }
+            self.lists.resize_with(src as usize + 1, EdgeList::default);
+        }
+        let list = &mut self.lists[src as usize];
+        match (list.keys.binary_search(&(rank, dst)), values) {
+            (Ok(i), Some(values)) => list.values[i * w..(i + 1) * w].clone_from_slice(&values),
+            (Err(i), Some(values)) => {
+                list.keys.insert(i, (rank, dst));
+                list.values.splice(i * w..i * w, values);
+                self.edges += 1;
+            }
+            (Ok(i), None) => {
+                list.keys.remove(i);
+                list.values.drain(i * w..(i + 1) * w);
+                self.edges -= 1;
+            }
+            (Err(_), None) => {}
+        }
+    }
+
+    /// Adds an edge while building (in any order; [`EdgeColumns::sorted`] orders the lists once at the end).
+    pub fn push(&mut self, src: u32, rank: i64, dst: u32, values: Vec<Value>) {
+        if self.lists.len() <= src as usize {
+            self.lists.resize_with(src as usize + 1, EdgeList::default);
+        }
+        let list = &mut self.lists[src as usize];
+        list.keys.push((rank, dst));
+        list.values.extend(values);
+        self.edges += 1;
+    }
+
+    /// Sorts every list built by [`EdgeColumns::push`].
+    pub fn sorted(mut self) -> EdgeColumns {
+        let w = self.width;
+        for list in &mut self.lists {
+            if list.keys.windows(2).all(|p| p[0] < p[1]) {
+                continue;
+            }
+            let mut order: Vec<usize> = (0..list.keys.len()).collect();
+            order.sort_unstable_by_key(|&i| list.keys[i]);
+            list.keys = order.iter().map(|&i| list.keys[i]).collect();
+            list.values = order.iter().flat_map(|&i| list.values[i * w..(i + 1) * w].iter().cloned()).collect();
+        }
+        self
+    }
+
+    /// The properties at `picked` (indices into the latest version's properties) of an edge, `None` if the cache
+    /// has no such edge.
+    pub fn get(&self, src: u32, rank: i64, dst: u32, picked: &[usize]) -> Option<Vec<Value>> {
+        let list = self.lists.get(src as usize)?;
+        let i = list.keys.binary_search(&(rank, dst)).ok()?;
+        let row = &list.values[i * self.width..(i + 1) * self.width];
+        Some(picked.iter().map(|&p| row[p].clone()).collect())
+    }
+
+    pub fn rows(&self) -> usize {
+        self.edges
+    }
+
+    /// Memory held, in bytes (keys, values and their heap parts, estimated).
+    pub fn bytes(&self) -> usize {
+        let values: usize = self.lists.iter().flat_map(|l| &l.values).map(crate::vcache::value_bytes).sum();
+        let keys: usize = self.lists.iter().map(|l| l.keys.capacity() * std::mem::size_of::<(i64, u32)>()).sum();
+        self.lists.capacity() * std::mem::size_of::<EdgeList>() + keys + values
+    }
+}
+
+/// How many vertices each edge type has been expanded with properties for, per space: decides when it is hot.
+#[derive(Default)]
+pub struct HotEdges {
+    reads: RwLock<FastMap<(u32, i32), Arc<AtomicU64>>>,
+    /// Types found too large or changing while being loaded: not tried again until the space's topology goes.
+    refused: RwLock<FastSet<(u32, i32)>>,
+}
+
+impl HotEdges {
+    /// Counts `n` vertex reads of an edge type; true when it has just become hot.
+    pub fn count(&self, space: u32, edge_type: i32, n: u64) -> bool {
+        if self.refused.read().expect("lock poisoned").contains(&(space, edge_type)) {
+            return false;
+        }
+        let counter = self.reads.read().expect("lock poisoned").get(&(space, edge_type)).cloned();
+        let counter = match counter {
+            Some(c) => c,
+            None => self.reads.write().expect("lock poisoned").entry((space, edge_type)).or_default().clone(),
+        };
+        let before = counter.fetch_add(n, Ordering::Relaxed);
+        before < HOT_READS && before + n >= HOT_READS
+    }
+
+    /// Starts counting an edge type again (its cache was dropped).
+    pub fn cool(&self, space: u32, edge_type: i32) {
+        self.reads.write().expect("lock poisoned").remove(&(space, edge_type));
+    }
+
+    pub fn refuse(&self, space: u32, edge_type: i32) {
+        self.refused.write().expect("lock poisoned").insert((space, edge_type));
+    }
+
+    pub fn forget_space(&self, space: u32) {
+        self.reads.write().expect("lock poisoned").retain(|(s, _), _| *s != space);
+        self.refused.write().expect("lock poisoned").retain(|(s, _)| *s != space);
+    }
+}
+
+impl crate::EmbeddedStorage {
+    /// `get_neighbors` with properties, answered from the topology and the edge types' property caches: `None`
+    /// when a requested type is not cached (this read may make it hot and build its cache first).
+    pub(crate) fn neighbors_from_edge_cache(
+        &self,
+        space: &SpaceDesc,
+        req: &NeighborsRequest,
+        projections: &[crate::EdgeProjection],
+        names: &[&str],
+    ) -> QResult<Option<Vec<NeighborEdge>>> {
+        let topo = self.topology(space)?;
+        // Every requested type is looked at (and counted, once per request) even when an earlier one is not cached,
+        // so types read together become hot together.
+        let mut all_cached = true;
+        let mut seen: Vec<i32> = Vec::new();
+        for (et, schema) in &req.edge_types {
+            let et = et.abs();
+            if seen.contains(&et) {
+                continue;
+            }
+            seen.push(et);
+            let cached = topo.read().expect("lock poisoned").edge_props.get(&et).map(EdgeColumns::version);
+            let reader = schema.latest().version;
+            match cached {
+                Some(v) if v == reader => {}
+                // An older reader (planned before an ALTER) reads the store.
+                Some(v) if v > reader => all_cached = false,
+                Some(_) => {
+                    // The type was altered since the cache was built.
+                    topo.write().expect("lock poisoned").edge_props.remove(&et);
+                    self.hot_edges.cool(space.id, et);
+                    all_cached = false;
+                }
+                None => {
+                    if !self.hot_edges.count(space.id, et, req.vids.len() as u64) || !self.build_edge_cache(space, schema, &topo)? {
+                        all_cached = false;
+                    }
+                }
+            }
+        }
+        if !all_cached {
+            return Ok(None);
+        }
+        let limit = req.limit.unwrap_or(usize::MAX);
+        let mut out = Vec::new();
+        let mut meter = crate::expand::EdgeMeter::new(&req.budget);
+        let mut failed = None;
+        for batch in req.vids.chunks(crate::expand::FRONTIER_BATCH) {
+            req.budget.check()?;
+            let t = topo.read().expect("lock poisoned");
+            for vid in batch {
+                let Some(v) = t.dict.get(vid) else { continue };
+                for ((et, schema), projection) in req.edge_types.iter().zip(projections) {
+                    if out.len() >= limit {
+                        return Ok(Some(out));
+                    }
+                    let (Some(adj), Some(cache)) = (t.adjacency(*et), t.edge_props.get(&et.abs())) else { continue };
+                    adj.for_each(v, &mut |(rank, to)| {
+                        let (s, d) = if *et > 0 { (v, to) } else { (to, v) };
+                        let Some(values) = cache.get(s, rank, d, &projection.picked) else {
+                            failed = Some(QError::storage(format!("edge property cache of type {} is missing an edge", et.abs())));
+                            return false;
+                        };
+                        let props = projection.decoded.as_ref().map(|n| PropRow { names: n.clone(), values });
+                        let edge = NeighborEdge { from: vid.clone(), edge_type: *et, rank, to: t.dict.value(to), props };
+                        match projection.finish(edge, req.filter.as_ref(), schema, names).and_then(|e| {
+                            if e.is_some() {
+                                meter.tick()?;
+                            }
+                            Ok(e)
+                        }) {
+                            Ok(Some(e)) => {
+                                out.push(e);
+                                out.len() < limit
+                            }
+                            Ok(None) => true,
+                            Err(e) => {
+                                failed = Some(e);
+                                false
+                            }
+                        }
+                    });
+                    if let Some(e) = failed.take() {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        meter.settle()?;
+        Ok(Some(out))
+    }
+
+    /// Loads an edge type's rows into its property cache, under the writers' lock and the topology's write lock;
+    /// false when the type is too large, or changed (a newer schema version) while being read.
+    fn build_edge_cache(&self, space: &SpaceDesc, schema: &SchemaRef, topo: &Arc<RwLock<SpaceTopology>>) -> QResult<bool> {
+        if self.rows_of(space, SchemaKind::Edge, schema.id)? > MAX_EDGES {
+            self.hot_edges.refuse(space.id, schema.id);
+            return Ok(false);
+        }
+        let _guard = self.lock_writers();
+        // The topology may have been replaced (CLEAR SPACE, a bulk load) since it was looked up.
+        let current = self.topologies.read().expect("lock poisoned").get(&space.id).cloned();
+        if !current.is_some_and(|c| Arc::ptr_eq(&c, topo)) {
+            return Ok(false);
+        }
+        let mut t = topo.write().expect("lock poisoned");
+        if t.edge_props.contains_key(&schema.id) {
+            return Ok(true);
+        }
+        let started = std::time::Instant::now();
+        let mut cols = EdgeColumns::new(schema.clone());
+        let all: Vec<usize> = (0..schema.latest().props.len()).collect();
+        let vl = space.vid_type.key_len();
+        for part in 1..=space.partition_num {
+            let mut err = None;
+            self.kv
+                .scan_prefix(&crate::keys::prefix(space.id, part, crate::keys::KIND_EDGE), &mut |k, v| {
+                    let r = (|| -> QResult<()> {
+                        let (et, rank, to) = crate::keys::parse_edge_key_raw(space, k)?;
+                        if et != schema.id {
+                            return Ok(());
+                        }
+                        let from = &k[crate::keys::PREFIX_LEN..crate::keys::PREFIX_LEN + vl];
+                        let (s, d) = (t.dict.intern_key(from)?, t.dict.intern_key(to)?);
+                        cols.push(s, rank, d, crate::codec::decode_indices(schema, v, &all)?);
+                        Ok(())
+                    })();
+                    err = r.err();
+                    err.is_none()
+                })
+                .map_err(crate::kv_err)?;
+            if let Some(e) = err {
+                log::debug!("edge type {} of space {} not cached: {e}", schema.name, space.name);
+                self.hot_edges.refuse(space.id, schema.id);
+                return Ok(false);
+            }
+        }
+        let cols = cols.sorted();
+        log::debug!(
+            "cached edge type {} of space {}: {} edges, {} bytes, {:.2} s",
+            schema.name,
+            space.name,
+            cols.rows(),
+            cols.bytes(),
+            started.elapsed().as_secs_f64()
+        );
+        t.edge_props.insert(schema.id, cols);
+        Ok(true)
+    }
+
+    /// Edges and bytes of each cached edge type of `space`: `(type, edges, bytes)`.
+    pub fn edge_cache_stats(&self, space: &SpaceDesc) -> Vec<(i32, usize, usize)> {
+        let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() else { return Vec::new() };
+        let t = t.read().expect("lock poisoned");
+        let mut out: Vec<_> = t.edge_props.iter().map(|(et, c)| (*et, c.rows(), c.bytes())).collect();
+        out.sort_unstable();
+        out
+    }
+}
