@@ -212,53 +212,34 @@ impl crate::EmbeddedStorage {
         if !all_cached {
             return Ok(None);
         }
-        let limit = req.limit.unwrap_or(usize::MAX);
-        let mut out = Vec::new();
-        let mut meter = crate::expand::EdgeMeter::new(&req.budget);
-        let mut failed = None;
+        let mut sink = crate::expand::EdgeSink::new(req);
         for batch in req.vids.chunks(crate::expand::FRONTIER_BATCH) {
             req.budget.check()?;
             let t = topo.read().expect("lock poisoned");
             for vid in batch {
                 let Some(v) = t.dict.get(vid) else { continue };
                 for ((et, schema), projection) in req.edge_types.iter().zip(projections) {
-                    if out.len() >= limit {
-                        return Ok(Some(out));
+                    if sink.full() {
+                        return sink.finish().map(Some);
                     }
                     let (Some(adj), Some(cache)) = (t.adjacency(*et), t.edge_props.get(&et.abs())) else { continue };
                     adj.for_each(v, &mut |(rank, to)| {
                         let (s, d) = if *et > 0 { (v, to) } else { (to, v) };
-                        let Some(values) = cache.get(s, rank, d, &projection.picked) else {
-                            failed = Some(QError::storage(format!("edge property cache of type {} is missing an edge", et.abs())));
-                            return false;
+                        let edge = match cache.get(s, rank, d, &projection.picked) {
+                            None => Err(QError::storage(format!("edge property cache of type {} is missing an edge", et.abs()))),
+                            Some(values) => {
+                                let props = projection.decoded.as_ref().map(|n| PropRow { names: n.clone(), values });
+                                let edge = NeighborEdge { from: vid.clone(), edge_type: *et, rank, to: t.dict.value(to), props };
+                                projection.finish(edge, req.filter.as_ref(), schema, names)
+                            }
                         };
-                        let props = projection.decoded.as_ref().map(|n| PropRow { names: n.clone(), values });
-                        let edge = NeighborEdge { from: vid.clone(), edge_type: *et, rank, to: t.dict.value(to), props };
-                        match projection.finish(edge, req.filter.as_ref(), schema, names).and_then(|e| {
-                            if e.is_some() {
-                                meter.tick()?;
-                            }
-                            Ok(e)
-                        }) {
-                            Ok(Some(e)) => {
-                                out.push(e);
-                                out.len() < limit
-                            }
-                            Ok(None) => true,
-                            Err(e) => {
-                                failed = Some(e);
-                                false
-                            }
-                        }
+                        sink.take(edge)
                     });
-                    if let Some(e) = failed.take() {
-                        return Err(e);
-                    }
+                    sink.check()?;
                 }
             }
         }
-        meter.settle()?;
-        Ok(Some(out))
+        sink.finish().map(Some)
     }
 
     /// Loads an edge type's rows into its property cache, under the writers' lock and the topology's write lock;

@@ -41,6 +41,56 @@ impl<'a> EdgeMeter<'a> {
     }
 }
 
+/// Where a neighbours read with properties or a filter collects the edges it keeps: metered, up to the request's
+/// limit; the first error stops the read.
+pub(crate) struct EdgeSink<'a> {
+    pub out: Vec<NeighborEdge>,
+    limit: usize,
+    meter: EdgeMeter<'a>,
+    failed: Option<QError>,
+}
+
+impl<'a> EdgeSink<'a> {
+    pub fn new(req: &'a NeighborsRequest) -> EdgeSink<'a> {
+        EdgeSink { out: Vec::new(), limit: req.limit.unwrap_or(usize::MAX), meter: EdgeMeter::new(&req.budget), failed: None }
+    }
+
+    /// Takes the outcome of one stored edge (`None`: filtered out or expired); false once the read should stop.
+    pub fn take(&mut self, edge: QResult<Option<NeighborEdge>>) -> bool {
+        match edge.and_then(|e| {
+            if e.is_some() {
+                self.meter.tick()?;
+            }
+            Ok(e)
+        }) {
+            Ok(Some(e)) => {
+                self.out.push(e);
+                !self.full()
+            }
+            Ok(None) => true,
+            Err(e) => {
+                self.failed = Some(e);
+                false
+            }
+        }
+    }
+
+    pub fn full(&self) -> bool {
+        self.out.len() >= self.limit
+    }
+
+    /// The error that stopped the read, if one did.
+    pub fn check(&mut self) -> QResult<()> {
+        self.failed.take().map_or(Ok(()), Err)
+    }
+
+    pub fn finish(mut self) -> QResult<Vec<NeighborEdge>> {
+        self.check()?;
+        self.meter.settle()?;
+        Ok(self.out)
+    }
+}
+
 impl EmbeddedStorage {
     /// `get_neighbors` without properties or filter: answered from the topology, in key order.
     pub(crate) fn neighbors_from_topology(&self, space: &SpaceDesc, req: &NeighborsRequest) -> QResult<Vec<NeighborEdge>> {

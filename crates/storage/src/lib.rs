@@ -577,8 +577,6 @@ impl StorageClient for EmbeddedStorage {
             return self.neighbors_from_topology(space, req);
         }
         let now = now_secs();
-        let mut out = Vec::new();
-        let limit = req.limit.unwrap_or(usize::MAX);
         // Properties the filter reads are decoded even when not returned.
         let mut filter_props = Vec::new();
         if let Some(f) = &req.filter {
@@ -597,16 +595,15 @@ impl StorageClient for EmbeddedStorage {
                 return Ok(out);
             }
         }
-        let mut meter = expand::EdgeMeter::new(&req.budget);
+        let mut sink = expand::EdgeSink::new(req);
         for vid in &req.vids {
             for ((et, schema), projection) in req.edge_types.iter().zip(&projections) {
-                if out.len() >= limit {
-                    return Ok(out);
+                if sink.full() {
+                    return sink.finish();
                 }
-                let mut err = None;
                 self.kv
                     .scan_prefix(&keys::edge_type_prefix(space, vid, *et), &mut |k, v| {
-                        let step = || -> QResult<Option<NeighborEdge>> {
+                        let edge = (|| -> QResult<Option<NeighborEdge>> {
                             let (_, rank, to) = keys::parse_edge_key(space, k)?;
                             if ttl::row_expired(schema, v, now)? {
                                 return Ok(None);
@@ -617,32 +614,14 @@ impl StorageClient for EmbeddedStorage {
                             };
                             let edge = NeighborEdge { from: vid.clone(), edge_type: *et, rank, to, props };
                             projection.finish(edge, req.filter.as_ref(), schema, &names)
-                        };
-                        match step().and_then(|e| {
-                            if e.is_some() {
-                                meter.tick()?;
-                            }
-                            Ok(e)
-                        }) {
-                            Ok(Some(e)) => {
-                                out.push(e);
-                                out.len() < limit
-                            }
-                            Ok(None) => true,
-                            Err(e) => {
-                                err = Some(e);
-                                false
-                            }
-                        }
+                        })();
+                        sink.take(edge)
                     })
                     .map_err(kv_err)?;
-                if let Some(e) = err {
-                    return Err(e);
-                }
+                sink.check()?;
             }
         }
-        meter.settle()?;
-        Ok(out)
+        sink.finish()
     }
 
     fn expand(&self, space: &SpaceDesc, req: &ExpandRequest) -> QResult<ExpandResult> {

@@ -12,20 +12,11 @@ use quiver_storage::EmbeddedStorage;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-fn prop(name: &str, ty: PropType) -> PropDef {
-    PropDef { name: name.into(), ty, nullable: true, default: None, comment: None }
-}
+mod support;
+use support::prop;
 
 fn tag(id: i32, name: &str, versions: Vec<Vec<PropDef>>, ttl: Option<(i64, &str)>) -> SchemaRef {
-    Arc::new(SchemaDesc {
-        kind: SchemaKind::Tag,
-        id,
-        name: name.into(),
-        versions: versions.into_iter().enumerate().map(|(i, props)| SchemaVersion { version: i as u32, props }).collect(),
-        ttl_duration: ttl.map_or(0, |t| t.0),
-        ttl_col: ttl.map_or(String::new(), |t| t.1.to_string()),
-        comment: None,
-    })
+    support::schema(SchemaKind::Tag, id, name, versions, ttl)
 }
 
 fn person() -> SchemaRef {
