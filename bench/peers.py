@@ -285,6 +285,12 @@ def run_system(spec, system):
     load.update({"system": system, "dataset": spec["dataset"]})
     out = {"load": load, "workloads": {}}
     for w in spec["workloads"]:
+        # Warm-up, untimed, as Quiver's (bench's WARMUP_STARTS): the first starts, until half the budget is spent.
+        warm = time.perf_counter()
+        for v in spec["starts"][:spec.get("warmup", 0)]:
+            if time.perf_counter() - warm > spec.get("budget_s", float("inf")) / 2:
+                break
+            run(w, v)
         lat, digests = [], []
         for v in spec["starts"]:
             t = time.perf_counter()
