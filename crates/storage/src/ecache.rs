@@ -9,9 +9,10 @@
 //! the topology's adjacency and take each edge's properties from there, touching no key-value state.
 //!
 //! **Invariants** (those of the vertex cache, [`crate::vcache`]):
-//! - Built under the writers' lock and the topology's write lock, and changed only under them, right after the
-//!   batch it mirrors is appended (every edge write carries its row for this); it always equals the type's rows in
-//!   the store. It lives and dies with the topology, whose dense ids it uses.
+//! - Built under the writers' lock (with the topology only read-locked, a partition at a time, while the rows are
+//!   read) and changed only under the writers' lock and the topology's write lock, right after the batch it mirrors
+//!   is appended (every edge write carries its row for this); it always equals the type's rows in the store. It
+//!   lives and dies with the topology, whose dense ids it uses.
 //! - One schema version per cache: a reader with a newer version (after `ALTER EDGE`) drops it; a written row of a
 //!   version it cannot decode drops it.
 //! - Types with a TTL are never cached, nor types with more than [`MAX_EDGES`] edges. `DROP EDGE` drops it with
@@ -255,16 +256,18 @@ impl crate::EmbeddedStorage {
         if !current.is_some_and(|c| Arc::ptr_eq(&c, topo)) {
             return Ok(false);
         }
-        let mut t = topo.write().expect("lock poisoned");
-        if t.edge_props.contains_key(&schema.id) {
+        if topo.read().expect("lock poisoned").edge_props.contains_key(&schema.id) {
             return Ok(true);
         }
+        // The writers are held off, so the edges and the dictionary stay as they are while the rows are read; the
+        // topology is only read-locked, a partition at a time, so queries keep running during the load.
         let started = std::time::Instant::now();
         let mut cols = EdgeColumns::new(schema.clone());
         let all: Vec<usize> = (0..schema.latest().props.len()).collect();
         let vl = space.vid_type.key_len();
         for part in 1..=space.partition_num {
             let mut err = None;
+            let t = topo.read().expect("lock poisoned");
             self.kv
                 .scan_prefix(&crate::keys::prefix(space.id, part, crate::keys::KIND_EDGE), &mut |k, v| {
                     let r = (|| -> QResult<()> {
@@ -273,7 +276,8 @@ impl crate::EmbeddedStorage {
                             return Ok(());
                         }
                         let from = &k[crate::keys::PREFIX_LEN..crate::keys::PREFIX_LEN + vl];
-                        let (s, d) = (t.dict.intern_key(from)?, t.dict.intern_key(to)?);
+                        let missing = || QError::storage("an edge's end is not in the topology");
+                        let (s, d) = (t.dict.get_key(from).ok_or_else(missing)?, t.dict.get_key(to).ok_or_else(missing)?);
                         cols.push(s, rank, d, crate::codec::decode_indices(schema, v, &all)?);
                         Ok(())
                     })();
@@ -296,7 +300,7 @@ impl crate::EmbeddedStorage {
             cols.bytes(),
             started.elapsed().as_secs_f64()
         );
-        t.edge_props.insert(schema.id, cols);
+        topo.write().expect("lock poisoned").edge_props.insert(schema.id, cols);
         Ok(true)
     }
 

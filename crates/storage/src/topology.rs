@@ -59,6 +59,17 @@ impl VidDict {
         }
     }
 
+    /// The id of a VID given as its key bytes (zero-padded for strings), if it has one.
+    pub(crate) fn get_key(&self, key: &[u8]) -> Option<u32> {
+        match self {
+            VidDict::Int { ids, .. } => ids.get(&i64::from_le_bytes(key.try_into().ok()?)).copied(),
+            VidDict::Str { ids, .. } => {
+                let end = key.iter().position(|b| *b == 0).unwrap_or(key.len());
+                ids.get(&key[..end]).copied()
+            }
+        }
+    }
+
     /// The id of a VID given as its key bytes (zero-padded for strings), assigning a new one if needed.
     pub(crate) fn intern_key(&mut self, key: &[u8]) -> QResult<u32> {
         match self {
