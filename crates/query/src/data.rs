@@ -468,3 +468,67 @@ impl QueryEngine {
     }
 }
 
+
+/// Whether an expression reads a pipe (`$-.c`) or a variable (`$v.c`).
+fn reads_input(e: &Expr) -> bool {
+    e.any(&|x| matches!(x, Expr::InputProp(_) | Expr::VarProp { .. }))
+}
+
+/// Whether a FETCH takes its vertex IDs or edge keys from a pipe or a variable.
+pub(crate) fn fetch_reads_input(stmt: &Statement) -> bool {
+    match stmt {
+        Statement::FetchVertices { vids, .. } => vids.iter().any(reads_input),
+        Statement::FetchEdges { keys, .. } => keys.iter().any(|k| reads_input(&k.src) || reads_input(&k.dst) || k.rank.as_ref().is_some_and(reads_input)),
+        _ => false,
+    }
+}
+
+/// A FETCH that reads a pipe or a variable, turned into the FETCH of the constants its input rows give: one vertex
+/// ID or edge key per row (duplicates are fetched once, as for constants). Rows whose values are no VID of the
+/// space (or whose rank is not an integer) fetch nothing, as GO starts nothing from them.
+pub(crate) fn fetch_of_input(space: &SpaceDesc, stmt: &Statement, req: &crate::compose::Request<'_>, input: Option<&DataSet>) -> QResult<Statement> {
+    let is_vid = |v: &Value| space.vid_type_matches(v) && space.check_vid_len(v).is_ok();
+    match stmt {
+        Statement::FetchVertices { tags, vids, yield_clause } => {
+            let src = crate::compose::input_rows(&vids[0], req, input)?;
+            let mut out = Vec::new();
+            for row in src.rows() {
+                let v = eval(&vids[0], &src.context(req, row))?;
+                if is_vid(&v) {
+                    out.push(Expr::Const(v));
+                }
+            }
+            Ok(Statement::FetchVertices { tags: tags.clone(), vids: out, yield_clause: yield_clause.clone() })
+        }
+        Statement::FetchEdges { edge, keys, yield_clause } => {
+            let [key] = keys.as_slice() else {
+                return Err(QError::semantic("A FETCH of edges from a pipe or a variable takes one edge key."));
+            };
+            // The reference that names the input: every other one must read the same input.
+            let mut reference = None;
+            for e in [Some(&key.src), Some(&key.dst), key.rank.as_ref()].into_iter().flatten() {
+                e.visit(&mut |x| {
+                    if reference.is_none() && matches!(x, Expr::InputProp(_) | Expr::VarProp { .. }) {
+                        reference = Some(x.clone());
+                    }
+                });
+            }
+            let src = crate::compose::input_rows(reference.as_ref().expect("the key reads its input"), req, input)?;
+            let mut out = Vec::new();
+            let mut seen = HashSet::default();
+            for row in src.rows() {
+                let ctx = src.context(req, row);
+                let (s, d) = (eval(&key.src, &ctx)?, eval(&key.dst, &ctx)?);
+                let rank = match &key.rank {
+                    None => Value::Int(0),
+                    Some(r) => eval(r, &ctx)?,
+                };
+                if is_vid(&s) && is_vid(&d) && matches!(rank, Value::Int(_)) && seen.insert(vec![s.clone(), d.clone(), rank.clone()]) {
+                    out.push(EdgeKey { src: Expr::Const(s), dst: Expr::Const(d), rank: Some(Expr::Const(rank)) });
+                }
+            }
+            Ok(Statement::FetchEdges { edge: edge.clone(), keys: out, yield_clause: yield_clause.clone() })
+        }
+        other => Ok(other.clone()),
+    }
+}

@@ -1026,7 +1026,17 @@ impl<'a> Parser<'a> {
             let yield_clause = self.required_yield()?;
             return Ok(Statement::FetchEdges { edge, keys, yield_clause });
         }
-        let vids = self.vid_list()?;
+        // From a pipe or a variable, one column only (NebulaGraph: "only constant list or single column of data
+        // is allowed in piped FETCH clause").
+        let vids = if matches!(self.peek(), Tok::InputRef | Tok::Var(_)) && matches!(self.peek_at(1), Tok::Sym(".")) {
+            let column = self.vid_expr()?;
+            if self.peek_sym(",") {
+                return Err(self.error_here());
+            }
+            vec![column]
+        } else {
+            self.vid_list()?
+        };
         let yield_clause = self.required_yield()?;
         Ok(Statement::FetchVertices { tags, vids, yield_clause })
     }
