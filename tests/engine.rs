@@ -6,7 +6,7 @@ use quiver_common::rng::Rng;
 use quiver_common::Value;
 use quiver_query::{Params, Session};
 use quiver_server::Database;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 fn exec(db: &Database, s: &mut Session, stmt: &str) -> Vec<Vec<Value>> {
@@ -240,4 +240,20 @@ fn top_n_reads_in_batches_and_keeps_input_order_among_ties() {
     assert_eq!(streamed, sorted);
     assert_eq!(streamed.len(), 3);
     assert!(streamed.iter().all(|r| r[1] == Value::Int(2)), "{streamed:?}");
+}
+
+/// `SAMPLE [..]` draws a step's edges at random (every edge turns up over repeated runs), `LIMIT [..]` keeps the
+/// same first ones every time.
+#[test]
+fn sample_draws_edges_at_random_and_limit_keeps_the_first() {
+    let db = Database::in_memory();
+    let mut s = Session::default();
+    for stmt in ["CREATE SPACE t(vid_type=INT64)", "USE t", "CREATE EDGE e(w int)", "INSERT EDGE e(w) VALUES 1->10:(1), 1->11:(1), 1->12:(1)"] {
+        db.execute(&mut s, stmt, &Params::new()).unwrap();
+    }
+    let drawn = |q: &str, s: &mut Session| -> HashSet<Vec<Vec<Value>>> { (0..60).map(|_| exec(&db, s, q)).collect() };
+    let sampled = drawn("GO FROM 1 OVER e YIELD dst(edge) AS d SAMPLE [1]", &mut s);
+    assert_eq!(sampled, [10, 11, 12].into_iter().map(|d| vec![vec![Value::Int(d)]]).collect(), "60 draws of 1 edge in 3 give each");
+    let limited = drawn("GO FROM 1 OVER e YIELD dst(edge) AS d LIMIT [1]", &mut s);
+    assert_eq!(limited.len(), 1);
 }

@@ -88,6 +88,10 @@ impl QueryEngine {
             return Ok(out);
         }
         let bounds = self.step_bounds(g, req)?;
+        let mut sampler = g.bounds.as_ref().filter(|b| b.sample).map(|_| {
+            use std::hash::BuildHasher;
+            quiver_common::rng::Rng(std::collections::hash_map::RandomState::new().hash_one(std::time::Instant::now()) | 1)
+        });
 
         // Start vertices, and for a join, the input rows of each.
         let (starts, source) = match &g.from {
@@ -162,8 +166,12 @@ impl QueryEngine {
                     .map_err(QError::at_runtime)?;
                 neighbors.extend(part);
             }
-            if let Some(b) = bounds.get(step as usize - 1) {
-                neighbors.truncate(*b);
+            // `LIMIT [..]` keeps a step's first edges; `SAMPLE [..]` a uniform sample of them (in their order).
+            if let Some(&b) = bounds.get(step as usize - 1) {
+                match &mut sampler {
+                    Some(rng) => sample_in_order(&mut neighbors, b, rng),
+                    None => neighbors.truncate(b),
+                }
             }
             // The edges of each source, as ranges of `neighbors` (storage returns a source's edges together, so
             // this hashes once per source, not once per edge).
@@ -386,6 +394,21 @@ impl QueryEngine {
         }
         self.storage.get_vertices(space, vids, tags, &props.selection())
     }
+}
+
+/// Keeps `k` of `items`, each `k`-subset equally likely, in their order (Knuth's selection sampling).
+fn sample_in_order<T>(items: &mut Vec<T>, k: usize, rng: &mut quiver_common::rng::Rng) {
+    let n = items.len();
+    if k >= n {
+        return;
+    }
+    let (mut seen, mut needed) = (0usize, k);
+    items.retain(|_| {
+        let keep = rng.below((n - seen) as u64) < needed as u64;
+        seen += 1;
+        needed -= keep as usize;
+        keep
+    });
 }
 
 fn emit(ctx: &GoContext<'_>, filter: Option<&Expr>, y: &YieldClause, out: &mut DataSet, seen: &mut DistinctRows) -> QResult<()> {
