@@ -288,17 +288,15 @@ impl QueryEngine {
     fn step_bounds(&self, g: &GoStatement, req: &Request<'_>) -> QResult<Vec<usize>> {
         let Some(b) = &g.bounds else { return Ok(Vec::new()) };
         if b.counts.len() != g.max_steps as usize {
-            return Err(QError::semantic(format!(
-                "`{}' length must be equal to GO step size {}.",
-                if b.sample { "SAMPLE" } else { "LIMIT" },
-                g.max_steps
-            )));
+            let list = b.counts.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(",");
+            return Err(QError::semantic(format!("`[{list}]' length must be equal to GO step size {}.", g.max_steps)));
         }
         b.counts
             .iter()
             .map(|e| match eval(e, &req.param_context())? {
                 Value::Int(n) if n >= 0 => Ok(n as usize),
-                other => Err(QError::semantic(format!("Limit/Sample element must be nonnegative, but was `{other}'"))),
+                Value::Int(_) => Err(QError::semantic("Limit/Sample element must be nonnegative.")),
+                _ => Err(QError::semantic("Limit/Sample element type must be Integer.")),
             })
             .collect()
     }
