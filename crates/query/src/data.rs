@@ -484,8 +484,9 @@ pub(crate) fn fetch_reads_input(stmt: &Statement) -> bool {
 }
 
 /// A FETCH that reads a pipe or a variable, turned into the FETCH of the constants its input rows give: one vertex
-/// ID or edge key per row (duplicates are fetched once, as for constants). Rows whose values are no VID of the
-/// space (or whose rank is not an integer) fetch nothing, as GO starts nothing from them.
+/// ID or edge key per row, each fetched once (the vertex FETCH drops repeated IDs itself; repeated edge keys are
+/// dropped here, since an input repeats them whenever several of its rows lead to one edge). Rows whose values are
+/// no VID of the space (or whose rank is not an integer) fetch nothing, as GO starts nothing from them.
 pub(crate) fn fetch_of_input(space: &SpaceDesc, stmt: &Statement, req: &crate::compose::Request<'_>, input: Option<&DataSet>) -> QResult<Statement> {
     let is_vid = |v: &Value| space.vid_type_matches(v) && space.check_vid_len(v).is_ok();
     match stmt {

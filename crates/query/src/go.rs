@@ -185,7 +185,7 @@ impl QueryEngine {
                     start = i;
                 }
             }
-            let edges_of = |vid: &Value| runs[vid_pos[vid]].iter().flat_map(|r| r.clone());
+            let edges_of = |pos: usize| runs[pos].iter().flat_map(|r| r.clone());
             let schema_of = |et: i32| &edge_types.iter().find(|(t, _)| *t == et).expect("requested type").1;
 
             if step >= min_steps {
@@ -208,8 +208,9 @@ impl QueryEngine {
                     (dst_of, self.vertices(space, &dsts, &needs.dst_tags, &needs.dst_props)?)
                 };
                 for (root, vid) in &frontier {
-                    let src = src_vertices.get(vid_pos[vid]).and_then(Option::as_ref);
-                    for i in edges_of(vid) {
+                    let pos = vid_pos[vid];
+                    let src = src_vertices.get(pos).and_then(Option::as_ref);
+                    for i in edges_of(pos) {
                         let e = &neighbors[i];
                         let step_row = Step { edge: e, schema: schema_of(e.edge_type) };
                         let ctx = GoContext {
@@ -239,7 +240,7 @@ impl QueryEngine {
             let mut next_seen = HashSet::default();
             let mut next = Vec::new();
             for (root, vid) in &frontier {
-                for i in edges_of(vid) {
+                for i in edges_of(vid_pos[vid]) {
                     let to = &neighbors[i].to;
                     let key = if needs.input { (root.clone(), to.clone()) } else { (Value::Empty, to.clone()) };
                     if next_seen.insert(key) {

@@ -20,9 +20,8 @@
 
 use crate::topology::SpaceTopology;
 use quiver_api::{NeighborEdge, NeighborsRequest, PropRow, SchemaKind, SchemaRef, SpaceDesc};
-use quiver_common::fasthash::{FastMap, FastSet};
+use quiver_common::fasthash::FastSet;
 use quiver_common::{QError, QResult, Value};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// Vertices expanded with properties after which an edge type's rows are cached.
@@ -135,7 +134,7 @@ impl EdgeColumns {
 /// How many vertices each edge type has been expanded with properties for, per space: decides when it is hot.
 #[derive(Default)]
 pub struct HotEdges {
-    reads: RwLock<FastMap<(u32, i32), Arc<AtomicU64>>>,
+    reads: crate::vcache::ReadCounts,
     /// Types found too large or changing while being loaded: not tried again until the space's topology goes.
     refused: RwLock<FastSet<(u32, i32)>>,
 }
@@ -143,21 +142,12 @@ pub struct HotEdges {
 impl HotEdges {
     /// Counts `n` vertex reads of an edge type; true when it has just become hot.
     pub fn count(&self, space: u32, edge_type: i32, n: u64) -> bool {
-        if self.refused.read().expect("lock poisoned").contains(&(space, edge_type)) {
-            return false;
-        }
-        let counter = self.reads.read().expect("lock poisoned").get(&(space, edge_type)).cloned();
-        let counter = match counter {
-            Some(c) => c,
-            None => self.reads.write().expect("lock poisoned").entry((space, edge_type)).or_default().clone(),
-        };
-        let before = counter.fetch_add(n, Ordering::Relaxed);
-        before < HOT_READS && before + n >= HOT_READS
+        !self.refused.read().expect("lock poisoned").contains(&(space, edge_type)) && self.reads.count(space, edge_type, n, HOT_READS)
     }
 
     /// Starts counting an edge type again (its cache was dropped).
     pub fn cool(&self, space: u32, edge_type: i32) {
-        self.reads.write().expect("lock poisoned").remove(&(space, edge_type));
+        self.reads.cool(space, edge_type);
     }
 
     pub fn refuse(&self, space: u32, edge_type: i32) {
@@ -165,7 +155,7 @@ impl HotEdges {
     }
 
     pub fn forget_space(&self, space: u32) {
-        self.reads.write().expect("lock poisoned").retain(|(s, _), _| *s != space);
+        self.reads.forget_space(space);
         self.refused.write().expect("lock poisoned").retain(|(s, _)| *s != space);
     }
 }
@@ -180,7 +170,9 @@ impl crate::EmbeddedStorage {
         projections: &[crate::EdgeProjection],
         names: &[&str],
     ) -> QResult<Option<Vec<NeighborEdge>>> {
-        let topo = self.topology(space)?;
+        // The topology is built here only when a type turns hot (its cache lives there): a read of a type that is
+        // not cached scans the store as before, without building anything.
+        let existing = self.topologies.read().expect("lock poisoned").get(&space.id).cloned();
         // Every requested type is looked at (and counted, once per request) even when an earlier one is not cached,
         // so types read together become hot together.
         let mut all_cached = true;
@@ -191,7 +183,7 @@ impl crate::EmbeddedStorage {
                 continue;
             }
             seen.push(et);
-            let cached = topo.read().expect("lock poisoned").edge_props.get(&et).map(EdgeColumns::version);
+            let cached = existing.as_ref().and_then(|t| t.read().expect("lock poisoned").edge_props.get(&et).map(EdgeColumns::version));
             let reader = schema.latest().version;
             match cached {
                 Some(v) if v == reader => {}
@@ -199,12 +191,12 @@ impl crate::EmbeddedStorage {
                 Some(v) if v > reader => all_cached = false,
                 Some(_) => {
                     // The type was altered since the cache was built.
-                    topo.write().expect("lock poisoned").edge_props.remove(&et);
+                    existing.as_ref().expect("a cache lives in a topology").write().expect("lock poisoned").edge_props.remove(&et);
                     self.hot_edges.cool(space.id, et);
                     all_cached = false;
                 }
                 None => {
-                    if !self.hot_edges.count(space.id, et, req.vids.len() as u64) || !self.build_edge_cache(space, schema, &topo)? {
+                    if !self.hot_edges.count(space.id, et, req.vids.len() as u64) || !self.build_edge_cache(space, schema, &self.topology(space)?)? {
                         all_cached = false;
                     }
                 }
@@ -213,6 +205,7 @@ impl crate::EmbeddedStorage {
         if !all_cached {
             return Ok(None);
         }
+        let topo = self.topology(space)?;
         let mut sink = crate::expand::EdgeSink::new(req);
         for batch in req.vids.chunks(crate::expand::FRONTIER_BATCH) {
             req.budget.check()?;

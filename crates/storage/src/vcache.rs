@@ -109,11 +109,40 @@ pub(crate) fn value_bytes(v: &Value) -> usize {
         }
 }
 
+/// Read counts per (space, tag or edge type): what decides when a tag's or an edge type's rows are cached (here
+/// and in [`crate::ecache`]).
+#[derive(Default)]
+pub struct ReadCounts {
+    reads: RwLock<HashMap<(u32, i32), Arc<AtomicU64>>>,
+}
+
+impl ReadCounts {
+    /// Counts `n` reads; true when they have just reached `hot`.
+    pub fn count(&self, space: u32, id: i32, n: u64, hot: u64) -> bool {
+        let counter = self.reads.read().expect("lock poisoned").get(&(space, id)).cloned();
+        let counter = match counter {
+            Some(c) => c,
+            None => self.reads.write().expect("lock poisoned").entry((space, id)).or_default().clone(),
+        };
+        let before = counter.fetch_add(n, Ordering::Relaxed);
+        before < hot && before + n >= hot
+    }
+
+    /// Forgets a count, so it has to reach the threshold again.
+    pub fn cool(&self, space: u32, id: i32) {
+        self.reads.write().expect("lock poisoned").remove(&(space, id));
+    }
+
+    pub fn forget_space(&self, space: u32) {
+        self.reads.write().expect("lock poisoned").retain(|(s, _), _| *s != space);
+    }
+}
+
 /// The caches of every space, with the read counts that decide when a tag is hot.
 #[derive(Default)]
 pub struct VertexCache {
     tags: RwLock<HashMap<(u32, i32), Arc<RwLock<TagColumns>>>>,
-    reads: RwLock<HashMap<(u32, i32), Arc<AtomicU64>>>,
+    reads: ReadCounts,
 }
 
 impl VertexCache {
@@ -136,18 +165,12 @@ impl VertexCache {
 
     /// Counts `n` vertex reads of a tag; true when the tag has just become hot.
     pub fn count_reads(&self, space: u32, tag: i32, n: u64) -> bool {
-        let counter = self.reads.read().expect("lock poisoned").get(&(space, tag)).cloned();
-        let counter = match counter {
-            Some(c) => c,
-            None => self.reads.write().expect("lock poisoned").entry((space, tag)).or_default().clone(),
-        };
-        let before = counter.fetch_add(n, Ordering::Relaxed);
-        before < HOT_READS && before + n >= HOT_READS
+        self.reads.count(space, tag, n, HOT_READS)
     }
 
     /// Forgets a tag's read count, so it has to become hot again before it is cached.
     pub fn cool(&self, space: u32, tag: i32) {
-        self.reads.write().expect("lock poisoned").remove(&(space, tag));
+        self.reads.cool(space, tag);
     }
 
     pub fn insert(&self, space: u32, c: TagColumns) -> Arc<RwLock<TagColumns>> {
@@ -168,7 +191,7 @@ impl VertexCache {
 
     pub fn drop_space(&self, space: u32) {
         self.tags.write().expect("lock poisoned").retain(|(s, _), _| *s != space);
-        self.reads.write().expect("lock poisoned").retain(|(s, _), _| *s != space);
+        self.reads.forget_space(space);
     }
 
     /// Rows and bytes of each cached tag of `space`: `(tag id, rows, bytes)`.
