@@ -51,7 +51,7 @@ pub fn wait_jobs(db: &Database, session: &mut Session) -> Result<(), String> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let ds = db.execute(session, "SHOW JOBS", &Params::new()).map_err(|e| format!("SHOW JOBS failed: {}", e.message))?;
-        let busy = ds.rows.iter().any(|r| matches!(&r[2], quiver_common::Value::String(s) if s == "QUEUE" || s == "RUNNING"));
+        let busy = ds.rows.iter().any(|r| matches!(&r[2], quiver_common::Value::String(s) if &**s == "QUEUE" || &**s == "RUNNING"));
         if !busy {
             return Ok(());
         }

@@ -153,7 +153,7 @@ pub fn coerce(prop: &PropDef, v: Value) -> QResult<Value> {
             while !s.is_char_boundary(end) {
                 end -= 1;
             }
-            Ok(Value::String(s[..end].to_string()))
+            Ok(Value::str(s[..end].to_string()))
         }
         (PropType::Timestamp, Value::Int(i)) => {
             if (0..=253_402_300_799).contains(&i) {
@@ -177,7 +177,7 @@ pub fn convert_for_read(ty: PropType, v: Value) -> Value {
     match (ty, &v) {
         (_, Value::Null(_)) => v,
         (PropType::String | PropType::FixedString(_), Value::String(_)) => v,
-        (PropType::String | PropType::FixedString(_), Value::Int(_) | Value::Float(_) | Value::Bool(_)) => Value::String(v.to_string()),
+        (PropType::String | PropType::FixedString(_), Value::Int(_) | Value::Float(_) | Value::Bool(_)) => Value::str(v.to_string()),
         (PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64 | PropType::Timestamp, Value::Int(_)) => v,
         (PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64, Value::Float(f)) => Value::Int(*f as i64),
         (PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64, Value::String(s)) => s.trim().parse().map(Value::Int).unwrap_or(Value::NULL),

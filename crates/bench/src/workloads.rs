@@ -220,7 +220,7 @@ fn digest_value(v: &Value) -> i64 {
 fn json_of(v: &Value) -> Json {
     match v {
         Value::Int(i) => json!(i),
-        Value::String(s) => json!(s),
+        Value::String(s) => json!(&**s),
         Value::Float(f) => json!(f),
         Value::Bool(b) => json!(b),
         other => json!(other.to_string()),

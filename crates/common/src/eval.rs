@@ -310,9 +310,9 @@ fn binary(op: BinaryOp, l: Value, r: Value, expr: &Expr) -> QResult<Value> {
                 (Value::Null(_), _) | (_, Value::Null(_)) => Value::NULL,
                 (Value::Empty, _) | (_, Value::Empty) => Value::Empty,
                 (Value::String(a), Value::String(b)) => Value::Bool(match op {
-                    Contains | NotContains => a.contains(b.as_str()),
-                    StartsWith | NotStartsWith => a.starts_with(b.as_str()),
-                    _ => a.ends_with(b.as_str()),
+                    Contains | NotContains => a.contains(&**b),
+                    StartsWith | NotStartsWith => a.starts_with(&**b),
+                    _ => a.ends_with(&**b),
                 }),
                 _ => Value::Null(NullKind::BadType),
             };
@@ -364,7 +364,7 @@ fn contains_member(container: &Value, item: &Value) -> Value {
             }
         }
         Value::Map(m) => match item {
-            Value::String(k) => Value::Bool(m.contains_key(k)),
+            Value::String(k) => Value::Bool(m.contains_key(&**k)),
             _ => Value::Null(NullKind::BadType),
         },
         Value::Null(_) => Value::NULL,
@@ -408,9 +408,9 @@ fn arith(op: BinaryOp, l: Value, r: Value, expr: &Expr) -> QResult<Value> {
                 _ => unreachable!(),
             }
         }
-        (Add, Value::String(a), Value::String(b)) => Value::String(format!("{a}{b}")),
-        (Add, Value::String(a), Value::Int(_) | Value::Float(_) | Value::Bool(_)) => Value::String(format!("{a}{r}")),
-        (Add, Value::Int(_) | Value::Float(_) | Value::Bool(_), Value::String(b)) => Value::String(format!("{l}{b}")),
+        (Add, Value::String(a), Value::String(b)) => Value::str(format!("{a}{b}")),
+        (Add, Value::String(a), Value::Int(_) | Value::Float(_) | Value::Bool(_)) => Value::str(format!("{a}{r}")),
+        (Add, Value::Int(_) | Value::Float(_) | Value::Bool(_), Value::String(b)) => Value::str(format!("{l}{b}")),
         (Add, Value::List(a), Value::List(b)) => Value::List(a.iter().chain(b.iter()).cloned().collect()),
         (Add, Value::List(a), _) => Value::List(a.iter().cloned().chain(std::iter::once(r.clone())).collect()),
         (Add, _, Value::List(b)) => Value::List(std::iter::once(l.clone()).chain(b.iter().cloned()).collect()),

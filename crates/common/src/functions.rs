@@ -140,7 +140,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                     let chars: Vec<char> = s.chars().collect();
                     let n = (*n as usize).min(chars.len());
                     let part: String = if name == "left" { chars[..n].iter().collect() } else { chars[chars.len() - n..].iter().collect() };
-                    Value::String(part)
+                    Value::str(part)
                 }
                 _ => Value::Null(NullKind::BadType),
             })
@@ -152,12 +152,12 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                     let n = (*n as usize).min(crate::limits::STRING_PROP_BYTES_MAX);
                     let len = s.chars().count();
                     if n <= len {
-                        Value::String(s.chars().take(n).collect())
+                        Value::str(s.chars().take(n).collect::<String>())
                     } else if pad.is_empty() {
                         Value::String(s.clone())
                     } else {
                         let fill: String = pad.chars().cycle().take(n - len).collect();
-                        Value::String(if name == "lpad" { format!("{fill}{s}") } else { format!("{s}{fill}") })
+                        Value::str(if name == "lpad" { format!("{fill}{s}") } else { format!("{s}{fill}") })
                     }
                 }
                 _ if a.iter().any(|v| v.is_null()) => Value::NULL,
@@ -179,7 +179,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                         Some(Value::Int(l)) if *l >= 0 => (start + *l as usize).min(chars.len()),
                         _ => return Value::Null(NullKind::BadData),
                     };
-                    Value::String(chars[start..end].iter().collect())
+                    Value::str(chars[start..end].iter().collect::<String>())
                 }
                 _ => Value::Null(NullKind::BadType),
             })
@@ -187,7 +187,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
         "replace" => {
             let a = known!();
             arity(name, &a, 3, 3).map(|_| match (&a[0], &a[1], &a[2]) {
-                (Value::String(s), Value::String(from), Value::String(to)) => Value::String(s.replace(from.as_str(), to)),
+                (Value::String(s), Value::String(from), Value::String(to)) => Value::str(s.replace(&**from, to)),
                 _ if a.iter().any(|v| v.is_null()) => Value::NULL,
                 _ => Value::Null(NullKind::BadType),
             })
@@ -195,7 +195,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
         "split" => {
             let a = known!();
             arity(name, &a, 2, 2).map(|_| match (&a[0], &a[1]) {
-                (Value::String(s), Value::String(sep)) => Value::List(s.split(sep.as_str()).map(Value::str).collect()),
+                (Value::String(s), Value::String(sep)) => Value::List(s.split(&**sep).map(Value::str).collect()),
                 _ if a.iter().any(|v| v.is_null()) => Value::NULL,
                 _ => Value::Null(NullKind::BadType),
             })
@@ -218,7 +218,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 if a.iter().any(|v| v.is_null()) {
                     return Value::NULL;
                 }
-                Value::String(a.iter().map(plain_string).collect())
+                Value::str(a.iter().map(plain_string).collect::<String>())
             })
         }
         "concat_ws" => {
@@ -226,7 +226,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
             arity(name, &a, 2, usize::MAX).map(|_| match &a[0] {
                 Value::String(sep) => {
                     let parts: Vec<String> = a[1..].iter().filter(|v| !v.is_null()).map(plain_string).collect();
-                    Value::String(parts.join(sep))
+                    Value::str(parts.join(sep))
                 }
                 _ => Value::NULL,
             })
@@ -235,7 +235,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
             let a = known!();
             arity(name, &a, 1, 1).map(|_| match &a[0] {
                 Value::Null(_) => Value::NULL,
-                v => Value::String(plain_string(v)),
+                v => Value::str(plain_string(v)),
             })
         }
         "toboolean" => {
@@ -336,7 +336,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                     let mut keys: Vec<String> = v.tags.iter().flat_map(|t| t.props.keys().cloned()).collect();
                     keys.sort();
                     keys.dedup();
-                    Value::List(keys.into_iter().map(Value::String).collect())
+                    Value::List(keys.into_iter().map(Value::str).collect())
                 }
                 Value::Null(_) => Value::NULL,
                 _ => Value::Null(NullKind::BadType),
@@ -529,7 +529,7 @@ fn map_int(m: &BTreeMap<String, Value>, key: &str, default: i64) -> QResult<i64>
 /// The string form used by `toString()` and `concat()`: strings unquoted, everything else as printed.
 fn plain_string(v: &Value) -> String {
     match v {
-        Value::String(s) => s.clone(),
+        Value::String(s) => s.to_string(),
         Value::Null(_) => "NULL".into(),
         other => other.to_string(),
     }
@@ -581,12 +581,12 @@ fn string1(name: &str, a: Vec<Value>) -> QResult<Value> {
     arity(name, &a, 1, 1)?;
     Ok(match (name, &a[0]) {
         (_, Value::Null(_)) => Value::NULL,
-        ("lower" | "tolower", Value::String(s)) => Value::String(s.to_lowercase()),
-        ("upper" | "toupper", Value::String(s)) => Value::String(s.to_uppercase()),
-        ("trim", Value::String(s)) => Value::String(s.trim().to_string()),
-        ("ltrim", Value::String(s)) => Value::String(s.trim_start().to_string()),
-        ("rtrim", Value::String(s)) => Value::String(s.trim_end().to_string()),
-        ("reverse", Value::String(s)) => Value::String(s.chars().rev().collect()),
+        ("lower" | "tolower", Value::String(s)) => Value::str(s.to_lowercase()),
+        ("upper" | "toupper", Value::String(s)) => Value::str(s.to_uppercase()),
+        ("trim", Value::String(s)) => Value::str(s.trim().to_string()),
+        ("ltrim", Value::String(s)) => Value::str(s.trim_start().to_string()),
+        ("rtrim", Value::String(s)) => Value::str(s.trim_end().to_string()),
+        ("reverse", Value::String(s)) => Value::str(s.chars().rev().collect::<String>()),
         ("reverse", Value::List(items)) => Value::List(items.iter().rev().cloned().collect()),
         ("length" | "size", Value::String(s)) => Value::Int(s.chars().count() as i64),
         ("length" | "size", Value::List(items) | Value::Set(items)) => Value::Int(items.len() as i64),

@@ -6,6 +6,7 @@ use crate::datetime::{Date, DateTime, Duration, Time};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
+pub use smol_str::SmolStr;
 
 /// The kinds of NULL NebulaGraph distinguishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -27,7 +28,9 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
-    String(String),
+    /// Inline up to 23 bytes and shared beyond, so copying a string value (out of a cache, into a row) neither
+    /// allocates nor copies its bytes.
+    String(SmolStr),
     Date(Date),
     Time(Time),
     DateTime(DateTime),
@@ -79,7 +82,7 @@ impl Value {
         matches!(self, Value::Null(_) | Value::Empty)
     }
 
-    pub fn str(s: impl Into<String>) -> Value {
+    pub fn str(s: impl Into<SmolStr>) -> Value {
         Value::String(s.into())
     }
 
@@ -179,7 +182,7 @@ impl Value {
             Value::Bool(b) => J::Bool(*b),
             Value::Int(i) => J::from(*i),
             Value::Float(f) => serde_json::Number::from_f64(*f).map(J::Number).unwrap_or(J::Null),
-            Value::String(s) => J::String(s.clone()),
+            Value::String(s) => J::String(s.to_string()),
             Value::Date(_) | Value::Time(_) | Value::DateTime(_) | Value::Duration(_) => J::String(self.to_string()),
             Value::List(items) | Value::Set(items) => J::Array(items.iter().map(|v| v.to_json()).collect()),
             Value::Map(m) => J::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),

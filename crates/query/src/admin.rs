@@ -120,25 +120,25 @@ impl QueryEngine {
                     indexes.retain(|i| i.schema_name == *by);
                 }
                 indexes.sort_by(|a, b| a.name.cmp(&b.name));
-                let columns = |i: &IndexDesc| Value::List(i.fields.iter().map(|f| Value::String(f.name.clone())).collect());
+                let columns = |i: &IndexDesc| Value::List(i.fields.iter().map(|f| Value::str(f.name.clone())).collect());
                 Ok(match by {
                     None => DataSet::new(
                         vec!["Index Name".into(), by_column(kind).into(), "Columns".into()],
-                        indexes.iter().map(|i| vec![Value::String(i.name.clone()), Value::String(i.schema_name.clone()), columns(i)]).collect(),
+                        indexes.iter().map(|i| vec![Value::str(i.name.clone()), Value::str(i.schema_name.clone()), columns(i)]).collect(),
                     ),
-                    Some(_) => DataSet::new(vec!["Index Name".into(), "Columns".into()], indexes.iter().map(|i| vec![Value::String(i.name.clone()), columns(i)]).collect()),
+                    Some(_) => DataSet::new(vec!["Index Name".into(), "Columns".into()], indexes.iter().map(|i| vec![Value::str(i.name.clone()), columns(i)]).collect()),
                 })
             }
             Statement::DescribeIndex { kind, name } => {
                 let i = self.index_by_name(space, kind_of(*kind), name)?;
-                let rows = i.fields.iter().map(|f| vec![Value::String(f.name.clone()), Value::String(field_type(f))]).collect();
+                let rows = i.fields.iter().map(|f| vec![Value::str(f.name.clone()), Value::str(field_type(f))]).collect();
                 Ok(DataSet::new(vec!["Field".into(), "Type".into()], rows))
             }
             Statement::ShowCreateIndex { kind, name } => {
                 let kind = kind_of(*kind);
                 let i = self.index_by_name(space, kind, name)?;
                 let k = keyword(kind);
-                Ok(DataSet::new(vec![format!("{k} Index Name"), format!("Create {k} Index")], vec![vec![Value::String(i.name.clone()), Value::String(show_create_index(&i))]]))
+                Ok(DataSet::new(vec![format!("{k} Index Name"), format!("Create {k} Index")], vec![vec![Value::str(i.name.clone()), Value::str(show_create_index(&i))]]))
             }
             Statement::ShowIndexStatus(kind) => {
                 let kind = kind_of(*kind);
@@ -150,7 +150,7 @@ impl QueryEngine {
                     if j.kind != JobKind::RebuildIndex(kind) {
                         continue;
                     }
-                    let name = Value::String(j.indexes.iter().map(name_of).collect::<Vec<_>>().join(","));
+                    let name = Value::str(j.indexes.iter().map(name_of).collect::<Vec<_>>().join(","));
                     if rows.iter().any(|r| r[0] == name) {
                         continue;
                     }
@@ -208,16 +208,16 @@ impl QueryEngine {
                 let task_code = if code == "E_JOB_SUBMITTED" { "" } else { code };
                 let mut rows = vec![
                     vec![Value::Int(j.id), Value::String(j.kind.name().into()), Value::String(j.status.name().into()), job_time(j.start_secs), job_time(j.stop_secs), Value::String(code.into())],
-                    vec![Value::Int(0), Value::String(progress), Value::String(j.status.name().into()), job_time(j.start_secs), job_time(j.stop_secs), Value::String(task_code.into())],
+                    vec![Value::Int(0), Value::str(progress), Value::str(j.status.name()), job_time(j.start_secs), job_time(j.stop_secs), Value::str(task_code)],
                 ];
                 let count = |s: JobStatus| i32::from(j.status == s);
                 rows.push(vec![
                     Value::String("Total:1".into()),
-                    Value::String(format!("Succeeded:{}", count(JobStatus::Finished))),
-                    Value::String(format!("Failed:{}", count(JobStatus::Failed))),
-                    Value::String(format!("In Progress:{}", count(JobStatus::Running))),
-                    Value::String(String::new()),
-                    Value::String(j.error.clone().unwrap_or_default()),
+                    Value::str(format!("Succeeded:{}", count(JobStatus::Finished))),
+                    Value::str(format!("Failed:{}", count(JobStatus::Failed))),
+                    Value::str(format!("In Progress:{}", count(JobStatus::Running))),
+                    Value::str(String::new()),
+                    Value::str(j.error.clone().unwrap_or_default()),
                 ]);
                 Ok(DataSet::new(["Job Id(TaskId)", "Command(Dest)", "Status", "Start Time", "Stop Time", "Error Code"].iter().map(|c| c.to_string()).collect(), rows))
             }
@@ -243,10 +243,10 @@ impl QueryEngine {
                 edges.sort();
                 let mut rows: Vec<Vec<Value>> = Vec::new();
                 for (n, c) in tags {
-                    rows.push(vec![Value::String("Tag".into()), Value::String(n), Value::Int(c)]);
+                    rows.push(vec![Value::str("Tag"), Value::str(n), Value::Int(c)]);
                 }
                 for (n, c) in edges {
-                    rows.push(vec![Value::String("Edge".into()), Value::String(n), Value::Int(c)]);
+                    rows.push(vec![Value::str("Edge"), Value::str(n), Value::Int(c)]);
                 }
                 rows.push(vec![Value::String("Space".into()), Value::String("vertices".into()), Value::Int(stats.vertices)]);
                 rows.push(vec![Value::String("Space".into()), Value::String("edges".into()), Value::Int(stats.total_edges)]);

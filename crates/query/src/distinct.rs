@@ -34,7 +34,7 @@ mod tests {
         let mut set = DistinctRows::default();
         let mut kept: Vec<Vec<Value>> = Vec::new();
         for i in [3, 1, 3, 2, 1, 3, 4] {
-            let row = vec![Value::Int(i % 3), Value::String(format!("{i}"))];
+            let row = vec![Value::Int(i % 3), Value::str(format!("{i}"))];
             if set.is_new(&kept, &row) {
                 kept.push(row);
             }

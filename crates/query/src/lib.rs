@@ -182,13 +182,13 @@ impl QueryEngine {
             .map(|s| {
                 vec![
                     Value::Int(s.id),
-                    Value::String(s.user),
-                    Value::String(s.space.unwrap_or_default()),
+                    Value::str(s.user),
+                    Value::str(s.space.unwrap_or_default()),
                     time(s.created_us),
                     time(s.updated_us),
-                    Value::String(s.graph_addr),
+                    Value::str(s.graph_addr),
                     Value::Int(s.timezone_offset_secs),
-                    Value::String(s.client_ip),
+                    Value::str(s.client_ip),
                 ]
             })
             .collect();

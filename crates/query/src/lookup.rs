@@ -395,7 +395,7 @@ fn choose(ready: &[IndexRef], preds: &[Pred]) -> (Vec<IndexScan>, bool) {
                 BinaryOp::StartsWith => {
                     if starts.is_none() {
                         if let Value::String(s) = &p.value {
-                            starts = Some(s.clone());
+                            starts = Some(s.to_string());
                             used[i] = true;
                         }
                     }
@@ -462,7 +462,7 @@ pub(crate) fn describe_scan(s: &IndexScan) -> String {
             b.push(format!("{f}{}{v}", if *incl { "<=" } else { "<" }));
         }
         if let Some(p) = &r.starts_with {
-            b.push(format!("{f} STARTS WITH {}", Value::String(p.clone())));
+            b.push(format!("{f} STARTS WITH {}", Value::str(p.clone())));
         }
         parts.push(b.join(" AND "));
     }

@@ -45,7 +45,7 @@ fn default_text(def: &PropDef) -> Value {
             quiver_common::expr::Expr::Const(v) => v.clone(),
             _ => match eval_const(e) {
                 Ok(v) if !matches!(e, quiver_common::expr::Expr::Function { .. }) => v,
-                _ => Value::String(text.clone()),
+                _ => Value::str(text.clone()),
             },
         },
     }
@@ -96,7 +96,7 @@ impl QueryEngine {
                 let mut ds = DataSet::with_columns(&["Name"]);
                 let mut names: Vec<String> = self.catalog.spaces().iter().map(|s| s.name.clone()).collect();
                 names.sort();
-                ds.rows = names.into_iter().map(|n| vec![Value::String(n)]).collect();
+                ds.rows = names.into_iter().map(|n| vec![Value::str(n)]).collect();
                 Ok(ds)
             }
             Statement::DescribeSpace(name) => {
@@ -114,14 +114,14 @@ impl QueryEngine {
                     Value::str(s.vid_type.name()),
                     Value::Bool(false),
                     Value::str("default_zone"),
-                    s.comment.clone().map(Value::String).unwrap_or(Value::Empty),
+                    s.comment.clone().map(Value::str).unwrap_or(Value::Empty),
                 ]);
                 Ok(ds)
             }
             Statement::ShowCreateSpace(name) => {
                 let s = self.catalog.space(name)?;
                 let mut ds = DataSet::with_columns(&["Space", "Create Space"]);
-                ds.rows.push(vec![Value::str(s.name.clone()), Value::String(show_create_space(&s))]);
+                ds.rows.push(vec![Value::str(s.name.clone()), Value::str(show_create_space(&s))]);
                 Ok(ds)
             }
             _ => unreachable!("not a space statement"),
@@ -169,7 +169,7 @@ impl QueryEngine {
                 let mut ds = DataSet::with_columns(&["Name"]);
                 let mut names: Vec<String> = self.catalog.schemas(space, kind_of(*kind)).iter().map(|s| s.name.clone()).collect();
                 names.sort();
-                ds.rows = names.into_iter().map(|n| vec![Value::String(n)]).collect();
+                ds.rows = names.into_iter().map(|n| vec![Value::str(n)]).collect();
                 Ok(ds)
             }
             Statement::DescribeSchema { kind, name } => {
@@ -181,7 +181,7 @@ impl QueryEngine {
                         Value::str(p.ty.name()),
                         Value::str(if p.nullable { "YES" } else { "NO" }),
                         default_text(p),
-                        p.comment.clone().map(Value::String).unwrap_or(Value::Empty),
+                        p.comment.clone().map(Value::str).unwrap_or(Value::Empty),
                     ]);
                 }
                 Ok(ds)
@@ -210,7 +210,7 @@ impl QueryEngine {
                 text.push_str(", comment = ");
                 write_quoted(&mut text, schema.comment.as_deref().unwrap_or("")).expect("string write");
                 let mut ds = DataSet::with_columns(&[c1, c2]);
-                ds.rows.push(vec![Value::str(schema.name.clone()), Value::String(text)]);
+                ds.rows.push(vec![Value::str(schema.name.clone()), Value::str(text)]);
                 Ok(ds)
             }
             _ => unreachable!("not a schema statement"),

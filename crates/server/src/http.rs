@@ -30,7 +30,7 @@ pub fn json_to_value(j: &J) -> Value {
         J::Null => Value::NULL,
         J::Bool(b) => Value::Bool(*b),
         J::Number(n) => n.as_i64().map(Value::Int).unwrap_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN))),
-        J::String(s) => Value::String(s.clone()),
+        J::String(s) => Value::str(s.clone()),
         J::Array(items) => Value::List(items.iter().map(json_to_value).collect()),
         J::Object(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect::<BTreeMap<_, _>>()),
     }

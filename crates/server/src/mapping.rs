@@ -168,7 +168,7 @@ impl ColType {
         let t = raw.trim();
         let fail = |what: &str| format!("`{raw}' is not {what}");
         match self {
-            ColType::String => Ok(Value::String(raw.to_string())),
+            ColType::String => Ok(Value::str(raw.to_string())),
             ColType::Int => t.parse().map(Value::Int).map_err(|_| fail("an int")),
             ColType::Double => t.parse().map(Value::Float).map_err(|_| fail("a number")),
             ColType::Bool => match t.to_lowercase().as_str() {
@@ -180,7 +180,7 @@ impl ColType {
             ColType::Time => Time::parse(t).map(Value::Time).ok_or_else(|| fail("a time")),
             ColType::DateTime => DateTime::parse(t).map(Value::DateTime).ok_or_else(|| fail("a datetime")),
             // An integer is seconds since the epoch; other text is a datetime the schema's rules convert.
-            ColType::Timestamp => Ok(t.parse().map(Value::Int).unwrap_or_else(|_| Value::String(t.to_string()))),
+            ColType::Timestamp => Ok(t.parse().map(Value::Int).unwrap_or_else(|_| Value::str(t.to_string()))),
         }
     }
 }

@@ -195,7 +195,7 @@ impl<'a> RowReader<'a> {
                 let off = u32::from_le_bytes(b[0..4].try_into().expect("slot")) as usize;
                 let len = u32::from_le_bytes(b[4..8].try_into().expect("slot")) as usize;
                 let s = row.get(off..off + len).ok_or_else(|| corrupt("string out of bounds"))?;
-                Value::String(String::from_utf8(s.to_vec()).map_err(|_| corrupt("string not UTF-8"))?)
+                Value::str(std::str::from_utf8(s).map_err(|_| corrupt("string not UTF-8"))?)
             }
         })
     }

@@ -238,7 +238,7 @@ mod tests {
             assert_eq!(kx.cmp(&ky), x.partial_cmp(&y).unwrap(), "{x} vs {y}");
             let s: String = (0..r.below(6)).map(|_| (b'a' + r.below(3) as u8) as char).collect();
             let t: String = (0..r.below(6)).map(|_| (b'a' + r.below(3) as u8) as char).collect();
-            let (ks, kt) = (key(PropType::String, Some(8), &Value::String(s.clone())), key(PropType::String, Some(8), &Value::String(t.clone())));
+            let (ks, kt) = (key(PropType::String, Some(8), &Value::str(s.clone())), key(PropType::String, Some(8), &Value::str(t.clone())));
             assert_eq!(ks.cmp(&kt), s.cmp(&t), "{s:?} vs {t:?}");
         }
         let null = key(PropType::Int64, None, &Value::NULL);

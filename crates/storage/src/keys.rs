@@ -45,7 +45,7 @@ pub fn decode_vid(space: &SpaceDesc, bytes: &[u8]) -> QResult<Value> {
         VidType::Int64 => Ok(Value::Int(i64::from_le_bytes(bytes.try_into().map_err(|_| QError::storage("bad VID length in key"))?))),
         VidType::FixedString(_) => {
             let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
-            String::from_utf8(bytes[..end].to_vec()).map(Value::String).map_err(|_| QError::storage("VID is not UTF-8"))
+            String::from_utf8(bytes[..end].to_vec()).map(Value::str).map_err(|_| QError::storage("VID is not UTF-8"))
         }
     }
 }

@@ -105,7 +105,7 @@ impl VidDict {
     pub fn value(&self, id: u32) -> Value {
         match self {
             VidDict::Int { vids, .. } => Value::Int(vids[id as usize]),
-            VidDict::Str { vids, .. } => Value::String(String::from_utf8_lossy(&vids[id as usize]).into_owned()),
+            VidDict::Str { vids, .. } => Value::str(String::from_utf8_lossy(&vids[id as usize]).into_owned()),
         }
     }
 

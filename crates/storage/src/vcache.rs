@@ -104,7 +104,7 @@ impl TagColumns {
 pub(crate) fn value_bytes(v: &Value) -> usize {
     std::mem::size_of::<Value>()
         + match v {
-            Value::String(s) => s.capacity(),
+            Value::String(s) => if s.is_heap_allocated() { 2 * std::mem::size_of::<usize>() + s.len() } else { 0 },
             _ => 0,
         }
 }

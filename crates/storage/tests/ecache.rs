@@ -33,7 +33,7 @@ fn likes() -> SchemaRef {
 fn vid(space: &SpaceDesc, i: u64) -> Value {
     match space.vid_type {
         VidType::Int64 => Value::Int(i as i64 * 3 - 40),
-        VidType::FixedString(_) => Value::String(format!("v{i}")),
+        VidType::FixedString(_) => Value::str(format!("v{i}")),
     }
 }
 
@@ -103,7 +103,7 @@ fn random_writes_agree(vid_type: VidType, seed: u64) {
                 0..=6 => {
                     let (schema, values) = if rng.below(3) > 0 {
                         let w = if rng.below(6) == 0 { Value::NULL } else { Value::Int(rng.below(100) as i64) };
-                        (knows(), vec![w, Value::String(format!("n{}", rng.below(1000)))])
+                        (knows(), vec![w, Value::str(format!("n{}", rng.below(1000)))])
                     } else {
                         (likes(), vec![Value::Float(rng.below(50) as f64 / 4.0)])
                     };

@@ -131,7 +131,7 @@ fn graph() -> (EmbeddedStorage, SpaceDesc, SchemaRef, SchemaRef) {
         })
     };
     for (dst, l) in [(2, 10), (3, 50), (4, 90)] {
-        edge(1, dst, &like, vec![Value::Int(l), Value::String(format!("n{dst}"))]);
+        edge(1, dst, &like, vec![Value::Int(l), Value::str(format!("n{dst}"))]);
     }
     edge(1, 100, &serve, vec![Value::Int(1997)]);
     edge(5, 1, &like, vec![Value::Int(70), Value::NULL]);

@@ -31,7 +31,7 @@ fn edge_schema(id: i32, name: &str) -> SchemaRef {
 fn vid(space: &SpaceDesc, i: u64) -> Value {
     match space.vid_type {
         VidType::Int64 => Value::Int(i as i64 - 20),
-        VidType::FixedString(_) => Value::String(format!("v{i}")),
+        VidType::FixedString(_) => Value::str(format!("v{i}")),
     }
 }
 

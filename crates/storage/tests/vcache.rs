@@ -30,7 +30,7 @@ fn team() -> SchemaRef {
 fn vid(space: &SpaceDesc, i: u64) -> Value {
     match space.vid_type {
         VidType::Int64 => Value::Int(i as i64 * 7 - 30),
-        VidType::FixedString(_) => Value::String(format!("v{i}")),
+        VidType::FixedString(_) => Value::str(format!("v{i}")),
     }
 }
 
@@ -75,11 +75,11 @@ fn random_writes_agree(vid_type: VidType, seed: u64) {
                 0..=5 => {
                     let mut rows = Vec::new();
                     if rng.below(3) > 0 {
-                        let name = if rng.below(5) == 0 { Value::NULL } else { Value::String(format!("n{}", rng.below(1000))) };
+                        let name = if rng.below(5) == 0 { Value::NULL } else { Value::str(format!("n{}", rng.below(1000))) };
                         rows.push((person(), vec![name, Value::Int(rng.below(100) as i64)]));
                     }
                     if rng.below(2) == 0 {
-                        rows.push((team(), vec![Value::String(format!("t{}", rng.below(10)))]));
+                        rows.push((team(), vec![Value::str(format!("t{}", rng.below(10)))]));
                     }
                     let if_not_exists = rng.below(3) == 0;
                     let entry = model.entry(v.clone()).or_default();

@@ -1291,7 +1291,7 @@ impl<'a> Parser<'a> {
             }
             Tok::Str(s) => {
                 self.bump();
-                Ok(Expr::Const(Value::String(s)))
+                Ok(Expr::Const(Value::str(s)))
             }
             Tok::Sym("(") => {
                 self.bump();

@@ -222,7 +222,7 @@ pub fn decode_value(d: &mut Decoder) -> DResult<Value> {
             (2, TType::Bool) => Value::Bool(d.bool()?),
             (3, TType::I64) => Value::Int(d.i64()?),
             (4, TType::Double) => Value::Float(d.double()?),
-            (5, TType::String) => Value::String(d.string()?),
+            (5, TType::String) => Value::str(d.string()?),
             (6, TType::Struct) => Value::Date(decode_date(d)?),
             (7, TType::Struct) => Value::Time(decode_time(d)?),
             (8, TType::Struct) => Value::DateTime(decode_datetime(d)?),

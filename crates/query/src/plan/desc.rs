@@ -62,7 +62,7 @@ impl PlanDesc {
     /// The rows EXPLAIN returns: one per operator (`row`), or the digraph in one cell (`dot`).
     pub fn to_data_set(&self) -> DataSet {
         if self.format != "row" {
-            return DataSet::new(vec!["plan".into()], vec![vec![Value::String(self.to_dot())]]);
+            return DataSet::new(vec!["plan".into()], vec![vec![Value::str(self.to_dot())]]);
         }
         let columns = ["id", "name", "dependencies", "profiling data", "operator info"];
         let rows = self
@@ -72,7 +72,7 @@ impl PlanDesc {
                 let deps = n.dependencies.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
                 let profile = n.profile.map(|p| format!("rows: {}, execTime: {}us, totalTime: {}us", p.rows, p.exec_duration_us, p.total_duration_us)).unwrap_or_default();
                 let info = n.description.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join("\n");
-                vec![Value::Int(n.id), Value::String(n.name.clone()), Value::String(deps), Value::String(profile), Value::String(info)]
+                vec![Value::Int(n.id), Value::str(n.name.clone()), Value::str(deps), Value::str(profile), Value::str(info)]
             })
             .collect();
         DataSet::new(columns.iter().map(|c| c.to_string()).collect(), rows)
