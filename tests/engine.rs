@@ -112,6 +112,25 @@ fn multi_hop_go_matches_a_reference_traversal_on_random_graphs() {
                 let mut expect: HashMap<i64, i64> = HashMap::new();
                 want_piped.iter().for_each(|d| *expect.entry(*d).or_default() += 1);
                 assert_eq!(got, expect, "{ctx}; grouped");
+                // ORDER BY ... LIMIT over the GO (kept inside the GO by `push_topn_into_go`): the same rows, in
+                // the same order, as a TopN over every row; the keys those of a sort of the reference.
+                for (distinct, desc) in [("", ""), ("DISTINCT", "DESC"), ("DISTINCT", ""), ("", "DESC")] {
+                    let (offset, count) = (rng.below(3), 1 + rng.below(6));
+                    let top = format!("GO {steps} STEPS FROM {from} OVER {over} {dir} YIELD {distinct} id($$) % 4 AS k, id($$) AS d | ORDER BY $-.k {desc} | LIMIT {offset}, {count}");
+                    let got = exec(&db, &mut s, &top);
+                    let rules = std::mem::replace(&mut s.disabled_rules, vec!["push_topn_into_go".into()]);
+                    assert_eq!(got, exec(&db, &mut s, &top), "{ctx}; {top}");
+                    s.disabled_rules = rules;
+                    let mut ds = want.clone();
+                    if !distinct.is_empty() {
+                        ds.dedup();
+                    }
+                    let mut keys: Vec<i64> = ds.iter().map(|d| d % 4).collect();
+                    keys.sort_by(|a, b| if desc.is_empty() { a.cmp(b) } else { b.cmp(a) });
+                    let keys: Vec<i64> = keys.into_iter().skip(offset as usize).take(count as usize).collect();
+                    let got_keys: Vec<i64> = got.iter().map(|r| if let Value::Int(k) = r[0] { k } else { panic!("{r:?}") }).collect();
+                    assert_eq!(got_keys, keys, "{ctx}; {top}");
+                }
             }
             s.disabled_rules.clear();
         }

@@ -298,44 +298,15 @@ pub(crate) fn top_n(factors: &[(Expr, bool)], offset: usize, count: usize, req: 
     let data = input.ok_or_else(|| QError::semantic("ORDER BY needs an input, as in `... | ORDER BY $-.c'"))?;
     let keep = offset.saturating_add(count);
     let src = RowSource { var: None, data };
-    // A max-heap on (keys, position): the root is the row that goes first when a better one arrives.
-    struct Entry<'a> {
-        keys: Vec<Value>,
-        pos: usize,
-        factors: &'a [(Expr, bool)],
-    }
-    impl PartialEq for Entry<'_> {
-        fn eq(&self, o: &Self) -> bool {
-            self.cmp(o) == Ordering::Equal
-        }
-    }
-    impl Eq for Entry<'_> {}
-    impl PartialOrd for Entry<'_> {
-        fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-            Some(self.cmp(o))
-        }
-    }
-    impl Ord for Entry<'_> {
-        fn cmp(&self, o: &Self) -> Ordering {
-            compare_keys(self.factors, &self.keys, &o.keys).then(self.pos.cmp(&o.pos))
-        }
-    }
-    let mut heap = std::collections::BinaryHeap::with_capacity(keep.min(data.rows.len()) + 1);
+    let mut top = crate::top::TopRows::new(factors.iter().map(|(_, asc)| *asc).collect(), keep);
     if keep > 0 {
         for (pos, row) in data.rows.iter().enumerate() {
             let ctx = src.context(req, row);
             let keys = factors.iter().map(|(e, _)| eval(e, &ctx)).collect::<QResult<Vec<_>>>()?;
-            let e = Entry { keys, pos, factors };
-            if heap.len() < keep {
-                heap.push(e);
-            } else if heap.peek().is_some_and(|top| e < *top) {
-                heap.pop();
-                heap.push(e);
-            }
+            top.push(keys, pos);
         }
     }
-    let kept = heap.into_sorted_vec();
-    Ok(DataSet::new(data.columns.clone(), kept.into_iter().skip(offset).map(|e| data.rows[e.pos].clone()).collect()))
+    Ok(DataSet::new(data.columns.clone(), top.into_sorted().into_iter().skip(offset).map(|pos| data.rows[pos].clone()).collect()))
 }
 
 fn sort_keys<'d>(factors: &[(Expr, bool)], req: &Request<'_>, data: &'d DataSet) -> QResult<Vec<(Vec<Value>, &'d Vec<Value>)>> {

@@ -10,7 +10,9 @@ use crate::compose::{input_rows, Request, RowSource};
 use crate::context::make_vertex;
 use crate::data::{column_text, eval_vid, VidUse};
 use crate::distinct::DistinctRows;
+use crate::optimizer::cannot_fail;
 use crate::plan::GoNode;
+use crate::top::TopRows;
 use crate::{DataSet, QueryEngine};
 use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
@@ -126,7 +128,7 @@ impl QueryEngine {
             }
         }
         let edge_types: Vec<(i32, SchemaRef)> = edges.clone();
-        let mut distinct_rows = DistinctRows::default();
+        let mut sink = Sink::new(node, yield_clause);
         for step in 1..=g.max_steps {
             if frontier.is_empty() {
                 break;
@@ -225,10 +227,10 @@ impl QueryEngine {
                                 for &r in rows_of.get(root).map(Vec::as_slice).unwrap_or(&[]) {
                                     let row = &src.rows()[r];
                                     let ctx = GoContext { input: Some((src, row)), ..ctx };
-                                    emit(&ctx, g.filter.as_ref(), yield_clause, &mut out, &mut distinct_rows)?;
+                                    emit(&ctx, g.filter.as_ref(), yield_clause, &mut sink)?;
                                 }
                             }
-                            _ => emit(&ctx, g.filter.as_ref(), yield_clause, &mut out, &mut distinct_rows)?,
+                            _ => emit(&ctx, g.filter.as_ref(), yield_clause, &mut sink)?,
                         }
                     }
                 }
@@ -250,6 +252,7 @@ impl QueryEngine {
             }
             frontier = next;
         }
+        out.rows = sink.into_rows();
         Ok(out)
     }
 
@@ -410,15 +413,85 @@ fn sample_in_order<T>(items: &mut Vec<T>, k: usize, rng: &mut quiver_common::rng
     });
 }
 
-fn emit(ctx: &GoContext<'_>, filter: Option<&Expr>, y: &YieldClause, out: &mut DataSet, seen: &mut DistinctRows) -> QResult<()> {
+/// Where a GO's rows go.
+enum Sink {
+    /// Every row (each once, with DISTINCT).
+    All { rows: Vec<Vec<Value>>, distinct: Option<DistinctRows> },
+    /// Only the first rows by some columns (`push_topn_into_go`).
+    Top {
+        top: TopRows<Vec<Value>>,
+        /// The sort columns, in key order.
+        keys: Vec<usize>,
+        /// Whether the other columns cannot fail, so a row that cannot enter needs only its sort columns.
+        lazy: bool,
+        /// With DISTINCT: the rows kept.
+        kept: Option<HashSet<Vec<Value>>>,
+    },
+}
+
+impl Sink {
+    fn new(node: &GoNode, y: &YieldClause) -> Sink {
+        match &node.top {
+            None => Sink::All { rows: Vec::new(), distinct: y.distinct.then(DistinctRows::default) },
+            Some(t) => Sink::Top {
+                top: TopRows::new(t.keys.iter().map(|&(_, asc)| asc).collect(), t.keep),
+                keys: t.keys.iter().map(|&(i, _)| i).collect(),
+                lazy: y.columns.iter().enumerate().all(|(i, c)| t.keys.iter().any(|&(k, _)| k == i) || cannot_fail(&c.expr, None)),
+                kept: y.distinct.then(HashSet::default),
+            },
+        }
+    }
+
+    fn into_rows(self) -> Vec<Vec<Value>> {
+        match self {
+            Sink::All { rows, .. } => rows,
+            Sink::Top { top, .. } => top.into_sorted(),
+        }
+    }
+}
+
+fn emit(ctx: &GoContext<'_>, filter: Option<&Expr>, y: &YieldClause, sink: &mut Sink) -> QResult<()> {
     if let Some(f) = filter {
         if !eval_condition(f, ctx).map_err(QError::at_runtime)? {
             return Ok(());
         }
     }
-    let row = y.columns.iter().map(|c| eval(&c.expr, ctx)).collect::<QResult<Vec<_>>>().map_err(QError::at_runtime)?;
-    if !y.distinct || seen.is_new(&out.rows, &row) {
-        out.rows.push(row);
+    let column = |i: usize| eval(&y.columns[i].expr, ctx).map_err(QError::at_runtime);
+    match sink {
+        Sink::All { rows, distinct } => {
+            let row = (0..y.columns.len()).map(column).collect::<QResult<Vec<_>>>()?;
+            if distinct.as_mut().is_none_or(|d| d.is_new(rows, &row)) {
+                rows.push(row);
+            }
+        }
+        Sink::Top { top, keys, lazy, kept } => {
+            let key_values = keys.iter().map(|&i| column(i)).collect::<QResult<Vec<_>>>()?;
+            let enters = top.admits(&key_values);
+            if !enters && *lazy {
+                return Ok(());
+            }
+            let row = (0..y.columns.len())
+                .map(|i| match keys.iter().position(|&k| k == i) {
+                    Some(k) => Ok(key_values[k].clone()),
+                    None => column(i),
+                })
+                .collect::<QResult<Vec<_>>>()?;
+            if !enters {
+                return Ok(());
+            }
+            if let Some(kept) = kept {
+                // A row equal to a kept one came later: the first stays (see `push_topn_into_go`).
+                if kept.contains(&row) {
+                    return Ok(());
+                }
+                kept.insert(row.clone());
+                if let Some(out) = top.push(key_values, row) {
+                    kept.remove(&out);
+                }
+            } else {
+                top.push(key_values, row);
+            }
+        }
     }
     Ok(())
 }

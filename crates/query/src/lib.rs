@@ -17,6 +17,7 @@ mod lookup;
 pub mod optimizer;
 mod plan;
 mod schema;
+mod top;
 
 pub use data::build_row;
 pub use plan::desc::{PlanDesc, PlanNodeDesc, ProfileStats};

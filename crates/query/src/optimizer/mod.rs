@@ -13,6 +13,7 @@ mod fuse_count_traversal;
 mod merge_projections;
 mod push_filter_into_go;
 mod push_limit_into_go;
+mod push_topn_into_go;
 mod push_projection_into_go;
 mod remove_unused_columns;
 mod sort_limit_to_topn;
@@ -46,6 +47,7 @@ pub(crate) const RULES: &[&dyn Rule] = &[
     &push_filter_into_go::PushFilterIntoGo,
     &push_projection_into_go::PushProjectionIntoGo,
     &sort_limit_to_topn::SortLimitToTopN,
+    &push_topn_into_go::PushTopNIntoGo,
     &push_limit_into_go::PushLimitIntoGo,
 ];
 

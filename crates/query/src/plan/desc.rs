@@ -188,6 +188,10 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             if let Some(l) = g.limit {
                 d.push(("storage limit".into(), l.to_string()));
             }
+            if let (Some(t), Some(y)) = (&g.top, &g.stmt.yield_clause) {
+                let keys = t.keys.iter().map(|&(i, asc)| format!("{} {}", y.columns[i].name(), if asc { "ASC" } else { "DESC" }));
+                d.push(("keep first".into(), format!("{} by {}", t.keep, join(keys))));
+            }
             if let Some(y) = &g.stmt.yield_clause {
                 d.push(("columns".into(), join(y.columns.iter().map(|c| c.name()))));
             }

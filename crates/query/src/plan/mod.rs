@@ -54,6 +54,16 @@ pub(crate) struct GoNode {
     pub props: Option<PropSelection>,
     /// Storage stops after this many edges on the last step.
     pub limit: Option<usize>,
+    /// Only the first rows by these output columns are kept (`ORDER BY ... | LIMIT` above pushed down).
+    pub top: Option<GoTop>,
+}
+
+/// The best rows a GO keeps: ordered by output columns (index, ascending), ties in the order the GO produces
+/// them, at most `keep`.
+#[derive(Clone, Debug)]
+pub(crate) struct GoTop {
+    pub keys: Vec<(usize, bool)>,
+    pub keep: usize,
 }
 
 /// What a fused traversal returns.
@@ -91,7 +101,7 @@ impl PlanNode {
             Statement::SetOp { op, left, right } => {
                 PlanNode { op: Op::SetOp(*op), input: None, branches: vec![PlanNode::build(left), PlanNode::build(right)] }
             }
-            Statement::Go(g) => PlanNode::leaf(Op::Go(Box::new(GoNode { stmt: (**g).clone(), storage_filter: None, props: None, limit: None }))),
+            Statement::Go(g) => PlanNode::leaf(Op::Go(Box::new(GoNode { stmt: (**g).clone(), storage_filter: None, props: None, limit: None, top: None }))),
             Statement::Yield { yield_clause, filter } => PlanNode::leaf(Op::Project { yield_clause: yield_clause.clone(), filter: filter.clone() }),
             Statement::OrderBy(f) => PlanNode::leaf(Op::Sort(f.clone())),
             Statement::Limit { offset, count } => PlanNode::leaf(Op::Limit { offset: offset.clone(), count: count.clone() }),
