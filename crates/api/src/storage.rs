@@ -27,6 +27,50 @@ impl PropRow {
     }
 }
 
+/// One tag's selected properties for a batch of vertices, by position in the request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TagColumns {
+    pub schema: SchemaRef,
+    /// Whether each vertex has the tag.
+    pub present: Vec<bool>,
+    /// The selected properties of the tag's latest version, in schema order.
+    pub names: std::sync::Arc<[String]>,
+    /// One column per name, one value per vertex (EMPTY where the vertex lacks the tag).
+    pub columns: Vec<Vec<Value>>,
+}
+
+impl TagColumns {
+    /// The properties of `schema`'s latest version that `props` selects, in schema order (their indices and names).
+    pub fn selected(schema: &SchemaRef, props: &PropSelection) -> (Vec<usize>, std::sync::Arc<[String]>) {
+        let latest = schema.latest();
+        let picked: Vec<usize> = (0..latest.props.len()).filter(|&i| props.wants(&latest.props[i].name)).collect();
+        let names = picked.iter().map(|&i| latest.props[i].name.clone()).collect();
+        (picked, names)
+    }
+
+    /// The columns of `schema` out of `get_vertices` rows.
+    pub fn from_vertices(schema: &SchemaRef, props: &PropSelection, rows: &[Option<VertexData>]) -> TagColumns {
+        let (_, names) = TagColumns::selected(schema, props);
+        let mut out = TagColumns { schema: schema.clone(), present: Vec::with_capacity(rows.len()), columns: vec![Vec::with_capacity(rows.len()); names.len()], names };
+        for row in rows {
+            let tag = row.as_ref().and_then(|v| v.tags.iter().find(|(s, _)| s.id == schema.id)).map(|(_, r)| r);
+            out.present.push(tag.is_some());
+            for (name, col) in out.names.iter().zip(&mut out.columns) {
+                col.push(tag.and_then(|r| r.get(name)).cloned().unwrap_or(Value::Empty));
+            }
+        }
+        out
+    }
+
+    /// The value of property `name` of the vertex at `pos` (EMPTY: no such property, or the vertex lacks the tag).
+    pub fn value(&self, pos: usize, name: &str) -> Value {
+        match self.names.iter().position(|n| n == name) {
+            Some(i) if self.present[pos] => self.columns[i][pos].clone(),
+            _ => Value::Empty,
+        }
+    }
+}
+
 /// The identity of an edge in its stored (out) direction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EdgeKeyVal {
@@ -162,6 +206,14 @@ pub trait StorageClient: Send + Sync {
     /// tag the vertex has is returned even when none of its properties is selected). The result has one entry per
     /// input VID; `None` where the vertex does not exist (no vertex key and none of the tags).
     fn get_vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> QResult<Vec<Option<VertexData>>>;
+
+    /// The same properties as [`get_vertices`](Self::get_vertices), one [`TagColumns`] per tag, column by column:
+    /// for reads of many vertices that need their property values rather than whole vertices (GO's `$^`/`$$`).
+    /// The default transposes `get_vertices`; a storage that keeps properties in columns answers from them.
+    fn get_tag_columns(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> QResult<Vec<TagColumns>> {
+        let rows = self.get_vertices(space, vids, tags, props)?;
+        Ok(tags.iter().map(|t| TagColumns::from_vertices(t, props, &rows)).collect())
+    }
 
     /// Properties of a batch of edges of one type; `None` where the edge does not exist.
     fn get_edges(&self, space: &SpaceDesc, schema: &SchemaRef, keys: &[EdgeKeyVal]) -> QResult<Vec<Option<Props>>>;

@@ -211,7 +211,7 @@ impl QueryEngine {
                 };
                 for (root, vid) in &frontier {
                     let pos = vid_pos[vid];
-                    let src = src_vertices.get(pos).and_then(Option::as_ref);
+                    let src = (!src_vertices.is_empty()).then_some(Side { tags: &src_vertices, pos });
                     for i in edges_of(pos) {
                         let e = &neighbors[i];
                         let step_row = Step { edge: e, schema: schema_of(e.edge_type) };
@@ -219,7 +219,7 @@ impl QueryEngine {
                             req,
                             step: &step_row,
                             src,
-                            dst: dst_of.get(i).and_then(|&d| dst_vertices[d].as_ref()),
+                            dst: dst_of.get(i).map(|&d| Side { tags: &dst_vertices, pos: d }),
                             input: None,
                         };
                         match (&source, needs.input) {
@@ -390,11 +390,11 @@ impl QueryEngine {
 
     /// The vertices of `vids` with the given tags, in the order of `vids` (`None`: no such vertex); nothing is
     /// read when no tag is needed.
-    fn vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &VertexProps) -> QResult<Vec<Option<VertexData>>> {
+    fn vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &VertexProps) -> QResult<Vec<TagColumns>> {
         if tags.is_empty() {
             return Ok(Vec::new());
         }
-        self.storage.get_vertices(space, vids, tags, &props.selection())
+        self.storage.get_tag_columns(space, vids, tags, &props.selection())
     }
 }
 
@@ -501,14 +501,22 @@ fn emit(ctx: &GoContext<'_>, filter: Option<&Expr>, y: &YieldClause, sink: &mut 
 struct GoContext<'a> {
     req: &'a Request<'a>,
     step: &'a Step<'a>,
-    src: Option<&'a VertexData>,
-    dst: Option<&'a VertexData>,
+    src: Option<Side<'a>>,
+    dst: Option<Side<'a>>,
     input: Option<(&'a RowSource<'a>, &'a [Value])>,
 }
 
+/// A source or destination vertex: its position in the step's vertex property columns.
+#[derive(Clone, Copy)]
+struct Side<'a> {
+    tags: &'a [TagColumns],
+    pos: usize,
+}
+
 impl GoContext<'_> {
-    fn vertex_prop(v: Option<&VertexData>, tag: &str, prop: &str) -> Value {
-        v.and_then(|v| v.tags.iter().find(|(s, _)| s.name == tag)).and_then(|(_, row)| row.get(prop)).cloned().unwrap_or(Value::Empty)
+    fn vertex_prop(v: Option<Side<'_>>, tag: &str, prop: &str) -> Value {
+        let Some(v) = v else { return Value::Empty };
+        v.tags.iter().find(|t| t.schema.name == tag).map_or(Value::Empty, |t| t.value(v.pos, prop))
     }
 
     fn edge_value(&self) -> Edge {
@@ -577,7 +585,12 @@ impl EvalContext for GoContext<'_> {
             VertexRef::Dst => (self.dst, &self.step.edge.to),
             VertexRef::Current => return Err(QError::semantic("`VERTEX' is not support in go sentence.")),
         };
-        let tags = v.map(|v| v.tags.iter().map(|(s, row)| (s.name.clone(), row.to_map())).collect()).unwrap_or_default();
+        let tags = v
+            .map(|v| {
+                let present = v.tags.iter().filter(|t| t.present[v.pos]);
+                present.map(|t| (t.schema.name.clone(), t.names.iter().cloned().zip(t.columns.iter().map(|c| c[v.pos].clone())).collect())).collect()
+            })
+            .unwrap_or_default();
         Ok(Value::Vertex(Box::new(make_vertex(id.clone(), tags))))
     }
 

@@ -520,15 +520,7 @@ impl StorageClient for EmbeddedStorage {
         // The tags read from the store.
         let stored: Vec<&SchemaRef> = tags.iter().zip(&cached).filter(|(_, c)| c.is_none()).map(|(t, _)| t).collect();
         // Per tag, once: the selected properties of its current version, under names every row shares.
-        let projections: Vec<(Vec<usize>, Arc<[String]>)> = tags
-            .iter()
-            .map(|t| {
-                let latest = t.latest();
-                let picked: Vec<usize> = (0..latest.props.len()).filter(|&i| props.wants(&latest.props[i].name)).collect();
-                let names = picked.iter().map(|&i| latest.props[i].name.clone()).collect();
-                (picked, names)
-            })
-            .collect();
+        let projections: Vec<(Vec<usize>, Arc<[String]>)> = tags.iter().map(|t| TagColumns::selected(t, props)).collect();
         for vid in vids {
             let mut data = VertexData { vid: vid.clone(), tags: Vec::new() };
             let keys: Vec<Vec<u8>> = stored.iter().map(|t| keys::tag_key(space, vid, t.id)).collect();
@@ -555,6 +547,25 @@ impl StorageClient for EmbeddedStorage {
             // A vertex whose read tags have all expired is gone, as a vertex whose only tag expired.
             let exists = !data.tags.is_empty() || (!expired && self.kv.get(&keys::vertex_key(space, vid)).map_err(kv_err)?.is_some());
             out.push(exists.then_some(data));
+        }
+        Ok(out)
+    }
+
+    fn get_tag_columns(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> QResult<Vec<TagColumns>> {
+        let mut out = Vec::with_capacity(tags.len());
+        for t in tags {
+            match self.tag_cache(space, t, vids.len())? {
+                // A cached tag's values are copied straight from its columns.
+                Some(c) => {
+                    let (picked, names) = TagColumns::selected(t, props);
+                    let (present, columns) = c.read().expect("lock poisoned").gather(vids, &picked);
+                    out.push(TagColumns { schema: t.clone(), present, names, columns });
+                }
+                None => {
+                    let rows = self.get_vertices(space, vids, std::slice::from_ref(t), props)?;
+                    out.push(TagColumns::from_vertices(t, props, &rows));
+                }
+            }
         }
         Ok(out)
     }

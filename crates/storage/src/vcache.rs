@@ -90,6 +90,20 @@ impl TagColumns {
         Some(PropRow { names: names.clone(), values: picked.iter().map(|&i| self.columns[i][slot].clone()).collect() })
     }
 
+    /// For each of `vids`: whether it has the tag, and the properties at `picked` (EMPTY where it does not).
+    pub fn gather(&self, vids: &[Value], picked: &[usize]) -> (Vec<bool>, Vec<Vec<Value>>) {
+        let mut present = Vec::with_capacity(vids.len());
+        let mut columns: Vec<Vec<Value>> = picked.iter().map(|_| Vec::with_capacity(vids.len())).collect();
+        for vid in vids {
+            let slot = self.slots.get(vid).map(|s| s as usize).filter(|&s| self.present[s]);
+            present.push(slot.is_some());
+            for (&i, col) in picked.iter().zip(&mut columns) {
+                col.push(slot.map_or(Value::Empty, |s| self.columns[i][s].clone()));
+            }
+        }
+        (present, columns)
+    }
+
     pub fn rows(&self) -> usize {
         self.present.iter().filter(|p| **p).count()
     }

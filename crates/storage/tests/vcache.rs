@@ -111,6 +111,10 @@ fn random_writes_agree(vid_type: VidType, seed: u64) {
         }
         for sel in &selections {
             assert_eq!(read(&s, &space, &all, &tags, sel), expected(&model, &all, &tags, sel), "seed {seed}, round {round}, {sel:?}");
+            // The columnar read (from the cache's columns once hot) equals the row read, transposed.
+            let rows = s.get_vertices(&space, &all, &tags, sel).unwrap();
+            let columns: Vec<TagColumns> = tags.iter().map(|t| TagColumns::from_vertices(t, sel, &rows)).collect();
+            assert_eq!(s.get_tag_columns(&space, &all, &tags, sel).unwrap(), columns, "seed {seed}, round {round}, {sel:?}: columns");
         }
         if round == 1 {
             // Enough reads for both tags to become hot: from here on they are served from their columns.
