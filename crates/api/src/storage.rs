@@ -14,8 +14,11 @@ pub type Props = BTreeMap<String, Value>;
 #[derive(Debug, Clone, PartialEq)]
 pub struct PropRow {
     pub names: std::sync::Arc<[String]>,
-    pub values: Vec<Value>,
+    pub values: PropValues,
 }
+
+/// A row's values: one or two (the common case for edges) without an allocation of their own.
+pub type PropValues = smallvec::SmallVec<[Value; 2]>;
 
 impl PropRow {
     pub fn get(&self, name: &str) -> Option<&Value> {

@@ -112,7 +112,7 @@ pub fn decode_only(schema: &SchemaDesc, row: &[u8], wanted: &dyn Fn(&str) -> boo
 
 /// The properties at `picked` (indices into the schema's current version), in that order: [`decode_only`] without
 /// a map, for reads that decode many rows with one projection.
-pub fn decode_indices(schema: &SchemaDesc, row: &[u8], picked: &[usize]) -> QResult<Vec<Value>> {
+pub fn decode_indices(schema: &SchemaDesc, row: &[u8], picked: &[usize]) -> QResult<quiver_api::PropValues> {
     if row.len() < 5 || row[0] != FORMAT {
         return Err(corrupt("unknown format"));
     }
@@ -120,7 +120,7 @@ pub fn decode_indices(schema: &SchemaDesc, row: &[u8], picked: &[usize]) -> QRes
     let written = schema.version(version).ok_or_else(|| corrupt("unknown schema version"))?;
     let reader = RowReader::new(written, row)?;
     let latest = schema.latest();
-    let mut values = Vec::with_capacity(picked.len());
+    let mut values = quiver_api::PropValues::with_capacity(picked.len());
     for &i in picked {
         let p = &latest.props[i];
         let v = if latest.version == version {

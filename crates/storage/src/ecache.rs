@@ -59,7 +59,7 @@ impl EdgeColumns {
     }
 
     /// Sets (`Some`: every property of the latest version, in order) or removes (`None`) the row of an edge.
-    pub fn set(&mut self, src: u32, rank: i64, dst: u32, values: Option<Vec<Value>>) {
+    pub fn set(&mut self, src: u32, rank: i64, dst: u32, values: Option<quiver_api::PropValues>) {
         let w = self.width;
         if self.lists.len() <= src as usize {
             if values.is_none() {
@@ -85,7 +85,7 @@ impl EdgeColumns {
     }
 
     /// Adds an edge while building (in any order; [`EdgeColumns::sorted`] orders the lists once at the end).
-    pub fn push(&mut self, src: u32, rank: i64, dst: u32, values: Vec<Value>) {
+    pub fn push(&mut self, src: u32, rank: i64, dst: u32, values: quiver_api::PropValues) {
         if self.lists.len() <= src as usize {
             self.lists.resize_with(src as usize + 1, EdgeList::default);
         }
@@ -112,7 +112,7 @@ impl EdgeColumns {
 
     /// The properties at `picked` (indices into the latest version's properties) of an edge, `None` if the cache
     /// has no such edge.
-    pub fn get(&self, src: u32, rank: i64, dst: u32, picked: &[usize]) -> Option<Vec<Value>> {
+    pub fn get(&self, src: u32, rank: i64, dst: u32, picked: &[usize]) -> Option<quiver_api::PropValues> {
         let list = self.lists.get(src as usize)?;
         let i = list.keys.binary_search(&(rank, dst)).ok()?;
         let row = &list.values[i * self.width..(i + 1) * self.width];
