@@ -465,7 +465,14 @@ fn emit(ctx: &GoContext<'_>, filter: Option<&Expr>, y: &YieldClause, sink: &mut 
             }
         }
         Sink::Top { top, keys, lazy, kept } => {
-            let key_values = keys.iter().map(|&i| column(i)).collect::<QResult<Vec<_>>>()?;
+            let mut key_values = Vec::with_capacity(keys.len());
+            for &i in keys.iter() {
+                match column(i) {
+                    Ok(v) => key_values.push(v),
+                    // The error a row reports is its first failing column's, as without the rule.
+                    Err(e) => return Err((0..i).find_map(|c| column(c).err()).unwrap_or(e)),
+                }
+            }
             let enters = top.admits(&key_values);
             if !enters && *lazy {
                 return Ok(());

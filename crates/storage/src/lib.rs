@@ -554,7 +554,8 @@ impl StorageClient for EmbeddedStorage {
     fn get_tag_columns(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> QResult<Vec<TagColumns>> {
         let mut out = Vec::with_capacity(tags.len());
         for t in tags {
-            match self.tag_cache(space, t, vids.len())? {
+            // Reads count towards a tag turning hot once, in `get_vertices` when the tag is not cached yet.
+            match self.tag_cache(space, t, 0)? {
                 // A cached tag's values are copied straight from its columns.
                 Some(c) => {
                     let (picked, names) = TagColumns::selected(t, props);
