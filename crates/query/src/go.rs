@@ -211,7 +211,7 @@ impl QueryEngine {
                 };
                 for (root, vid) in &frontier {
                     let pos = vid_pos[vid];
-                    let src = (!src_vertices.is_empty()).then_some(Side { tags: &src_vertices, pos });
+                    let src = Side { tags: &src_vertices, pos };
                     for i in edges_of(pos) {
                         let e = &neighbors[i];
                         let step_row = Step { edge: e, schema: schema_of(e.edge_type) };
@@ -219,7 +219,8 @@ impl QueryEngine {
                             req,
                             step: &step_row,
                             src,
-                            dst: dst_of.get(i).map(|&d| Side { tags: &dst_vertices, pos: d }),
+                            // Without `$$` properties there are no columns, and no position is read.
+                            dst: Side { tags: &dst_vertices, pos: dst_of.get(i).copied().unwrap_or(0) },
                             input: None,
                         };
                         match (&source, needs.input) {
@@ -508,12 +509,13 @@ fn emit(ctx: &GoContext<'_>, filter: Option<&Expr>, y: &YieldClause, sink: &mut 
 struct GoContext<'a> {
     req: &'a Request<'a>,
     step: &'a Step<'a>,
-    src: Option<Side<'a>>,
-    dst: Option<Side<'a>>,
+    src: Side<'a>,
+    dst: Side<'a>,
     input: Option<(&'a RowSource<'a>, &'a [Value])>,
 }
 
-/// A source or destination vertex: its position in the step's vertex property columns.
+/// A source or destination vertex: its position in the step's vertex property columns (none when the statement
+/// reads no property of that side).
 #[derive(Clone, Copy)]
 struct Side<'a> {
     tags: &'a [TagColumns],
@@ -521,8 +523,7 @@ struct Side<'a> {
 }
 
 impl GoContext<'_> {
-    fn vertex_prop(v: Option<Side<'_>>, tag: &str, prop: &str) -> Value {
-        let Some(v) = v else { return Value::Empty };
+    fn vertex_prop(v: Side<'_>, tag: &str, prop: &str) -> Value {
         v.tags.iter().find(|t| t.schema.name == tag).map_or(Value::Empty, |t| t.value(v.pos, prop))
     }
 
@@ -592,12 +593,8 @@ impl EvalContext for GoContext<'_> {
             VertexRef::Dst => (self.dst, &self.step.edge.to),
             VertexRef::Current => return Err(QError::semantic("`VERTEX' is not support in go sentence.")),
         };
-        let tags = v
-            .map(|v| {
-                let present = v.tags.iter().filter(|t| t.present[v.pos]);
-                present.map(|t| (t.schema.name.clone(), t.names.iter().cloned().zip(t.columns.iter().map(|c| c[v.pos].clone())).collect())).collect()
-            })
-            .unwrap_or_default();
+        let present = v.tags.iter().filter(|t| t.present[v.pos]);
+        let tags = present.map(|t| (t.schema.name.clone(), t.names.iter().cloned().zip(t.columns.iter().map(|c| c[v.pos].clone())).collect())).collect();
         Ok(Value::Vertex(Box::new(make_vertex(id.clone(), tags))))
     }
 

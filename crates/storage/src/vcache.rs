@@ -83,11 +83,13 @@ impl TagColumns {
     /// The properties at `picked` (indices into the cached version's properties, named `names`) of the row of
     /// `vid`, as the store would decode them (`None`: the vertex does not have the tag).
     pub fn get(&self, vid: &Value, picked: &[usize], names: &Arc<[String]>) -> Option<PropRow> {
-        let slot = self.slots.get(vid)? as usize;
-        if !self.present[slot] {
-            return None;
-        }
+        let slot = self.slot_with_tag(vid)?;
         Some(PropRow { names: names.clone(), values: picked.iter().map(|&i| self.columns[i][slot].clone()).collect() })
+    }
+
+    /// The slot of `vid` if it has the tag now.
+    fn slot_with_tag(&self, vid: &Value) -> Option<usize> {
+        self.slots.get(vid).map(|s| s as usize).filter(|&s| self.present[s])
     }
 
     /// For each of `vids`: whether it has the tag, and the properties at `picked` (EMPTY where it does not).
@@ -95,7 +97,7 @@ impl TagColumns {
         let mut present = Vec::with_capacity(vids.len());
         let mut columns: Vec<Vec<Value>> = picked.iter().map(|_| Vec::with_capacity(vids.len())).collect();
         for vid in vids {
-            let slot = self.slots.get(vid).map(|s| s as usize).filter(|&s| self.present[s]);
+            let slot = self.slot_with_tag(vid);
             present.push(slot.is_some());
             for (&i, col) in picked.iter().zip(&mut columns) {
                 col.push(slot.map_or(Value::Empty, |s| self.columns[i][s].clone()));
