@@ -11,7 +11,7 @@ use std::time::Duration;
 
 fn exec(db: &Database, s: &mut Session, stmt: &str) -> Vec<Vec<Value>> {
     match db.execute(s, stmt, &Params::new()) {
-        Ok(ds) => ds.rows,
+        Ok(ds) => ds.into_rows(),
         Err(e) => panic!("`{stmt}` failed: {}", e.message),
     }
 }
@@ -191,7 +191,7 @@ fn profile_counts_rows_per_operator() {
     let db = nba();
     let mut s = Session { space: Some("nba".into()), ..Session::default() };
     let ds = db.execute(&mut s, "PROFILE GO FROM \"Tony Parker\" OVER like YIELD like._dst AS d | LIMIT 1", &Params::new()).unwrap();
-    assert_eq!(ds.rows, vec![vec![Value::String("LaMarcus Aldridge".into())]]);
+    assert_eq!(ds.rows().collect::<Vec<_>>(), vec![vec![Value::str("LaMarcus Aldridge")]]);
     let plan = ds.plan.expect("PROFILE returns the plan");
     let rows: Vec<(String, u64)> = plan.nodes.iter().map(|n| (n.name.clone(), n.profile.expect("profiled").rows)).collect();
     // The limit is pushed into the GO: storage returns one edge of Tony Parker's three.
@@ -215,9 +215,9 @@ fn fan_out() -> (Database, Session) {
 }
 
 fn profile_rows(db: &Database, s: &mut Session, stmt: &str) -> (Vec<Vec<Value>>, Vec<(String, u64)>) {
-    let ds = db.execute(s, &format!("PROFILE {stmt}"), &Params::new()).unwrap();
-    let plan = ds.plan.expect("PROFILE returns the plan");
-    (ds.rows, plan.nodes.iter().map(|n| (n.name.clone(), n.profile.expect("profiled").rows)).collect())
+    let mut ds = db.execute(s, &format!("PROFILE {stmt}"), &Params::new()).unwrap();
+    let plan = ds.plan.take().expect("PROFILE returns the plan");
+    (ds.rows().collect(), plan.nodes.iter().map(|n| (n.name.clone(), n.profile.expect("profiled").rows)).collect())
 }
 
 #[test]

@@ -33,7 +33,7 @@ fn answers(db: &Database, space: &str) -> Vec<Vec<String>> {
         .map(|q| {
             let q = &vid(q);
             let ds = db.execute(&mut s, q, &Params::new()).unwrap_or_else(|e| panic!("`{q}`: {}", e.message));
-            let mut rows: Vec<String> = ds.rows.iter().map(|r| format!("{r:?}")).collect();
+            let mut rows: Vec<String> = ds.rows().map(|r| format!("{r:?}")).collect();
             rows.sort();
             rows
         })
@@ -156,7 +156,7 @@ fn write_bad_dataset(dir: &Path) {
 fn rows(db: &Database, stmt: &str) -> Vec<String> {
     let mut s = Session::default();
     let ds = db.execute(&mut s, &format!("USE imp; {stmt}"), &Params::new()).unwrap_or_else(|e| panic!("`{stmt}`: {}", e.message));
-    let mut rows: Vec<String> = ds.rows.iter().map(|r| format!("{r:?}")).collect();
+    let mut rows: Vec<String> = ds.rows().map(|r| format!("{r:?}")).collect();
     rows.sort();
     rows
 }

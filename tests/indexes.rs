@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 fn exec(db: &Database, s: &mut Session, stmt: &str) -> Vec<Vec<Value>> {
     match db.execute(s, stmt, &Params::new()) {
-        Ok(ds) => ds.rows,
+        Ok(ds) => ds.into_rows(),
         Err(e) => panic!("`{stmt}` failed: {}", e.message),
     }
 }

@@ -51,7 +51,7 @@ pub fn wait_jobs(db: &Database, session: &mut Session) -> Result<(), String> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let ds = db.execute(session, "SHOW JOBS", &Params::new()).map_err(|e| format!("SHOW JOBS failed: {}", e.message))?;
-        let busy = ds.rows.iter().any(|r| matches!(&r[2], quiver_common::Value::String(s) if &**s == "QUEUE" || &**s == "RUNNING"));
+        let busy = ds.rows().any(|r| matches!(&r[2], quiver_common::Value::String(s) if &**s == "QUEUE" || &**s == "RUNNING"));
         if !busy {
             return Ok(());
         }
@@ -142,7 +142,7 @@ pub fn run_file(path: &Path) -> Vec<String> {
                 }
             }
             ["statement", "error", code] => match result {
-                Ok(ds) => failures.push(format!("{here}: `{stmt}` succeeded with {:?}, expected error {code}", ds.rows)),
+                Ok(ds) => failures.push(format!("{here}: `{stmt}` succeeded with {:?}, expected error {code}", ds.rows().collect::<Vec<_>>())),
                 Err(e) => {
                     if e.code.as_i32().to_string() != *code {
                         failures.push(format!("{here}: `{stmt}` error code {} ({}), expected {code}", e.code.as_i32(), e.message));
@@ -157,8 +157,8 @@ pub fn run_file(path: &Path) -> Vec<String> {
             ["query", rest @ ..] => match result {
                 Err(e) => failures.push(format!("{here}: `{stmt}` failed: [{}] {}", e.code.as_i32(), e.message)),
                 Ok(ds) => {
-                    let mut got = vec![ds.columns.join(" | ")];
-                    let mut rows: Vec<String> = ds.rows.iter().map(|r| render_row(r)).collect();
+                    let mut got = vec![ds.columns().join(" | ")];
+                    let mut rows: Vec<String> = ds.rows().map(|r| render_row(&r)).collect();
                     let mut want_rows: Vec<String> = expected.iter().skip(1).cloned().collect();
                     if rest.contains(&"rowsort") {
                         rows.sort();

@@ -1,23 +1,23 @@
 //! Runs one statement N times in process against a database directory and prints the mean latency: a driver for
 //! `perf record` (`cargo build --release --example prof -p quiver-bench`; usage: prof DIR SPACE V1,V2,.. N STMT,
 //! where `{v}` in STMT is replaced by each start vertex in turn; each start runs once before the measured runs).
-use quiver_bench::drive::{Conn, Embedded};
-use std::sync::Arc;
+//! It times the engine alone: the result stays in the columns the engine returns (no rows built for a client).
+use quiver_query::{Params, Session};
 fn main() {
     let a: Vec<String> = std::env::args().collect();
-    let db = Arc::new(quiver_server::Database::open(std::path::Path::new(&a[1])).unwrap());
+    let db = quiver_server::Database::open(std::path::Path::new(&a[1])).unwrap();
     let starts: Vec<i64> = a[3].split(',').map(|s| s.parse().unwrap()).collect();
     let n: usize = a[4].parse().unwrap();
-    let mut c = Embedded::new(db, &a[2]);
+    let mut session = Session { space: Some(a[2].clone()), ..Session::default() };
+    let mut run = |stmt: String| db.execute(&mut session, &stmt, &Params::new()).unwrap();
     // Warm-up: every start once (caches that turn hot on reads are built here, not in the measured runs).
     for v in &starts {
-        c.run(&a[5].replace("{v}", &v.to_string())).unwrap();
+        run(a[5].replace("{v}", &v.to_string()));
     }
     let t = std::time::Instant::now();
     let mut rows = 0;
     for i in 0..n {
-        let (r, _) = c.run(&a[5].replace("{v}", &starts[i % starts.len()].to_string())).unwrap();
-        rows += r.len();
+        rows += run(a[5].replace("{v}", &starts[i % starts.len()].to_string())).len();
     }
     println!("{} queries, mean {:.3} ms, rows {}", n, t.elapsed().as_secs_f64() * 1000.0 / n as f64, rows);
 }

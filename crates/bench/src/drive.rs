@@ -29,7 +29,9 @@ impl Conn for Embedded {
     fn run(&mut self, stmt: &str) -> Result<(Vec<Vec<Value>>, u64), String> {
         let t = Instant::now();
         let ds = self.db.execute(&mut self.session, stmt, &Params::new()).map_err(|e| format!("{stmt}: {}", e.message))?;
-        Ok((ds.rows, t.elapsed().as_micros() as u64))
+        // Rows are counted as delivered once they are rows, as over the wire.
+        let rows = ds.into_rows();
+        Ok((rows, t.elapsed().as_micros() as u64))
     }
 }
 
@@ -54,7 +56,7 @@ impl Conn for Wire {
         if r.error_code != 0 {
             return Err(format!("{stmt}: {} ({})", r.error_msg.unwrap_or_default(), r.error_code));
         }
-        Ok((r.data.map(|(_, rows)| rows).unwrap_or_default(), r.latency_us.max(0) as u64))
+        Ok((r.data.map(|t| t.rows()).unwrap_or_default(), r.latency_us.max(0) as u64))
     }
 }
 

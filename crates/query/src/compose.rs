@@ -2,6 +2,7 @@
 //! ORDER BY, LIMIT, GROUP BY with aggregates).
 
 use crate::context::ParamContext;
+use crate::distinct::DistinctRows;
 use crate::{DataSet, Params};
 use quiver_common::budget::Budget;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
@@ -36,12 +37,14 @@ pub(crate) struct RowSource<'a> {
 }
 
 impl<'a> RowSource<'a> {
-    pub fn context<'b>(&'b self, req: &'b Request<'b>, row: &'b [Value]) -> RowContext<'b> {
-        RowContext { req, var: self.var, columns: &self.data.columns, row }
+    /// The context of row `row`.
+    pub fn context<'b>(&'b self, req: &'b Request<'b>, row: usize) -> RowContext<'b> {
+        RowContext { req, var: self.var, data: self.data, row }
     }
 
-    pub fn rows(&self) -> &'a [Vec<Value>] {
-        &self.data.rows
+    /// Rows.
+    pub fn len(&self) -> usize {
+        self.data.len()
     }
 }
 
@@ -49,13 +52,13 @@ impl<'a> RowSource<'a> {
 pub(crate) fn input_rows<'a>(e: &Expr, req: &'a Request<'a>, input: Option<&'a DataSet>) -> QResult<RowSource<'a>> {
     match e {
         Expr::InputProp(col) => {
-            let data = input.filter(|d| d.columns.iter().any(|c| c == col));
+            let data = input.filter(|d| d.column_index(col).is_some());
             let data = data.ok_or_else(|| QError::semantic(format!("`$-.{col}', not exist prop `{col}'")))?;
             Ok(RowSource { var: None, data })
         }
         Expr::VarProp { var, prop } => {
             let (name, data) = req.vars.get_key_value(var).ok_or_else(|| QError::semantic(format!("`${var}.{prop}', not exist variable `{var}'")))?;
-            if !data.columns.iter().any(|c| c == prop) {
+            if data.column_index(prop).is_none() {
                 return Err(QError::semantic(format!("`${var}.{prop}', not exist prop `{prop}'")));
             }
             Ok(RowSource { var: Some(name.as_str()), data })
@@ -68,13 +71,13 @@ pub(crate) fn input_rows<'a>(e: &Expr, req: &'a Request<'a>, input: Option<&'a D
 pub(crate) struct RowContext<'a> {
     req: &'a Request<'a>,
     var: Option<&'a str>,
-    columns: &'a [String],
-    row: &'a [Value],
+    data: &'a DataSet,
+    row: usize,
 }
 
 impl RowContext<'_> {
     fn column(&self, col: &str) -> Option<Value> {
-        self.columns.iter().position(|c| c == col).map(|i| self.row[i].clone())
+        self.data.column_index(col).map(|i| self.data.value(self.row, i).clone())
     }
 }
 
@@ -289,7 +292,7 @@ pub(crate) fn sort_rows(factors: &[(Expr, bool)], req: &Request<'_>, input: Opti
     let data = input.ok_or_else(|| QError::semantic("ORDER BY needs an input, as in `... | ORDER BY $-.c'"))?;
     let mut keyed = sort_keys(factors, req, data)?;
     keyed.sort_by(|(a, _), (b, _)| compare_keys(factors, a, b));
-    Ok(DataSet::new(data.columns.clone(), keyed.into_iter().map(|(_, r)| r.clone()).collect()))
+    Ok(data.gather(&keyed.into_iter().map(|(_, pos)| pos).collect::<Vec<_>>()))
 }
 
 /// `ORDER BY ... | LIMIT offset, count` without sorting every row: a bounded heap keeps the first
@@ -300,19 +303,20 @@ pub(crate) fn top_n(factors: &[(Expr, bool)], offset: usize, count: usize, req: 
     let src = RowSource { var: None, data };
     let mut top = crate::top::TopRows::new(factors.iter().map(|(_, asc)| *asc).collect(), keep);
     if keep > 0 {
-        for (pos, row) in data.rows.iter().enumerate() {
-            let ctx = src.context(req, row);
+        for pos in 0..data.len() {
+            let ctx = src.context(req, pos);
             let keys = factors.iter().map(|(e, _)| eval(e, &ctx)).collect::<QResult<Vec<_>>>()?;
             top.push(keys, pos);
         }
     }
-    Ok(DataSet::new(data.columns.clone(), top.into_sorted().into_iter().skip(offset).map(|pos| data.rows[pos].clone()).collect()))
+    Ok(data.gather(&top.into_sorted().into_iter().skip(offset).collect::<Vec<_>>()))
 }
 
-fn sort_keys<'d>(factors: &[(Expr, bool)], req: &Request<'_>, data: &'d DataSet) -> QResult<Vec<(Vec<Value>, &'d Vec<Value>)>> {
+/// Each row's sort keys, with its position.
+fn sort_keys(factors: &[(Expr, bool)], req: &Request<'_>, data: &DataSet) -> QResult<Vec<(Vec<Value>, usize)>> {
     let src = RowSource { var: None, data };
-    let mut keyed = Vec::with_capacity(data.rows.len());
-    for row in &data.rows {
+    let mut keyed = Vec::with_capacity(data.len());
+    for row in 0..data.len() {
         let ctx = src.context(req, row);
         keyed.push((factors.iter().map(|(e, _)| eval(e, &ctx)).collect::<QResult<Vec<_>>>()?, row));
     }
@@ -340,7 +344,8 @@ pub(crate) fn limit_operand(e: &Expr, req: &Request<'_>) -> QResult<usize> {
 pub(crate) fn limit_rows(offset: &Expr, count: &Expr, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
     let data = input.ok_or_else(|| QError::semantic("LIMIT needs an input, as in `... | LIMIT 10'"))?;
     let (offset, count) = (limit_operand(offset, req)?, limit_operand(count, req)?);
-    Ok(DataSet::new(data.columns.clone(), data.rows.iter().skip(offset).take(count).cloned().collect()))
+    let start = offset.min(data.len());
+    Ok(data.slice(start..start.saturating_add(count).min(data.len())))
 }
 
 pub(crate) fn group_rows(keys: &[Expr], y: &YieldClause, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
@@ -349,28 +354,27 @@ pub(crate) fn group_rows(keys: &[Expr], y: &YieldClause, req: &Request<'_>, inpu
 }
 
 pub(crate) fn set_op(op: SetOp, l: DataSet, r: DataSet) -> QResult<DataSet> {
-    if l.columns.len() != r.columns.len() {
+    if l.columns().len() != r.columns().len() {
         return Err(QError::semantic("number of columns to UNION/INTERSECT/MINUS must be same"));
     }
-    let mut out = DataSet::new(l.columns, Vec::new());
-    match op {
-        SetOp::UnionAll => {
-            out.rows = l.rows;
-            out.rows.extend(r.rows);
-        }
-        SetOp::Union => {
-            let mut seen = HashSet::default();
-            out.rows = l.rows.into_iter().chain(r.rows).filter(|row| seen.insert(row.clone())).collect();
-        }
-        SetOp::Intersect => {
-            let right: HashSet<Vec<Value>> = r.rows.into_iter().collect();
-            let mut seen = HashSet::default();
-            out.rows = l.rows.into_iter().filter(|row| right.contains(row) && seen.insert(row.clone())).collect();
-        }
-        SetOp::Minus => {
-            let right: HashSet<Vec<Value>> = r.rows.into_iter().collect();
-            let mut seen = HashSet::default();
-            out.rows = l.rows.into_iter().filter(|row| !right.contains(row) && seen.insert(row.clone())).collect();
+    if op == SetOp::UnionAll {
+        let mut out = l;
+        out.append(r);
+        return Ok(out);
+    }
+    let mut out = l.empty_like();
+    let mut seen = HashSet::default();
+    let right: HashSet<Vec<Value>> = if op == SetOp::Union { HashSet::default() } else { r.rows().collect() };
+    let left = l.into_rows().into_iter();
+    let candidates: Box<dyn Iterator<Item = Vec<Value>>> = if op == SetOp::Union { Box::new(left.chain(r.into_rows())) } else { Box::new(left) };
+    for row in candidates {
+        let wanted = match op {
+            SetOp::Intersect => right.contains(&row),
+            SetOp::Minus => !right.contains(&row),
+            _ => true,
+        };
+        if wanted && seen.insert(row.clone()) {
+            out.push_row(row);
         }
     }
     Ok(out)
@@ -409,7 +413,7 @@ fn yield_source<'a>(y: &YieldClause, filter: Option<&Expr>, req: &'a Request<'a>
 
 pub(crate) fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
     let columns: Vec<String> = y.columns.iter().map(|c| c.name()).collect();
-    let mut out = DataSet::new(columns, Vec::new());
+    let mut out = DataSet::from_columns(columns, Vec::new());
     let aggregated = y.columns.iter().any(|c| c.expr.has_aggregate());
     let Some(src) = yield_source(y, filter, req, input)? else {
         let ctx = NoRow(req);
@@ -419,12 +423,12 @@ pub(crate) fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'
             }
         }
         let exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
-        out.rows.push(if aggregated { eval_group(&exprs, &[&ctx], &ctx)? } else { exprs.iter().map(|e| eval(e, &ctx)).collect::<QResult<_>>()? });
+        out.push_row(if aggregated { eval_group(&exprs, &[&ctx], &ctx)? } else { exprs.iter().map(|e| eval(e, &ctx)).collect::<QResult<_>>()? });
         return Ok(out);
     };
     // Rows that pass the filter.
-    let mut kept: Vec<&[Value]> = Vec::new();
-    for row in src.rows() {
+    let mut kept: Vec<usize> = Vec::new();
+    for row in 0..src.len() {
         if let Some(f) = filter {
             if !eval_condition(f, &src.context(req, row))? {
                 continue;
@@ -435,22 +439,36 @@ pub(crate) fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'
     if aggregated {
         // An implicit GROUP BY on the columns without aggregates.
         let keys: Vec<Expr> = y.columns.iter().filter(|c| !c.expr.has_aggregate()).map(|c| c.expr.clone()).collect();
-        let filtered = DataSet::new(src.data.columns.clone(), kept.iter().map(|r| r.to_vec()).collect());
+        let filtered = src.data.gather(&kept);
         let inner = RowSource { var: src.var, data: &filtered };
         let mut grouped = group_by(&keys, y, req, &inner)?;
-        if keys.is_empty() && grouped.rows.is_empty() {
+        if keys.is_empty() && grouped.is_empty() {
             let ctx = NoRow(req);
             let exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
-            grouped.rows.push(eval_group(&exprs, &[], &ctx)?);
+            grouped.push_row(eval_group(&exprs, &[], &ctx)?);
         }
         return Ok(grouped);
     }
-    let mut seen = HashSet::default();
+    // A column that only reads an input column is copied from it, without evaluating anything per row.
+    let passed: Vec<Option<usize>> = y
+        .columns
+        .iter()
+        .map(|c| match &c.expr {
+            Expr::InputProp(col) if src.var.is_none() => src.data.column_index(col),
+            Expr::VarProp { var, prop } if src.var == Some(var.as_str()) => src.data.column_index(prop),
+            _ => None,
+        })
+        .collect();
+    let mut distinct = y.distinct.then(DistinctRows::default);
+    out.reserve(kept.len());
     for row in kept {
         let ctx = src.context(req, row);
-        let values = y.columns.iter().map(|c| eval(&c.expr, &ctx)).collect::<QResult<Vec<_>>>()?;
-        if !y.distinct || seen.insert(values.clone()) {
-            out.rows.push(values);
+        out.push_row_with(|i| match passed[i] {
+            Some(c) => Ok(src.data.value(row, c).clone()),
+            None => eval(&y.columns[i].expr, &ctx),
+        })?;
+        if let Some(d) = &mut distinct {
+            d.admit_last(&mut out);
         }
     }
     Ok(out)
@@ -465,8 +483,8 @@ fn group_by(keys: &[Expr], y: &YieldClause, req: &Request<'_>, src: &RowSource<'
     let columns: Vec<String> = y.columns.iter().map(|c| c.name()).collect();
     let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
     let mut index: HashMap<Vec<Value>, usize> = HashMap::default();
-    for (i, row) in src.rows().iter().enumerate() {
-        let ctx = src.context(req, row);
+    for i in 0..src.len() {
+        let ctx = src.context(req, i);
         let key = keys.iter().map(|k| eval(k, &ctx)).collect::<QResult<Vec<_>>>()?;
         match index.get(&key) {
             Some(&g) => groups[g].1.push(i),
@@ -477,14 +495,14 @@ fn group_by(keys: &[Expr], y: &YieldClause, req: &Request<'_>, src: &RowSource<'
         }
     }
     let exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
-    let mut out = DataSet::new(columns, Vec::new());
+    let mut out = DataSet::from_columns(columns, Vec::new());
     let mut seen = HashSet::default();
     for (_, members) in groups {
-        let contexts: Vec<RowContext<'_>> = members.iter().map(|&i| src.context(req, &src.rows()[i])).collect();
+        let contexts: Vec<RowContext<'_>> = members.iter().map(|&i| src.context(req, i)).collect();
         let refs: Vec<&dyn EvalContext> = contexts.iter().map(|c| c as &dyn EvalContext).collect();
         let row = eval_group(&exprs, &refs, refs[0])?;
         if !y.distinct || seen.insert(row.clone()) {
-            out.rows.push(row);
+            out.push_row(row);
         }
     }
     Ok(out)

@@ -104,7 +104,7 @@ fn check_no_aggregate(y: &YieldClause) -> QResult<()> {
 pub(crate) fn project(y: &YieldClause, ctx: &dyn EvalContext, ds: &mut DataSet, seen: &mut HashSet<Vec<Value>>) -> QResult<()> {
     let row = y.columns.iter().map(|c| eval(&c.expr, ctx)).collect::<QResult<Vec<_>>>()?;
     if !y.distinct || seen.insert(row.clone()) {
-        ds.rows.push(row);
+        ds.push_row(row);
     }
     Ok(())
 }
@@ -493,7 +493,7 @@ pub(crate) fn fetch_of_input(space: &SpaceDesc, stmt: &Statement, req: &crate::c
         Statement::FetchVertices { tags, vids, yield_clause } => {
             let src = crate::compose::input_rows(&vids[0], req, input)?;
             let mut out = Vec::new();
-            for row in src.rows() {
+            for row in 0..src.len() {
                 let v = eval(&vids[0], &src.context(req, row))?;
                 if is_vid(&v) {
                     out.push(Expr::Const(v));
@@ -517,7 +517,7 @@ pub(crate) fn fetch_of_input(space: &SpaceDesc, stmt: &Statement, req: &crate::c
             let src = crate::compose::input_rows(reference.as_ref().expect("the key reads its input"), req, input)?;
             let mut out = Vec::new();
             let mut seen = HashSet::default();
-            for row in src.rows() {
+            for row in 0..src.len() {
                 let ctx = src.context(req, row);
                 let (s, d) = (eval(&key.src, &ctx)?, eval(&key.dst, &ctx)?);
                 let rank = match &key.rank {

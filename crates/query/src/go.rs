@@ -78,7 +78,6 @@ impl QueryEngine {
         let needs = self.go_needs(space, g, node.storage_filter.as_ref(), yield_clause, &edges)?;
         let props = node.props.clone().unwrap_or(if needs.edge_props { PropSelection::All } else { PropSelection::None });
         let columns: Vec<String> = yield_clause.columns.iter().map(|c| c.name()).collect();
-        let mut out = DataSet::new(columns, Vec::new());
         let min_steps = g.min_steps.max(1);
         if g.max_steps == 0 || g.max_steps < min_steps {
             if g.max_steps != 0 {
@@ -87,7 +86,7 @@ impl QueryEngine {
                     g.min_steps, g.max_steps
                 )));
             }
-            return Ok(out);
+            return Ok(DataSet::from_columns(columns, Vec::new()));
         }
         let bounds = self.step_bounds(g, req)?;
         let mut sampler = g.bounds.as_ref().filter(|b| b.sample).map(|_| {
@@ -104,7 +103,7 @@ impl QueryEngine {
             FromClause::Ref(e) => {
                 let src = input_rows(e, req, input)?;
                 let mut vids = Vec::new();
-                for row in src.rows() {
+                for row in 0..src.len() {
                     let v = eval(e, &src.context(req, row))?;
                     // Rows whose start is not a VID of this space start nothing, as in NebulaGraph.
                     if space.vid_type_matches(&v) && space.check_vid_len(&v).is_ok() {
@@ -123,12 +122,12 @@ impl QueryEngine {
         // For a join: the input rows of each start vertex, found once instead of once per edge.
         let mut rows_of: HashMap<Value, Vec<usize>> = HashMap::default();
         if let (Some((src, from_expr)), true) = (&source, needs.input) {
-            for (i, row) in src.rows().iter().enumerate() {
-                rows_of.entry(eval(from_expr, &src.context(req, row))?).or_default().push(i);
+            for i in 0..src.len() {
+                rows_of.entry(eval(from_expr, &src.context(req, i))?).or_default().push(i);
             }
         }
         let edge_types: Vec<(i32, SchemaRef)> = edges.clone();
-        let mut sink = Sink::new(node, yield_clause);
+        let mut sink = Sink::new(node, yield_clause, columns);
         for step in 1..=g.max_steps {
             if frontier.is_empty() {
                 break;
@@ -226,8 +225,7 @@ impl QueryEngine {
                         match (&source, needs.input) {
                             (Some((src, _)), true) => {
                                 for &r in rows_of.get(root).map(Vec::as_slice).unwrap_or(&[]) {
-                                    let row = &src.rows()[r];
-                                    let ctx = GoContext { input: Some((src, row)), ..ctx };
+                                    let ctx = GoContext { input: Some((src, r)), ..ctx };
                                     emit(&ctx, g.filter.as_ref(), yield_clause, &mut sink)?;
                                 }
                             }
@@ -253,8 +251,7 @@ impl QueryEngine {
             }
             frontier = next;
         }
-        out.rows = sink.into_rows();
-        Ok(out)
+        Ok(sink.finish())
     }
 
     /// The signed edge types a GO follows.
@@ -417,7 +414,7 @@ fn sample_in_order<T>(items: &mut Vec<T>, k: usize, rng: &mut quiver_common::rng
 /// Where a GO's rows go.
 enum Sink {
     /// Every row (each once, with DISTINCT).
-    All { rows: Vec<Vec<Value>>, distinct: Option<DistinctRows> },
+    All { out: DataSet, distinct: Option<DistinctRows> },
     /// Only the first rows by some columns (`push_topn_into_go`).
     Top {
         top: TopRows<Vec<Value>>,
@@ -427,26 +424,28 @@ enum Sink {
         lazy: bool,
         /// With DISTINCT: the rows kept.
         kept: Option<HashSet<Vec<Value>>>,
+        columns: Vec<String>,
     },
 }
 
 impl Sink {
-    fn new(node: &GoNode, y: &YieldClause) -> Sink {
+    fn new(node: &GoNode, y: &YieldClause, columns: Vec<String>) -> Sink {
         match &node.top {
-            None => Sink::All { rows: Vec::new(), distinct: y.distinct.then(DistinctRows::default) },
+            None => Sink::All { out: DataSet::from_columns(columns, Vec::new()), distinct: y.distinct.then(DistinctRows::default) },
             Some(t) => Sink::Top {
                 top: TopRows::new(t.keys.iter().map(|&(_, asc)| asc).collect(), t.keep),
                 keys: t.keys.iter().map(|&(i, _)| i).collect(),
                 lazy: y.columns.iter().enumerate().all(|(i, c)| t.keys.iter().any(|&(k, _)| k == i) || cannot_fail(&c.expr, None)),
                 kept: y.distinct.then(HashSet::default),
+                columns,
             },
         }
     }
 
-    fn into_rows(self) -> Vec<Vec<Value>> {
+    fn finish(self) -> DataSet {
         match self {
-            Sink::All { rows, .. } => rows,
-            Sink::Top { top, .. } => top.into_sorted(),
+            Sink::All { out, .. } => out,
+            Sink::Top { top, columns, .. } => DataSet::new(columns, top.into_sorted()),
         }
     }
 }
@@ -459,13 +458,13 @@ fn emit(ctx: &GoContext<'_>, filter: Option<&Expr>, y: &YieldClause, sink: &mut 
     }
     let column = |i: usize| eval(&y.columns[i].expr, ctx).map_err(QError::at_runtime);
     match sink {
-        Sink::All { rows, distinct } => {
-            let row = (0..y.columns.len()).map(column).collect::<QResult<Vec<_>>>()?;
-            if distinct.as_mut().is_none_or(|d| d.is_new(rows, &row)) {
-                rows.push(row);
+        Sink::All { out, distinct } => {
+            out.push_row_with(column)?;
+            if let Some(d) = distinct {
+                d.admit_last(out);
             }
         }
-        Sink::Top { top, keys, lazy, kept } => {
+        Sink::Top { top, keys, lazy, kept, .. } => {
             let mut key_values = Vec::with_capacity(keys.len());
             for &i in keys.iter() {
                 match column(i) {
@@ -511,7 +510,8 @@ struct GoContext<'a> {
     step: &'a Step<'a>,
     src: Side<'a>,
     dst: Side<'a>,
-    input: Option<(&'a RowSource<'a>, &'a [Value])>,
+    /// For a join: the input and the position of the row joined.
+    input: Option<(&'a RowSource<'a>, usize)>,
 }
 
 /// A source or destination vertex: its position in the step's vertex property columns (none when the statement

@@ -11,6 +11,7 @@ mod admin;
 mod compose;
 mod context;
 mod data;
+mod dataset;
 mod distinct;
 mod go;
 mod lookup;
@@ -20,6 +21,7 @@ mod schema;
 mod top;
 
 pub use data::build_row;
+pub use dataset::DataSet;
 pub use plan::desc::{PlanDesc, PlanNodeDesc, ProfileStats};
 
 use compose::Request;
@@ -33,28 +35,6 @@ use quiver_syntax::ast::{PlanFormat, Statement};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// A result table, with the plan when the statement was an EXPLAIN or PROFILE.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DataSet {
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<Value>>,
-    pub plan: Option<Box<PlanDesc>>,
-}
-
-impl DataSet {
-    pub fn new(columns: Vec<String>, rows: Vec<Vec<Value>>) -> DataSet {
-        DataSet { columns, rows, plan: None }
-    }
-
-    pub fn empty() -> DataSet {
-        DataSet::default()
-    }
-
-    pub fn with_columns(columns: &[&str]) -> DataSet {
-        DataSet::new(columns.iter().map(|c| c.to_string()).collect(), Vec::new())
-    }
-}
 
 /// One client session of the graph protocol, as `SHOW SESSIONS` lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -178,10 +158,8 @@ impl QueryEngine {
         sessions.retain(|s| only.is_none_or(|id| s.id == id));
         sessions.sort_by_key(|s| std::cmp::Reverse(s.created_us));
         let time = |us: i64| quiver_common::datetime::DateTime::from_micros(us).map(Value::DateTime).unwrap_or(Value::NULL);
-        ds.rows = sessions
-            .into_iter()
-            .map(|s| {
-                vec![
+        for s in sessions {
+            ds.push_row([
                     Value::Int(s.id),
                     Value::str(s.user),
                     Value::str(s.space.unwrap_or_default()),
@@ -190,9 +168,8 @@ impl QueryEngine {
                     Value::str(s.graph_addr),
                     Value::Int(s.timezone_offset_secs),
                     Value::str(s.client_ip),
-                ]
-            })
-            .collect();
+            ]);
+        }
         ds
     }
 

@@ -96,7 +96,7 @@ impl QueryEngine {
                 let mut ds = DataSet::with_columns(&["Name"]);
                 let mut names: Vec<String> = self.catalog.spaces().iter().map(|s| s.name.clone()).collect();
                 names.sort();
-                ds.rows = names.into_iter().map(|n| vec![Value::str(n)]).collect();
+                names.into_iter().for_each(|n| ds.push_row([Value::str(n)]));
                 Ok(ds)
             }
             Statement::DescribeSpace(name) => {
@@ -104,7 +104,7 @@ impl QueryEngine {
                 let mut ds = DataSet::with_columns(&[
                     "ID", "Name", "Partition Number", "Replica Factor", "Charset", "Collate", "Vid Type", "Atomic Edge", "Zones", "Comment",
                 ]);
-                ds.rows.push(vec![
+                ds.push_row([
                     Value::Int(s.id as i64),
                     Value::str(s.name.clone()),
                     Value::Int(s.partition_num as i64),
@@ -121,7 +121,7 @@ impl QueryEngine {
             Statement::ShowCreateSpace(name) => {
                 let s = self.catalog.space(name)?;
                 let mut ds = DataSet::with_columns(&["Space", "Create Space"]);
-                ds.rows.push(vec![Value::str(s.name.clone()), Value::str(show_create_space(&s))]);
+                ds.push_row([Value::str(s.name.clone()), Value::str(show_create_space(&s))]);
                 Ok(ds)
             }
             _ => unreachable!("not a space statement"),
@@ -169,14 +169,14 @@ impl QueryEngine {
                 let mut ds = DataSet::with_columns(&["Name"]);
                 let mut names: Vec<String> = self.catalog.schemas(space, kind_of(*kind)).iter().map(|s| s.name.clone()).collect();
                 names.sort();
-                ds.rows = names.into_iter().map(|n| vec![Value::str(n)]).collect();
+                names.into_iter().for_each(|n| ds.push_row([Value::str(n)]));
                 Ok(ds)
             }
             Statement::DescribeSchema { kind, name } => {
                 let schema = self.catalog.schema(space, kind_of(*kind), name).map_err(|_| kind_of(*kind).not_existed())?;
                 let mut ds = DataSet::with_columns(&["Field", "Type", "Null", "Default", "Comment"]);
                 for p in &schema.latest().props {
-                    ds.rows.push(vec![
+                    ds.push_row([
                         Value::str(p.name.clone()),
                         Value::str(p.ty.name()),
                         Value::str(if p.nullable { "YES" } else { "NO" }),
@@ -210,7 +210,7 @@ impl QueryEngine {
                 text.push_str(", comment = ");
                 write_quoted(&mut text, schema.comment.as_deref().unwrap_or("")).expect("string write");
                 let mut ds = DataSet::with_columns(&[c1, c2]);
-                ds.rows.push(vec![Value::str(schema.name.clone()), Value::str(text)]);
+                ds.push_row([Value::str(schema.name.clone()), Value::str(text)]);
                 Ok(ds)
             }
             _ => unreachable!("not a schema statement"),

@@ -26,7 +26,8 @@ fn healthy(s: &Server) {
     let mut c = client(s);
     let sid = c.open_session("root", "nebula").unwrap();
     let r = c.execute(sid, "YIELD 6 * 7 AS x", BTreeMap::new()).unwrap();
-    assert_eq!(r.data, Some((vec!["x".to_string()], vec![vec![Value::Int(42)]])));
+    let data = r.data.expect("a data set");
+    assert_eq!((data.columns.clone(), data.rows()), (vec!["x".to_string()], vec![vec![Value::Int(42)]]));
 }
 
 /// Reads until the server closes the connection; returns what it sent before closing.
@@ -120,7 +121,7 @@ fn framed_compact_and_pipelined_calls_are_answered_in_order() {
         let (msg, reply): (Message, _) = decode_reply(payload).unwrap();
         assert_eq!(msg.seq_id, seq);
         let Ok(Reply::Execution(r)) = reply else { panic!("{reply:?}") };
-        assert_eq!(r.data.unwrap().1, vec![vec![Value::Int(seq as i64)]]);
+        assert_eq!(r.data.unwrap().rows(), vec![vec![Value::Int(seq as i64)]]);
     }
 }
 
@@ -141,7 +142,7 @@ fn idle_sessions_expire_and_signed_out_sessions_are_gone() {
     // A new session lists only itself.
     let fresh = c.open_session("root", "nebula").unwrap();
     let r = c.execute(fresh, "SHOW SESSIONS", BTreeMap::new()).unwrap();
-    let (_, rows) = r.data.unwrap();
+    let rows = r.data.unwrap().rows();
     assert_eq!(rows.iter().map(|r| r[0].clone()).collect::<Vec<_>>(), vec![Value::Int(fresh)]);
 }
 

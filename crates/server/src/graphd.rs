@@ -9,9 +9,9 @@
 use crate::sessions::SessionManager;
 use crate::Database;
 use quiver_common::{ErrorCode, QError};
-use quiver_query::{DataSet, Params, PlanDesc};
+use quiver_query::{Params, PlanDesc};
 use quiver_wire::frame::{decode_frame, encode_frame, frame_len, Framing};
-use quiver_wire::graph::{decode_call, encode_exception, encode_reply, AuthResponse, Call, CallError, ExecutionResponse, Plan, PlanNode, Reply, E_CLIENT_SERVER_INCOMPATIBLE, UNKNOWN_METHOD};
+use quiver_wire::graph::{decode_call, encode_exception, encode_reply, AuthResponse, Call, CallError, ExecutionResponse, Plan, PlanNode, Reply, Table, E_CLIENT_SERVER_INCOMPATIBLE, UNKNOWN_METHOD};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -180,10 +180,10 @@ impl Service {
         }
         let mut resp = ExecutionResponse { latency_us, space_name: space, ..ExecutionResponse::default() };
         match result {
-            Ok(ds) => {
-                let DataSet { columns, rows, plan } = ds;
-                resp.data = Some((columns, rows));
-                resp.plan = plan.map(|p| wire_plan(&p));
+            Ok(mut ds) => {
+                resp.plan = ds.plan.take().map(|p| wire_plan(&p));
+                let (columns, values) = ds.into_columns();
+                resp.data = Some(Table { columns, values });
             }
             Err(e) => {
                 resp.error_code = e.code.as_i32();

@@ -44,11 +44,13 @@ pub(crate) fn response_json(result: &Result<DataSet, QError>, space: Option<&str
     }
     let errors = match result {
         Ok(ds) => {
-            body.insert("columns".into(), json!(ds.columns));
-            let data: Vec<J> = ds
-                .rows
-                .iter()
-                .map(|r| json!({"row": r.iter().map(Value::to_json).collect::<Vec<_>>(), "meta": r.iter().map(Value::to_json_meta).collect::<Vec<_>>()}))
+            body.insert("columns".into(), json!(ds.columns()));
+            let width = ds.columns().len();
+            let data: Vec<J> = (0..ds.len())
+                .map(|i| {
+                    let row = || (0..width).map(|c| ds.value(i, c));
+                    json!({"row": row().map(Value::to_json).collect::<Vec<_>>(), "meta": row().map(Value::to_json_meta).collect::<Vec<_>>()})
+                })
                 .collect();
             body.insert("data".into(), J::Array(data));
             if let Some(plan) = &ds.plan {

@@ -4,7 +4,7 @@
 //! struct `<method>_result` whose field 0 is the return value.
 
 use crate::compact::{decode_message, DResult, DecodeError, Decoder, Encoder, Message, MessageKind};
-use crate::value::{decode_props, encode_value, encode_value_list};
+use crate::value::{decode_props, encode_value};
 use quiver_common::Value;
 use std::collections::BTreeMap;
 use thrift::protocol::TType;
@@ -124,12 +124,47 @@ pub struct Plan {
     pub optimize_time_us: i32,
 }
 
+/// A result table as an [`ExecutionResponse`] carries it (NebulaGraph's `DataSet`): the column names and, per
+/// column, its values in row order. The protocol sends it row by row; holding it by column lets a server encode
+/// the columns its engine produced without building a row first.
+///
+/// **Invariant:** one value vector per column, all of one length (so a table without columns has no rows).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Table {
+    pub columns: Vec<String>,
+    pub values: Vec<Vec<Value>>,
+}
+
+impl Table {
+    pub fn from_rows(columns: Vec<String>, rows: Vec<Vec<Value>>) -> Table {
+        let mut values = vec![Vec::with_capacity(rows.len()); columns.len()];
+        for row in rows {
+            assert_eq!(row.len(), columns.len(), "a row as wide as the columns");
+            values.iter_mut().zip(row).for_each(|(c, v)| c.push(v));
+        }
+        Table { columns, values }
+    }
+
+    /// Rows.
+    pub fn len(&self) -> usize {
+        self.values.first().map_or(0, Vec::len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every row, copied out.
+    pub fn rows(&self) -> Vec<Vec<Value>> {
+        (0..self.len()).map(|i| self.values.iter().map(|c| c[i].clone()).collect()).collect()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExecutionResponse {
     pub error_code: i32,
     pub latency_us: i64,
-    /// `(column names, rows)`.
-    pub data: Option<(Vec<String>, Vec<Vec<Value>>)>,
+    pub data: Option<Table>,
     pub space_name: Option<String>,
     pub error_msg: Option<String>,
     pub plan: Option<Plan>,
@@ -205,7 +240,7 @@ fn encode_execution(e: &mut Encoder, r: &ExecutionResponse) {
     e.struct_begin("ExecutionResponse");
     e.i32_field(1, r.error_code);
     e.i64_field(2, r.latency_us);
-    if let Some((columns, rows)) = &r.data {
+    if let Some(Table { columns, values }) = &r.data {
         e.field(3, TType::Struct);
         e.struct_begin("DataSet");
         e.field(1, TType::List);
@@ -216,10 +251,17 @@ fn encode_execution(e: &mut Encoder, r: &ExecutionResponse) {
         e.container_end();
         e.field_end();
         e.field(2, TType::List);
-        e.list_begin(TType::Struct, rows.len());
-        for row in rows {
+        let rows = values.first().map_or(0, Vec::len);
+        e.list_begin(TType::Struct, rows);
+        for i in 0..rows {
             e.struct_begin("Row");
-            encode_value_list(e, 1, row);
+            e.field(1, TType::List);
+            e.list_begin(TType::Struct, values.len());
+            for column in values {
+                encode_value(e, &column[i]);
+            }
+            e.container_end();
+            e.field_end();
             e.struct_end();
         }
         e.container_end();
@@ -428,7 +470,7 @@ fn decode_execution(d: &mut Decoder) -> DResult<ExecutionResponse> {
             (1, TType::I32) => r.error_code = d.i32()?,
             (2, TType::I64) => r.latency_us = d.i64()?,
             (3, TType::Struct) => {
-                let (mut columns, mut rows) = (Vec::new(), Vec::new());
+                let (mut columns, mut values) = (Vec::new(), Vec::<Vec<Value>>::new());
                 d.fields(|d, id, t| {
                     match (id, t) {
                         (1, TType::List) => {
@@ -440,20 +482,27 @@ fn decode_execution(d: &mut Decoder) -> DResult<ExecutionResponse> {
                         }
                         (2, TType::List) => {
                             let (_, n) = d.list_begin()?;
+                            // Not sized by the row count: rows times columns is no bound on what the frame holds.
+                            values = vec![Vec::new(); columns.len()];
                             for _ in 0..n {
-                                let mut row = Vec::new();
+                                let mut width = 0;
                                 d.fields(|d, id, t| {
                                     if (id, t) != (1, TType::List) {
                                         return Ok(false);
                                     }
                                     let (_, n) = d.list_begin()?;
                                     for _ in 0..n {
-                                        row.push(crate::value::decode_value(d)?);
+                                        let v = crate::value::decode_value(d)?;
+                                        let column = values.get_mut(width).ok_or_else(|| DecodeError::new("a row has more values than the data set has columns"))?;
+                                        column.push(v);
+                                        width += 1;
                                     }
                                     d.container_end();
                                     Ok(true)
                                 })?;
-                                rows.push(row);
+                                if width != values.len() {
+                                    return Err(DecodeError::new("a row has fewer values than the data set has columns"));
+                                }
                             }
                             d.container_end();
                         }
@@ -461,7 +510,10 @@ fn decode_execution(d: &mut Decoder) -> DResult<ExecutionResponse> {
                     }
                     Ok(true)
                 })?;
-                r.data = Some((columns, rows));
+                if values.len() != columns.len() {
+                    values = vec![Vec::new(); columns.len()];
+                }
+                r.data = Some(Table { columns, values });
             }
             (4, TType::String) => r.space_name = Some(d.string()?),
             (5, TType::String) => r.error_msg = Some(d.string()?),
@@ -573,7 +625,7 @@ mod tests {
         let exec = ExecutionResponse {
             error_code: 0,
             latency_us: 99,
-            data: Some((vec!["a".into(), "b".into()], vec![vec![Value::Int(1), Value::Float(0.5)], vec![Value::NULL, Value::Empty]])),
+            data: Some(Table::from_rows(vec!["a".into(), "b".into()], vec![vec![Value::Int(1), Value::Float(0.5)], vec![Value::NULL, Value::Empty]])),
             space_name: Some("nba".into()),
             error_msg: None,
             plan: Some(plan),
@@ -593,6 +645,31 @@ mod tests {
         let call = Message { name: "nope".into(), kind: MessageKind::Call, seq_id: 8, version: 2 };
         let (_, back) = decode_reply(&encode_exception(&call, UNKNOWN_METHOD, "Method name nope not found")).unwrap();
         assert_eq!(back, Err((UNKNOWN_METHOD, "Method name nope not found".to_string())));
+    }
+
+    #[test]
+    fn a_table_is_sent_row_by_row_and_rows_must_match_the_columns() {
+        let call = Message { name: "execute".into(), kind: MessageKind::Call, seq_id: 1, version: 2 };
+        let table = Table::from_rows(vec!["a".into(), "b".into()], vec![vec![Value::Int(1), Value::str("x")], vec![Value::Int(2), Value::NULL]]);
+        assert_eq!(table.len(), 2);
+        assert_eq!(table.values[1], vec![Value::str("x"), Value::NULL]);
+        let reply = |data| Reply::Execution(ExecutionResponse { data: Some(data), ..Default::default() });
+        let (_, back) = decode_reply(&encode_reply(&call, &reply(table.clone()))).unwrap();
+        let Ok(Reply::Execution(back)) = back else { panic!("an execution reply") };
+        assert_eq!(back.data.as_ref().map(Table::rows), Some(table.rows()));
+        // An empty table keeps its columns.
+        let empty = Table { columns: vec!["a".into()], values: vec![Vec::new()] };
+        let (_, back) = decode_reply(&encode_reply(&call, &reply(empty.clone()))).unwrap();
+        assert!(matches!(back, Ok(Reply::Execution(r)) if r.data == Some(empty)));
+        // Rows narrower or wider than the column names are refused, not misread.
+        for (columns, values, want) in [
+            (vec!["a", "b"], vec![vec![Value::Int(1)]], "fewer values"),
+            (vec!["a"], vec![vec![Value::Int(1)], vec![Value::Int(2)]], "more values"),
+        ] {
+            let bad = Table { columns: columns.into_iter().map(String::from).collect(), values };
+            let err = decode_reply(&encode_reply(&call, &reply(bad))).unwrap_err();
+            assert!(err.to_string().contains(want), "{err}");
+        }
     }
 
     #[test]

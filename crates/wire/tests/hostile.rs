@@ -5,7 +5,7 @@
 use quiver_common::Value;
 use quiver_wire::compact::{Message, MessageKind};
 use quiver_wire::frame::{decode_frame, encode_frame, frame_len, Framing, DEFAULT_MAX_FRAME_BYTES, PROTOCOL_COMPACT};
-use quiver_wire::graph::{decode_call, decode_reply, encode_call, encode_reply, Call, ExecutionResponse, Reply};
+use quiver_wire::graph::{decode_call, decode_reply, encode_call, encode_reply, Call, ExecutionResponse, Reply, Table};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -88,7 +88,9 @@ fn seeds() -> Vec<Vec<u8>> {
     ];
     let mut out: Vec<Vec<u8>> = calls.iter().map(|c| encode_frame(framing, &encode_call(1, c))).collect();
     let msg = Message { name: "execute".into(), kind: MessageKind::Call, seq_id: 1, version: 2 };
-    let resp = ExecutionResponse { data: Some((vec!["a".into()], vec![props.into_values().collect()])), ..Default::default() };
+    let row: Vec<Value> = props.into_values().collect();
+    let table = Table::from_rows((0..row.len()).map(|i| format!("c{i}")).collect(), vec![row]);
+    let resp = ExecutionResponse { data: Some(table), ..Default::default() };
     out.push(encode_frame(framing, &encode_reply(&msg, &Reply::Execution(resp))));
     out
 }

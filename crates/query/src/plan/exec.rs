@@ -33,18 +33,16 @@ pub(crate) struct Executor<'e, 's, 'r, 'p> {
     pub profiles: Option<&'r mut Profiles>,
 }
 
-/// Bytes a batch is charged: a `Value` per cell, plus its heap part for strings.
+/// Bytes a batch is charged.
 fn footprint(d: &DataSet) -> usize {
-    let cells = d.rows.len() * d.columns.len().max(1) * std::mem::size_of::<Value>();
-    let heap: usize = d.rows.iter().flatten().map(|v| if let Value::String(s) = v { s.len() } else { 0 }).sum();
-    cells + heap
+    d.footprint()
 }
 
 /// Appends `batch` to the rows collected so far (the first batch brings the columns).
 fn append(acc: &mut Option<DataSet>, batch: DataSet) {
     match acc {
         None => *acc = Some(batch),
-        Some(a) => a.rows.extend(batch.rows),
+        Some(a) => a.append(batch),
     }
 }
 
@@ -68,10 +66,11 @@ enum Mode {
     TopN { best: Option<DataSet> },
 }
 
-/// A result computed whole and not yet handed out.
+/// A result computed whole and not yet handed out: its columns' values, moved out a batch at a time.
 struct Pending {
     columns: Vec<String>,
-    rows: std::vec::IntoIter<Vec<Value>>,
+    data: Vec<std::vec::IntoIter<Value>>,
+    left: usize,
 }
 
 struct Cursor<'a> {
@@ -148,7 +147,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
         c.total_us += start.elapsed().as_micros() as u64;
         match out? {
             Some(batch) => {
-                c.rows += batch.rows.len() as u64;
+                c.rows += batch.len() as u64;
                 self.req.budget.charge(footprint(&batch))?;
                 Ok(Some(batch))
             }
@@ -165,11 +164,11 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             Input::None => Ok(None),
             Input::Node(child) => self.next(child),
             Input::Rows { data, pos } => {
-                if *pos >= data.rows.len() && *pos > 0 {
+                if *pos >= data.len() && *pos > 0 {
                     return Ok(None);
                 }
-                let end = (*pos + BATCH_ROWS).min(data.rows.len());
-                let batch = DataSet::new(data.columns.clone(), data.rows[*pos..end].to_vec());
+                let end = (*pos + BATCH_ROWS).min(data.len());
+                let batch = data.slice(*pos..end);
                 // An empty input still hands out one (empty) batch, which carries the columns.
                 *pos = end.max(1);
                 self.req.budget.charge(footprint(&batch))?;
@@ -199,8 +198,10 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 self.req.budget.release(held);
                 let out = out?;
                 self.req.budget.charge(footprint(&out))?;
-                let first = DataSet::new(out.columns.clone(), Vec::new());
-                c.mode = Mode::Whole(Some(Pending { columns: out.columns, rows: out.rows.into_iter() }));
+                let first = out.empty_like();
+                let left = out.len();
+                let (columns, data) = out.into_columns();
+                c.mode = Mode::Whole(Some(Pending { columns, data: data.into_iter().map(Vec::into_iter).collect(), left }));
                 // The first batch always exists, so even an empty result carries its columns.
                 self.hand_out(c).map(|b| Some(b.unwrap_or(first)))
             }
@@ -219,11 +220,11 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let Some(mut batch) = self.pull(c)? else { return Ok(None) };
                 self.req.budget.release(footprint(&batch));
                 let Mode::Limit(Some((skip, left))) = &mut c.mode else { unreachable!("bounds were set above") };
-                let skipped = (*skip).min(batch.rows.len());
-                batch.rows.drain(..skipped);
+                let skipped = (*skip).min(batch.len());
                 *skip -= skipped;
-                batch.rows.truncate(*left);
-                *left -= batch.rows.len();
+                let end = skipped.saturating_add(*left).min(batch.len());
+                batch.keep(skipped..end);
+                *left -= batch.len();
                 if *left == 0 {
                     // Enough rows: nothing below is pulled again.
                     c.done = true;
@@ -244,11 +245,12 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                     *best = Some(kept);
                 }
                 let Mode::TopN { best } = &mut c.mode else { unreachable!() };
-                let best = best.take().unwrap_or_default();
+                let mut best = best.take().unwrap_or_default();
                 self.req.budget.release(footprint(&best));
                 c.done = true;
-                let out = DataSet::new(best.columns, best.rows.into_iter().skip(*offset).take(*count).collect());
-                Ok(Some(out))
+                let start = (*offset).min(best.len());
+                best.keep(start..start.saturating_add(*count).min(best.len()));
+                Ok(Some(best))
             }
         }
     }
@@ -256,11 +258,12 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
     /// The next batch of a result computed whole; `None` once it is all handed out.
     fn hand_out(&mut self, c: &mut Cursor<'_>) -> QResult<Option<DataSet>> {
         let Mode::Whole(Some(p)) = &mut c.mode else { unreachable!("a computed result") };
-        let rows: Vec<Vec<Value>> = p.rows.by_ref().take(BATCH_ROWS).collect();
-        if rows.is_empty() {
+        if p.left == 0 {
             return Ok(None);
         }
-        let batch = DataSet::new(p.columns.clone(), rows);
+        let n = p.left.min(BATCH_ROWS);
+        p.left -= n;
+        let batch = DataSet::from_columns(p.columns.clone(), p.data.iter_mut().map(|c| c.by_ref().take(n).collect()).collect());
         // It moves from the pending result to the batch, which `next` charges.
         self.req.budget.release(footprint(&batch));
         Ok(Some(batch))
