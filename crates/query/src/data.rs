@@ -474,36 +474,59 @@ fn reads_input(e: &Expr) -> bool {
     e.any(&|x| matches!(x, Expr::InputProp(_) | Expr::VarProp { .. }))
 }
 
-/// Whether a FETCH takes its vertex IDs or edge keys from a pipe or a variable.
-pub(crate) fn fetch_reads_input(stmt: &Statement) -> bool {
+/// Whether a FETCH or DELETE takes its vertex IDs or edge keys from a pipe or a variable.
+pub(crate) fn reads_input_rows(stmt: &Statement) -> bool {
+    let key_reads = |k: &EdgeKey| reads_input(&k.src) || reads_input(&k.dst) || k.rank.as_ref().is_some_and(reads_input);
     match stmt {
-        Statement::FetchVertices { vids, .. } => vids.iter().any(reads_input),
-        Statement::FetchEdges { keys, .. } => keys.iter().any(|k| reads_input(&k.src) || reads_input(&k.dst) || k.rank.as_ref().is_some_and(reads_input)),
+        Statement::FetchVertices { vids, .. } | Statement::DeleteVertices { vids, .. } | Statement::DeleteTags { vids, .. } => vids.iter().any(reads_input),
+        Statement::FetchEdges { keys, .. } | Statement::DeleteEdges { keys, .. } => keys.iter().any(key_reads),
         _ => false,
     }
 }
 
-/// A FETCH that reads a pipe or a variable, turned into the FETCH of the constants its input rows give: one vertex
-/// ID or edge key per row, each fetched once (the vertex FETCH drops repeated IDs itself; repeated edge keys are
-/// dropped here, since an input repeats them whenever several of its rows lead to one edge). Rows whose values are
-/// no VID of the space (or whose rank is not an integer) fetch nothing, as GO starts nothing from them.
-pub(crate) fn fetch_of_input(space: &SpaceDesc, stmt: &Statement, req: &crate::compose::Request<'_>, input: Option<&DataSet>) -> QResult<Statement> {
+/// A FETCH or DELETE that reads a pipe or a variable, turned into the same statement over the constants its input
+/// rows give: one vertex ID or edge key per row.
+///
+/// A FETCH takes each ID or key once (the vertex FETCH drops repeated IDs itself; repeated edge keys are dropped
+/// here, since an input repeats them whenever several of its rows lead to one edge), and rows whose values are no
+/// VID of the space (or whose rank is not an integer) fetch nothing, as GO starts nothing from them. A DELETE, as
+/// NebulaGraph's, skips rows whose ID (or source) is NULL or EMPTY and fails, before anything is deleted, on one
+/// whose ID, source, destination or rank has the wrong type.
+pub(crate) fn of_input_rows(space: &SpaceDesc, stmt: &Statement, req: &crate::compose::Request<'_>, input: Option<&DataSet>) -> QResult<Statement> {
     let is_vid = |v: &Value| space.vid_type_matches(v) && space.check_vid_len(v).is_ok();
+    let wrong = |what: &str, v: &Value, close: char| QError::execution(format!("Wrong {what} type `{}{close}, value `{v}'", v.type_name().to_uppercase()));
     match stmt {
-        Statement::FetchVertices { tags, vids, yield_clause } => {
+        Statement::FetchVertices { vids, .. } | Statement::DeleteVertices { vids, .. } | Statement::DeleteTags { vids, .. } => {
             let src = crate::compose::input_rows(&vids[0], req, input)?;
             let mut out = Vec::new();
             for row in 0..src.len() {
                 let v = eval(&vids[0], &src.context(req, row))?;
-                if is_vid(&v) {
-                    out.push(Expr::Const(v));
+                if matches!(stmt, Statement::FetchVertices { .. }) {
+                    if is_vid(&v) {
+                        out.push(Expr::Const(v));
+                    }
+                    continue;
                 }
+                if v.is_null() || v.is_empty() {
+                    continue;
+                }
+                if !space.vid_type_matches(&v) {
+                    return Err(wrong("vid", &v, '\''));
+                }
+                out.push(Expr::Const(v));
             }
-            Ok(Statement::FetchVertices { tags: tags.clone(), vids: out, yield_clause: yield_clause.clone() })
+            Ok(match stmt.clone() {
+                Statement::FetchVertices { tags, yield_clause, .. } => Statement::FetchVertices { tags, vids: out, yield_clause },
+                Statement::DeleteVertices { with_edge, .. } => Statement::DeleteVertices { vids: out, with_edge },
+                Statement::DeleteTags { tags, .. } => Statement::DeleteTags { tags, vids: out },
+                _ => unreachable!("matched above"),
+            })
         }
-        Statement::FetchEdges { edge, keys, yield_clause } => {
+        Statement::FetchEdges { keys, .. } | Statement::DeleteEdges { keys, .. } => {
+            let fetch = matches!(stmt, Statement::FetchEdges { .. });
             let [key] = keys.as_slice() else {
-                return Err(QError::semantic("A FETCH of edges from a pipe or a variable takes one edge key."));
+                let verb = if fetch { "FETCH" } else { "DELETE" };
+                return Err(QError::semantic(format!("A {verb} of edges from a pipe or a variable takes one edge key.")));
             };
             // The reference that names the input: every other one must read the same input.
             let mut reference = None;
@@ -519,16 +542,38 @@ pub(crate) fn fetch_of_input(space: &SpaceDesc, stmt: &Statement, req: &crate::c
             let mut seen = HashSet::default();
             for row in 0..src.len() {
                 let ctx = src.context(req, row);
-                let (s, d) = (eval(&key.src, &ctx)?, eval(&key.dst, &ctx)?);
+                let s = eval(&key.src, &ctx)?;
+                if !fetch && (s.is_null() || s.is_empty()) {
+                    continue;
+                }
+                let d = eval(&key.dst, &ctx)?;
                 let rank = match &key.rank {
                     None => Value::Int(0),
                     Some(r) => eval(r, &ctx)?,
                 };
-                if is_vid(&s) && is_vid(&d) && matches!(rank, Value::Int(_)) && seen.insert(vec![s.clone(), d.clone(), rank.clone()]) {
+                if !fetch {
+                    // NebulaGraph's own message closes the source's type with a backtick.
+                    if !space.vid_type_matches(&s) {
+                        return Err(wrong("srcId", &s, '`'));
+                    }
+                    if !space.vid_type_matches(&d) {
+                        return Err(wrong("dstId", &d, '\''));
+                    }
+                    if !matches!(rank, Value::Int(_)) {
+                        return Err(wrong("rank", &rank, '\''));
+                    }
+                } else if !(is_vid(&s) && is_vid(&d) && matches!(rank, Value::Int(_))) {
+                    continue;
+                }
+                if seen.insert(vec![s.clone(), d.clone(), rank.clone()]) {
                     out.push(EdgeKey { src: Expr::Const(s), dst: Expr::Const(d), rank: Some(Expr::Const(rank)) });
                 }
             }
-            Ok(Statement::FetchEdges { edge: edge.clone(), keys: out, yield_clause: yield_clause.clone() })
+            Ok(match stmt.clone() {
+                Statement::FetchEdges { edge, yield_clause, .. } => Statement::FetchEdges { edge, keys: out, yield_clause },
+                Statement::DeleteEdges { edge, .. } => Statement::DeleteEdges { edge, keys: out },
+                _ => unreachable!("matched above"),
+            })
         }
         other => Ok(other.clone()),
     }

@@ -885,12 +885,17 @@ impl<'a> Parser<'a> {
         self.comma_separated(Parser::name).map(Some)
     }
 
-    fn vid_list(&mut self) -> QResult<Vec<Expr>> {
-        if matches!(self.peek(), Tok::InputRef | Tok::Var(_)) {
-            return Err(QError::not_supported("Input from a pipe or variable"));
+    /// The vertex IDs of a FETCH or DELETE: a list of constants, or one column of a pipe or a variable
+    /// (NebulaGraph: "only constant list or single column of data is allowed in piped FETCH clause").
+    fn vid_source(&mut self) -> QResult<Vec<Expr>> {
+        if matches!(self.peek(), Tok::InputRef | Tok::Var(_)) && matches!(self.peek_at(1), Tok::Sym(".")) {
+            let column = self.vid_expr()?;
+            if self.peek_sym(",") {
+                return Err(self.error_here());
+            }
+            return Ok(vec![column]);
         }
-        let vids = self.comma_separated(Parser::vid_expr)?;
-        Ok(vids)
+        self.comma_separated(Parser::vid_expr)
     }
 
     fn update(&mut self) -> QResult<Statement> {
@@ -930,7 +935,7 @@ impl<'a> Parser<'a> {
     fn delete(&mut self) -> QResult<Statement> {
         self.expect_kw("DELETE")?;
         if self.eat_kw("VERTEX") {
-            let vids = self.vid_list()?;
+            let vids = self.vid_source()?;
             let with_edge = if self.eat_kw("WITH") {
                 self.expect_kw("EDGE")?;
                 true
@@ -942,7 +947,7 @@ impl<'a> Parser<'a> {
         if self.eat_kw("TAG") {
             let tags = self.names_or_star()?;
             self.expect_kw("FROM")?;
-            return Ok(Statement::DeleteTags { tags, vids: self.vid_list()? });
+            return Ok(Statement::DeleteTags { tags, vids: self.vid_source()? });
         }
         self.expect_kw("EDGE")?;
         let edge = self.name()?;
@@ -1026,17 +1031,7 @@ impl<'a> Parser<'a> {
             let yield_clause = self.required_yield()?;
             return Ok(Statement::FetchEdges { edge, keys, yield_clause });
         }
-        // From a pipe or a variable, one column only (NebulaGraph: "only constant list or single column of data
-        // is allowed in piped FETCH clause").
-        let vids = if matches!(self.peek(), Tok::InputRef | Tok::Var(_)) && matches!(self.peek_at(1), Tok::Sym(".")) {
-            let column = self.vid_expr()?;
-            if self.peek_sym(",") {
-                return Err(self.error_here());
-            }
-            vec![column]
-        } else {
-            self.vid_list()?
-        };
+        let vids = self.vid_source()?;
         let yield_clause = self.required_yield()?;
         Ok(Statement::FetchVertices { tags, vids, yield_clause })
     }

@@ -293,10 +293,10 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
     fn op(&mut self, node: &PlanNode, input: Option<&DataSet>) -> QResult<DataSet> {
         let req = &*self.req;
         match &node.op {
-            Op::Statement(s) if crate::data::fetch_reads_input(s) => {
+            Op::Statement(s) if crate::data::reads_input_rows(s) => {
                 let space = self.space()?;
-                let fetch = crate::data::fetch_of_input(&space, s, req, input)?;
-                self.engine.execute_statement(self.session, &fetch, self.req.params)
+                let constants = crate::data::of_input_rows(&space, s, req, input)?;
+                self.engine.execute_statement(self.session, &constants, self.req.params)
             }
             Op::Statement(s) => self.engine.execute_statement(self.session, s, self.req.params),
             Op::Go(g) => {
