@@ -210,16 +210,21 @@ impl EmbeddedStorage {
     }
 
     fn run_job(&self, id: i64) {
+        // The job turns RUNNING only if it is still queued, in one step under the lock: a STOP JOB that came
+        // after the worker took it off the queue has marked it STOPPED, and it must stay so (a RECOVER JOB may
+        // already have queued it again, with a fresh cancel flag that this run must not touch).
         let (job, cancel) = {
-            let st = self.jobs.state.lock().expect("lock poisoned");
-            let Some(job) = st.jobs.get(&id).cloned() else { return };
-            (job, st.cancel.get(&id).cloned().unwrap_or_default())
+            let mut st = self.jobs.state.lock().expect("lock poisoned");
+            let cancel = st.cancel.get(&id).cloned().unwrap_or_default();
+            let Some(job) = st.jobs.get_mut(&id) else { return };
+            if job.status != JobStatus::Queue {
+                return;
+            }
+            job.status = JobStatus::Running;
+            job.start_secs = now_secs();
+            (job.clone(), cancel)
         };
-        let started = self.update_job(id, |j| {
-            j.status = JobStatus::Running;
-            j.start_secs = now_secs();
-        });
-        if let Err(e) = started {
+        if let Err(e) = self.save_job(&job) {
             log::error!("job {id}: cannot record its start: {}", e.message);
             return;
         }
@@ -251,7 +256,10 @@ impl EmbeddedStorage {
             Ok(j) => log::info!("job {id} ({}) {}", j.kind.name(), j.status.name()),
             Err(e) => log::error!("job {id}: cannot record its end: {}", e.message),
         }
-        self.jobs.state.lock().expect("lock poisoned").cancel.remove(&id);
+        let mut st = self.jobs.state.lock().expect("lock poisoned");
+        if st.cancel.get(&id).is_some_and(|c| Arc::ptr_eq(c, &cancel)) {
+            st.cancel.remove(&id);
+        }
     }
 
     fn execute_job(&self, job: &JobInfo, cancel: &AtomicBool, progress: &dyn Fn(u64, u64)) -> QResult<()> {
