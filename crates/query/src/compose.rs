@@ -3,6 +3,7 @@
 
 use crate::context::ParamContext;
 use crate::distinct::DistinctRows;
+use crate::dataset::window;
 use crate::{DataSet, Params};
 use quiver_common::budget::Budget;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
@@ -344,8 +345,7 @@ pub(crate) fn limit_operand(e: &Expr, req: &Request<'_>) -> QResult<usize> {
 pub(crate) fn limit_rows(offset: &Expr, count: &Expr, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
     let data = input.ok_or_else(|| QError::semantic("LIMIT needs an input, as in `... | LIMIT 10'"))?;
     let (offset, count) = (limit_operand(offset, req)?, limit_operand(count, req)?);
-    let start = offset.min(data.len());
-    Ok(data.slice(start..start.saturating_add(count).min(data.len())))
+    Ok(data.slice(window(data.len(), offset, count)))
 }
 
 pub(crate) fn group_rows(keys: &[Expr], y: &YieldClause, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
@@ -362,19 +362,19 @@ pub(crate) fn set_op(op: SetOp, l: DataSet, r: DataSet) -> QResult<DataSet> {
         out.append(r);
         return Ok(out);
     }
+    // The rows that may enter, each kept once (in order) by the same hash-by-position DISTINCT uses.
+    let (right, more) = if op == SetOp::Union { (HashSet::default(), r.into_rows()) } else { (r.rows().collect::<HashSet<_>>(), Vec::new()) };
     let mut out = l.empty_like();
-    let mut seen = HashSet::default();
-    let right: HashSet<Vec<Value>> = if op == SetOp::Union { HashSet::default() } else { r.rows().collect() };
-    let left = l.into_rows().into_iter();
-    let candidates: Box<dyn Iterator<Item = Vec<Value>>> = if op == SetOp::Union { Box::new(left.chain(r.into_rows())) } else { Box::new(left) };
-    for row in candidates {
+    let mut seen = DistinctRows::default();
+    for row in l.into_rows().into_iter().chain(more) {
         let wanted = match op {
             SetOp::Intersect => right.contains(&row),
             SetOp::Minus => !right.contains(&row),
             _ => true,
         };
-        if wanted && seen.insert(row.clone()) {
+        if wanted {
             out.push_row(row);
+            seen.admit_last(&mut out);
         }
     }
     Ok(out)
@@ -496,13 +496,13 @@ fn group_by(keys: &[Expr], y: &YieldClause, req: &Request<'_>, src: &RowSource<'
     }
     let exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
     let mut out = DataSet::from_columns(columns, Vec::new());
-    let mut seen = HashSet::default();
+    let mut seen = DistinctRows::default();
     for (_, members) in groups {
         let contexts: Vec<RowContext<'_>> = members.iter().map(|&i| src.context(req, i)).collect();
         let refs: Vec<&dyn EvalContext> = contexts.iter().map(|c| c as &dyn EvalContext).collect();
-        let row = eval_group(&exprs, &refs, refs[0])?;
-        if !y.distinct || seen.insert(row.clone()) {
-            out.push_row(row);
+        out.push_row(eval_group(&exprs, &refs, refs[0])?);
+        if y.distinct {
+            seen.admit_last(&mut out);
         }
     }
     Ok(out)

@@ -1,6 +1,7 @@
 //! INSERT, UPDATE/UPSERT, DELETE, FETCH and standalone YIELD.
 
 use crate::context::{make_vertex, EdgeContext, ParamContext, UpdateContext, VertexContext};
+use crate::distinct::DistinctRows;
 use crate::{DataSet, Params, QueryEngine};
 use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
@@ -101,10 +102,12 @@ fn check_no_aggregate(y: &YieldClause) -> QResult<()> {
     Ok(())
 }
 
-pub(crate) fn project(y: &YieldClause, ctx: &dyn EvalContext, ds: &mut DataSet, seen: &mut HashSet<Vec<Value>>) -> QResult<()> {
-    let row = y.columns.iter().map(|c| eval(&c.expr, ctx)).collect::<QResult<Vec<_>>>()?;
-    if !y.distinct || seen.insert(row.clone()) {
-        ds.push_row(row);
+/// Appends the YIELD's row for `ctx` to `ds`; with DISTINCT, only if `seen` (which has seen every row of `ds`)
+/// finds no equal row.
+pub(crate) fn project(y: &YieldClause, ctx: &dyn EvalContext, ds: &mut DataSet, seen: &mut DistinctRows) -> QResult<()> {
+    ds.push_row_with(|i| eval(&y.columns[i].expr, ctx))?;
+    if y.distinct {
+        seen.admit_last(ds);
     }
     Ok(())
 }
@@ -346,7 +349,7 @@ impl QueryEngine {
                     }
                 }
                 let mut ds = DataSet::new(yield_columns(yield_clause), Vec::new());
-                let mut seen = HashSet::default();
+                let mut seen = DistinctRows::default();
                 for data in self.storage.get_vertices(space, &ids, &schemas, &PropSelection::All)?.into_iter().flatten() {
                     let (own, extra): (Vec<_>, Vec<_>) = data.tags.into_iter().partition(|(s, _)| listed_ids.contains(&s.id));
                     if tags.is_some() && own.is_empty() {
@@ -363,7 +366,7 @@ impl QueryEngine {
                 self.check_fetch_yield(space, yield_clause, Some(&schema))?;
                 let keys = keys.iter().map(|k| eval_edge_key(space, k, schema.id, params, true)).collect::<QResult<Vec<_>>>()?;
                 let mut ds = DataSet::new(yield_columns(yield_clause), Vec::new());
-                let mut seen = HashSet::default();
+                let mut seen = DistinctRows::default();
                 for (key, props) in keys.iter().zip(self.storage.get_edges(space, &schema, &keys)?) {
                     let Some(props) = props else { continue };
                     let e = Edge { src: key.src.clone(), dst: key.dst.clone(), edge_type: schema.id, name: schema.name.clone(), ranking: key.rank, props };
@@ -462,7 +465,7 @@ impl QueryEngine {
         let Some(y) = yield_clause else { return Ok(DataSet::empty()) };
         let mut ds = DataSet::new(yield_columns(y), Vec::new());
         if let Some(props) = after {
-            project(y, &make(params, &schema.name, &props, is_edge, key_ref), &mut ds, &mut HashSet::default())?;
+            project(y, &make(params, &schema.name, &props, is_edge, key_ref), &mut ds, &mut DistinctRows::default())?;
         }
         Ok(ds)
     }

@@ -12,6 +12,12 @@ use quiver_common::Value;
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
+/// The rows `skip..skip + count` of `len` rows, clamped to them: what an `OFFSET skip LIMIT count` keeps.
+pub(crate) fn window(len: usize, skip: usize, count: usize) -> Range<usize> {
+    let start = skip.min(len);
+    start..start.saturating_add(count).min(len)
+}
+
 /// A result table, with the plan when the statement was an EXPLAIN or PROFILE.
 ///
 /// **Invariant:** there is one value vector per column name, and every vector holds [`DataSet::len`] values.
@@ -230,6 +236,7 @@ mod tests {
         assert_eq!(t.clone().into_rows(), t.rows().collect::<Vec<_>>());
         assert_eq!(t.gather(&[2, 0]), table(&[[5, 6], [1, 2]]));
         assert_eq!(t.slice(1..3), table(&[[3, 4], [5, 6]]));
+        assert_eq!((window(3, 1, 5), window(3, 5, 1), window(3, 0, usize::MAX)), (1..3, 3..3, 0..3));
         let mut k = t.clone();
         k.keep(1..2);
         assert_eq!(k, table(&[[3, 4]]));

@@ -17,7 +17,6 @@ use quiver_common::expr::{BinaryOp, Expr, VertexRef};
 use quiver_common::value::Edge;
 use quiver_common::{ErrorCode, PropType, QError, QResult, Value};
 use quiver_syntax::ast::{LookupStatement, YieldClause};
-use quiver_common::fasthash::FastSet as HashSet;
 
 /// OR branches a WHERE may expand to; beyond it one full index scan and a re-check of every row are used.
 const BRANCHES_MAX: usize = 64;
@@ -245,7 +244,7 @@ impl QueryEngine {
         let hits = self.storage.scan_index(space, &plan.scans, budget)?;
         let y = &plan.yield_clause;
         let mut ds = DataSet::new(yield_columns(y), Vec::new());
-        let mut seen = HashSet::default();
+        let mut seen = crate::distinct::DistinctRows::default();
         let schema = &plan.schema;
         let keep = |ctx: &dyn quiver_common::eval::EvalContext| -> QResult<bool> {
             match (&plan.filter, plan.fetch) {

@@ -14,6 +14,7 @@ use super::desc::{node_key, Profiles, ProfileStats};
 use super::{ExpandNode, ExpandOutput, Op, PlanNode};
 use crate::compose::{group_rows, limit_operand, limit_rows, set_op, sort_rows, top_n, yield_rows, Request};
 use crate::data::{eval_vid, VidUse};
+use crate::dataset::window;
 use crate::optimizer::reads_var;
 use crate::{DataSet, QueryEngine, Session};
 use quiver_api::{ExpandHop, ExpandRequest, SpaceDesc};
@@ -31,11 +32,6 @@ pub(crate) struct Executor<'e, 's, 'r, 'p> {
     pub req: &'r mut Request<'p>,
     /// Where PROFILE collects per-operator stats; `None` when not profiling.
     pub profiles: Option<&'r mut Profiles>,
-}
-
-/// Bytes a batch is charged.
-fn footprint(d: &DataSet) -> usize {
-    d.footprint()
 }
 
 /// Appends `batch` to the rows collected so far (the first batch brings the columns).
@@ -148,7 +144,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
         match out? {
             Some(batch) => {
                 c.rows += batch.len() as u64;
-                self.req.budget.charge(footprint(&batch))?;
+                self.req.budget.charge(batch.footprint())?;
                 Ok(Some(batch))
             }
             None => {
@@ -171,7 +167,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let batch = data.slice(*pos..end);
                 // An empty input still hands out one (empty) batch, which carries the columns.
                 *pos = end.max(1);
-                self.req.budget.charge(footprint(&batch))?;
+                self.req.budget.charge(batch.footprint())?;
                 Ok(Some(batch))
             }
         }
@@ -193,11 +189,11 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
         match &mut c.mode {
             Mode::Whole(None) => {
                 let input = self.drain(c)?;
-                let held = input.as_ref().map_or(0, footprint);
+                let held = input.as_ref().map_or(0, DataSet::footprint);
                 let out = self.op(c.node, input.as_ref());
                 self.req.budget.release(held);
                 let out = out?;
-                self.req.budget.charge(footprint(&out))?;
+                self.req.budget.charge(out.footprint())?;
                 let first = out.empty_like();
                 let left = out.len();
                 let (columns, data) = out.into_columns();
@@ -209,7 +205,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             Mode::PerBatch => {
                 let Some(batch) = self.pull(c)? else { return Ok(None) };
                 let out = self.op(c.node, Some(&batch));
-                self.req.budget.release(footprint(&batch));
+                self.req.budget.release(batch.footprint());
                 out.map(Some)
             }
             Mode::Limit(bounds) => {
@@ -218,12 +214,11 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                     *bounds = Some((limit_operand(offset, self.req)?, limit_operand(count, self.req)?));
                 }
                 let Some(mut batch) = self.pull(c)? else { return Ok(None) };
-                self.req.budget.release(footprint(&batch));
+                self.req.budget.release(batch.footprint());
                 let Mode::Limit(Some((skip, left))) = &mut c.mode else { unreachable!("bounds were set above") };
-                let skipped = (*skip).min(batch.len());
-                *skip -= skipped;
-                let end = skipped.saturating_add(*left).min(batch.len());
-                batch.keep(skipped..end);
+                let kept = window(batch.len(), *skip, *left);
+                *skip -= kept.start;
+                batch.keep(kept);
                 *left -= batch.len();
                 if *left == 0 {
                     // Enough rows: nothing below is pulled again.
@@ -236,20 +231,19 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let keep = offset.saturating_add(*count);
                 while let Some(batch) = self.pull(c)? {
                     let Mode::TopN { best } = &mut c.mode else { unreachable!() };
-                    let held = footprint(&batch) + best.as_ref().map_or(0, footprint);
+                    let held = batch.footprint() + best.as_ref().map_or(0, DataSet::footprint);
                     // The rows kept so far come before the new batch, so ties keep their input order.
                     append(best, batch);
                     let kept = top_n(factors, 0, keep, self.req, best.as_ref())?;
                     self.req.budget.release(held);
-                    self.req.budget.charge(footprint(&kept))?;
+                    self.req.budget.charge(kept.footprint())?;
                     *best = Some(kept);
                 }
                 let Mode::TopN { best } = &mut c.mode else { unreachable!() };
                 let mut best = best.take().unwrap_or_default();
-                self.req.budget.release(footprint(&best));
+                self.req.budget.release(best.footprint());
                 c.done = true;
-                let start = (*offset).min(best.len());
-                best.keep(start..start.saturating_add(*count).min(best.len()));
+                best.keep(window(best.len(), *offset, *count));
                 Ok(Some(best))
             }
         }
@@ -265,7 +259,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
         p.left -= n;
         let batch = DataSet::from_columns(p.columns.clone(), p.data.iter_mut().map(|c| c.by_ref().take(n).collect()).collect());
         // It moves from the pending result to the batch, which `next` charges.
-        self.req.budget.release(footprint(&batch));
+        self.req.budget.release(batch.footprint());
         Ok(Some(batch))
     }
 
