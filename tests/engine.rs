@@ -49,7 +49,8 @@ fn reference_go(edges: &Edges, starts: &[i64], steps: u32, types: &[usize], dir:
 }
 
 fn sorted_ints(rows: Vec<Vec<Value>>) -> Vec<i64> {
-    let mut v: Vec<i64> = rows.into_iter().map(|r| if let Value::Int(i) = r[0] { i } else { panic!("{:?}", r) }).collect();
+    let mut v: Vec<i64> =
+        rows.into_iter().map(|r| if let Value::Int(i) = r[0] { i } else { panic!("{:?}", r) }).collect();
     v.sort();
     v
 }
@@ -59,7 +60,11 @@ fn multi_hop_go_matches_a_reference_traversal_on_random_graphs() {
     for seed in [3u64, 17, 2024] {
         let db = Database::in_memory();
         let mut s = Session::default();
-        exec(&db, &mut s, "CREATE SPACE g(vid_type = INT64, partition_num = 3); USE g; CREATE EDGE e0(w int); CREATE EDGE e1(w int)");
+        exec(
+            &db,
+            &mut s,
+            "CREATE SPACE g(vid_type = INT64, partition_num = 3); USE g; CREATE EDGE e0(w int); CREATE EDGE e1(w int)",
+        );
         let mut rng = Rng(seed);
         let n = 30;
         let mut edges: Edges = Vec::new();
@@ -88,7 +93,9 @@ fn multi_hop_go_matches_a_reference_traversal_on_random_graphs() {
                 w.sort();
                 w
             };
-            let piped = format!("GO FROM {from} OVER {over} {dir} YIELD id($$) AS d | GO FROM $-.d OVER {over} {dir} YIELD id($$) AS d");
+            let piped = format!(
+                "GO FROM {from} OVER {over} {dir} YIELD id($$) AS d | GO FROM $-.d OVER {over} {dir} YIELD id($$) AS d"
+            );
             let want_piped = {
                 let first = reference_go(&edges, &starts, 1, &types, dir);
                 let mut w = reference_go(&edges, &first, 1, &types, dir);
@@ -105,10 +112,13 @@ fn multi_hop_go_matches_a_reference_traversal_on_random_graphs() {
                 let count = exec(&db, &mut s, &format!("{piped} | YIELD COUNT(*)"));
                 assert_eq!(count, vec![vec![Value::Int(want_piped.len() as i64)]], "{ctx}; {piped} | YIELD COUNT(*)");
                 let grouped = exec(&db, &mut s, &format!("{piped} | GROUP BY $-.d YIELD $-.d AS d, COUNT(*) AS n"));
-                let got: HashMap<i64, i64> = grouped.iter().map(|r| match (&r[0], &r[1]) {
-                    (Value::Int(d), Value::Int(c)) => (*d, *c),
-                    other => panic!("{other:?}"),
-                }).collect();
+                let got: HashMap<i64, i64> = grouped
+                    .iter()
+                    .map(|r| match (&r[0], &r[1]) {
+                        (Value::Int(d), Value::Int(c)) => (*d, *c),
+                        other => panic!("{other:?}"),
+                    })
+                    .collect();
                 let mut expect: HashMap<i64, i64> = HashMap::new();
                 want_piped.iter().for_each(|d| *expect.entry(*d).or_default() += 1);
                 assert_eq!(got, expect, "{ctx}; grouped");
@@ -128,7 +138,8 @@ fn multi_hop_go_matches_a_reference_traversal_on_random_graphs() {
                     let mut keys: Vec<i64> = ds.iter().map(|d| d % 4).collect();
                     keys.sort_by(|a, b| if desc.is_empty() { a.cmp(b) } else { b.cmp(a) });
                     let keys: Vec<i64> = keys.into_iter().skip(offset as usize).take(count as usize).collect();
-                    let got_keys: Vec<i64> = got.iter().map(|r| if let Value::Int(k) = r[0] { k } else { panic!("{r:?}") }).collect();
+                    let got_keys: Vec<i64> =
+                        got.iter().map(|r| if let Value::Int(k) = r[0] { k } else { panic!("{r:?}") }).collect();
                     assert_eq!(got_keys, keys, "{ctx}; {top}");
                 }
             }
@@ -148,7 +159,13 @@ fn a_query_past_its_memory_bound_fails_alone() {
     let mut db = nba();
     db.engine.limits = Limits { timeout: Duration::from_secs(60), memory_bytes: 4096 };
     let mut s = Session { space: Some("nba".into()), ..Session::default() };
-    let e = db.execute(&mut s, "GO 3 STEPS FROM \"Tim Duncan\" OVER like, serve BIDIRECT YIELD $$.player.name AS n", &Params::new()).unwrap_err();
+    let e = db
+        .execute(
+            &mut s,
+            "GO 3 STEPS FROM \"Tim Duncan\" OVER like, serve BIDIRECT YIELD $$.player.name AS n",
+            &Params::new(),
+        )
+        .unwrap_err();
     assert_eq!(e.message, "GraphMemoryExceeded: (-2600) the query needed more than its memory bound of 4096 bytes");
     assert_eq!(e.code.as_i32(), -1005);
     // The next query has its own budget.
@@ -163,7 +180,10 @@ fn a_query_past_its_deadline_fails_alone() {
     let e = db.execute(&mut s, "GO FROM \"Tim Duncan\" OVER like YIELD like._dst", &Params::new()).unwrap_err();
     assert_eq!(e.message, "Execution had been killed: the query ran longer than its timeout of 0 ms");
     db.engine.limits = Limits::default();
-    assert_eq!(exec(&db, &mut s, "GO FROM \"Tim Duncan\" OVER serve YIELD serve._dst"), vec![vec![Value::String("Spurs".into())]]);
+    assert_eq!(
+        exec(&db, &mut s, "GO FROM \"Tim Duncan\" OVER serve YIELD serve._dst"),
+        vec![vec![Value::String("Spurs".into())]]
+    );
 }
 
 /// Billions of steps: a walk that runs out of vertices ends at once; one around a cycle (Tim Duncan and Tony Parker
@@ -180,7 +200,13 @@ fn billions_of_steps_end_or_stop_at_the_deadline() {
         let started = std::time::Instant::now();
         assert_eq!(exec(&db, &mut s, count), vec![vec![Value::Int(0)]]);
         assert_eq!(exec(&db, &mut s, rows), Vec::<Vec<Value>>::new());
-        let e = db.execute(&mut s, "GO 4000000000 STEPS FROM \"Tim Duncan\" OVER like YIELD like._dst | YIELD COUNT(*) AS n", &Params::new()).unwrap_err();
+        let e = db
+            .execute(
+                &mut s,
+                "GO 4000000000 STEPS FROM \"Tim Duncan\" OVER like YIELD like._dst | YIELD COUNT(*) AS n",
+                &Params::new(),
+            )
+            .unwrap_err();
         assert_eq!(e.message, "Execution had been killed: the query ran longer than its timeout of 300 ms");
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     }
@@ -190,14 +216,19 @@ fn billions_of_steps_end_or_stop_at_the_deadline() {
 fn profile_counts_rows_per_operator() {
     let db = nba();
     let mut s = Session { space: Some("nba".into()), ..Session::default() };
-    let ds = db.execute(&mut s, "PROFILE GO FROM \"Tony Parker\" OVER like YIELD like._dst AS d | LIMIT 1", &Params::new()).unwrap();
+    let ds = db
+        .execute(&mut s, "PROFILE GO FROM \"Tony Parker\" OVER like YIELD like._dst AS d | LIMIT 1", &Params::new())
+        .unwrap();
     assert_eq!(ds.rows().collect::<Vec<_>>(), vec![vec![Value::str("LaMarcus Aldridge")]]);
     let plan = ds.plan.expect("PROFILE returns the plan");
-    let rows: Vec<(String, u64)> = plan.nodes.iter().map(|n| (n.name.clone(), n.profile.expect("profiled").rows)).collect();
+    let rows: Vec<(String, u64)> =
+        plan.nodes.iter().map(|n| (n.name.clone(), n.profile.expect("profiled").rows)).collect();
     // The limit is pushed into the GO: storage returns one edge of Tony Parker's three.
     assert_eq!(rows, vec![("Limit".to_string(), 1), ("Go".to_string(), 1)]);
     s.disabled_rules = vec!["push_limit_into_go".into()];
-    let ds = db.execute(&mut s, "PROFILE GO FROM \"Tony Parker\" OVER like YIELD like._dst AS d | LIMIT 1", &Params::new()).unwrap();
+    let ds = db
+        .execute(&mut s, "PROFILE GO FROM \"Tony Parker\" OVER like YIELD like._dst AS d | LIMIT 1", &Params::new())
+        .unwrap();
     let rows: Vec<u64> = ds.plan.unwrap().nodes.iter().map(|n| n.profile.unwrap().rows).collect();
     assert_eq!(rows, vec![1, 3]);
 }
@@ -223,16 +254,24 @@ fn profile_rows(db: &Database, s: &mut Session, stmt: &str) -> (Vec<Vec<Value>>,
 #[test]
 fn limit_stops_the_operators_below_it() {
     let (db, mut s) = fan_out();
-    let stmt = "GO FROM 0 OVER e YIELD dst(edge) AS d | GO FROM $-.d OVER e YIELD dst(edge) AS x | YIELD $-.x AS x | LIMIT 3";
+    let stmt =
+        "GO FROM 0 OVER e YIELD dst(edge) AS d | GO FROM $-.d OVER e YIELD dst(edge) AS x | YIELD $-.x AS x | LIMIT 3";
     let (rows, ops) = profile_rows(&db, &mut s, stmt);
     assert_eq!(rows.len(), 3);
     assert!(rows.iter().all(|r| matches!(r[0], Value::Int(x) if (100_001..=105_000).contains(&x))), "{rows:?}");
     // Only the first batch of 1,024 of the first GO's 5,000 rows was pulled, so the second GO expanded 1,024 starts
     // instead of 5,000 and the projection saw 1,024 rows.
-    let want: Vec<(String, u64)> = [("Limit", 3), ("Project", 1024), ("Go", 1024), ("Go", 1024)].iter().map(|(n, r)| (n.to_string(), *r)).collect();
+    let want: Vec<(String, u64)> = [("Limit", 3), ("Project", 1024), ("Go", 1024), ("Go", 1024)]
+        .iter()
+        .map(|(n, r)| (n.to_string(), *r))
+        .collect();
     assert_eq!(ops, want);
     // Without the LIMIT every row flows through, across batch boundaries, and nothing is lost or repeated.
-    let all = exec(&db, &mut s, "GO FROM 0 OVER e YIELD dst(edge) AS d | GO FROM $-.d OVER e YIELD dst(edge) AS x | YIELD $-.x - 100000 AS i");
+    let all = exec(
+        &db,
+        &mut s,
+        "GO FROM 0 OVER e YIELD dst(edge) AS d | GO FROM $-.d OVER e YIELD dst(edge) AS x | YIELD $-.x - 100000 AS i",
+    );
     assert_eq!(sorted_ints(all), (1..=5000).collect::<Vec<i64>>());
 }
 
@@ -240,10 +279,12 @@ fn limit_stops_the_operators_below_it() {
 fn a_step_reads_its_frontier_in_batches_and_a_storage_limit_spans_them() {
     let (db, mut s) = fan_out();
     // The second step's frontier (5,000 vertices) is read in two batches; `e.w + 0` keeps the GO unfused.
-    let all = exec(&db, &mut s, "GO 2 STEPS FROM 0 OVER e YIELD dst(edge) AS x, e.w + 0 AS w | YIELD $-.x - 100000 AS i");
+    let all =
+        exec(&db, &mut s, "GO 2 STEPS FROM 0 OVER e YIELD dst(edge) AS x, e.w + 0 AS w | YIELD $-.x - 100000 AS i");
     assert_eq!(sorted_ints(all), (1..=5000).collect::<Vec<i64>>());
     // A limit pushed into storage counts across the batches.
-    let (rows, ops) = profile_rows(&db, &mut s, "GO 2 STEPS FROM 0 OVER e YIELD dst(edge) AS x, e.w + 0 AS w | LIMIT 4500");
+    let (rows, ops) =
+        profile_rows(&db, &mut s, "GO 2 STEPS FROM 0 OVER e YIELD dst(edge) AS x, e.w + 0 AS w | LIMIT 4500");
     assert_eq!(rows.len(), 4500);
     assert_eq!(ops, vec![("Limit".to_string(), 4500), ("Go".to_string(), 4500)]);
 }
@@ -267,12 +308,21 @@ fn top_n_reads_in_batches_and_keeps_input_order_among_ties() {
 fn sample_draws_edges_at_random_and_limit_keeps_the_first() {
     let db = Database::in_memory();
     let mut s = Session::default();
-    for stmt in ["CREATE SPACE t(vid_type=INT64)", "USE t", "CREATE EDGE e(w int)", "INSERT EDGE e(w) VALUES 1->10:(1), 1->11:(1), 1->12:(1)"] {
+    for stmt in [
+        "CREATE SPACE t(vid_type=INT64)",
+        "USE t",
+        "CREATE EDGE e(w int)",
+        "INSERT EDGE e(w) VALUES 1->10:(1), 1->11:(1), 1->12:(1)",
+    ] {
         db.execute(&mut s, stmt, &Params::new()).unwrap();
     }
     let drawn = |q: &str, s: &mut Session| -> HashSet<Vec<Vec<Value>>> { (0..60).map(|_| exec(&db, s, q)).collect() };
     let sampled = drawn("GO FROM 1 OVER e YIELD dst(edge) AS d SAMPLE [1]", &mut s);
-    assert_eq!(sampled, [10, 11, 12].into_iter().map(|d| vec![vec![Value::Int(d)]]).collect(), "60 draws of 1 edge in 3 give each");
+    assert_eq!(
+        sampled,
+        [10, 11, 12].into_iter().map(|d| vec![vec![Value::Int(d)]]).collect(),
+        "60 draws of 1 edge in 3 give each"
+    );
     let limited = drawn("GO FROM 1 OVER e YIELD dst(edge) AS d LIMIT [1]", &mut s);
     assert_eq!(limited.len(), 1);
 }

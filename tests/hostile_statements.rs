@@ -8,8 +8,8 @@
 //! sample of the refusals; a failure prints its seed and the
 //! statement, so it reproduces.
 
-use quiver_common::rng::Rng;
 use quiver_common::budget::Limits;
+use quiver_common::rng::Rng;
 use quiver_query::{Params, Session};
 use quiver_server::Database;
 use std::path::Path;
@@ -23,29 +23,166 @@ const SLACK: Duration = Duration::from_secs(8);
 /// Words and values the mutations put in: keywords of every statement family, operators, and the values at the edge
 /// of each type. No `DROP`/`CLEAR` here, so the graph under test stays.
 const DICTIONARY: &[&str] = &[
-    "GO", "FROM", "OVER", "YIELD", "STEPS", "TO", "REVERSELY", "BIDIRECT", "WHERE", "LIMIT", "SAMPLE", "OFFSET",
-    "ORDER BY", "GROUP BY", "ASC", "DESC", "DISTINCT", "AS", "|", ";", ",", ".", "$-", "$-.id", "$^", "$$", "$var",
-    "$a", "$p", "(", ")", "[", "]", "{", "}", "*", "+", "-", "/", "%", "==", "!=", "<", ">=", "=~", "AND", "OR", "XOR",
-    "NOT", "IN", "CONTAINS", "STARTS WITH", "IS NULL", "IS NOT EMPTY", "CASE", "WHEN", "THEN", "ELSE", "END", "NULL",
-    "EMPTY", "true", "false", "UNION", "UNION ALL", "INTERSECT", "MINUS", "EXPLAIN", "PROFILE", "FORMAT=\"dot\"",
-    "FETCH PROP ON", "LOOKUP ON", "INSERT VERTEX", "INSERT EDGE", "VALUES", "UPDATE", "UPSERT", "SET", "DELETE",
-    "VERTEX", "EDGE", "TAG", "WITH EDGE", "IF NOT EXISTS", "SHOW", "DESCRIBE", "MATCH", "RETURN", "USE", "COUNT(*)",
-    "count", "collect", "sum", "avg", "std", "bit_xor", "id($$)", "src(edge)", "properties($^)", "vertex", "edge",
-    "like", "serve", "teammate", "player", "team", "like.likeness", "$$.player.name", "$^.player.age", "like._dst",
-    "\"Tim Duncan\"", "\"\"", "'x'", "hash(\"a\")", "0", "1", "-1", "3", "100000000", "9223372036854775807",
-    "-9223372036854775808", "9223372036854775808", "1e308", "-0.0", "0x7fffffffffffffff", "date(\"2020-02-30\")",
-    "datetime()", "duration({years: 1})", "timestamp(\"1970-01-01T00:00:00\")", "range(1, 100000000)", "[1,2,3][-9]",
-    "\"\\u0000\"", "é", "🦀",
+    "GO",
+    "FROM",
+    "OVER",
+    "YIELD",
+    "STEPS",
+    "TO",
+    "REVERSELY",
+    "BIDIRECT",
+    "WHERE",
+    "LIMIT",
+    "SAMPLE",
+    "OFFSET",
+    "ORDER BY",
+    "GROUP BY",
+    "ASC",
+    "DESC",
+    "DISTINCT",
+    "AS",
+    "|",
+    ";",
+    ",",
+    ".",
+    "$-",
+    "$-.id",
+    "$^",
+    "$$",
+    "$var",
+    "$a",
+    "$p",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "*",
+    "+",
+    "-",
+    "/",
+    "%",
+    "==",
+    "!=",
+    "<",
+    ">=",
+    "=~",
+    "AND",
+    "OR",
+    "XOR",
+    "NOT",
+    "IN",
+    "CONTAINS",
+    "STARTS WITH",
+    "IS NULL",
+    "IS NOT EMPTY",
+    "CASE",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "END",
+    "NULL",
+    "EMPTY",
+    "true",
+    "false",
+    "UNION",
+    "UNION ALL",
+    "INTERSECT",
+    "MINUS",
+    "EXPLAIN",
+    "PROFILE",
+    "FORMAT=\"dot\"",
+    "FETCH PROP ON",
+    "LOOKUP ON",
+    "INSERT VERTEX",
+    "INSERT EDGE",
+    "VALUES",
+    "UPDATE",
+    "UPSERT",
+    "SET",
+    "DELETE",
+    "VERTEX",
+    "EDGE",
+    "TAG",
+    "WITH EDGE",
+    "IF NOT EXISTS",
+    "SHOW",
+    "DESCRIBE",
+    "MATCH",
+    "RETURN",
+    "USE",
+    "COUNT(*)",
+    "count",
+    "collect",
+    "sum",
+    "avg",
+    "std",
+    "bit_xor",
+    "id($$)",
+    "src(edge)",
+    "properties($^)",
+    "vertex",
+    "edge",
+    "like",
+    "serve",
+    "teammate",
+    "player",
+    "team",
+    "like.likeness",
+    "$$.player.name",
+    "$^.player.age",
+    "like._dst",
+    "\"Tim Duncan\"",
+    "\"\"",
+    "'x'",
+    "hash(\"a\")",
+    "0",
+    "1",
+    "-1",
+    "3",
+    "100000000",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "9223372036854775808",
+    "1e308",
+    "-0.0",
+    "0x7fffffffffffffff",
+    "date(\"2020-02-30\")",
+    "datetime()",
+    "duration({years: 1})",
+    "timestamp(\"1970-01-01T00:00:00\")",
+    "range(1, 100000000)",
+    "[1,2,3][-9]",
+    "\"\\u0000\"",
+    "é",
+    "🦀",
 ];
 
-const EXTREME_NUMBERS: &[&str] = &["0", "-1", "9223372036854775807", "-9223372036854775808", "99999999999999999999", "1e308", "-1e-308", "4294967296", "2147483648", "100000000"];
+const EXTREME_NUMBERS: &[&str] = &[
+    "0",
+    "-1",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "99999999999999999999",
+    "1e308",
+    "-1e-308",
+    "4294967296",
+    "2147483648",
+    "100000000",
+];
 
-const STRAY: &[char] = &['\0', '\n', '"', '\'', '`', '\\', '$', '(', ')', '[', '{', ';', '|', '@', '#', '→', '\u{feff}', '\u{7f}'];
+const STRAY: &[char] =
+    &['\0', '\n', '"', '\'', '`', '\\', '$', '(', ')', '[', '{', ';', '|', '@', '#', '→', '\u{feff}', '\u{7f}'];
 
 /// Every statement of every query file (`dataset`, `rules`, `wait` lines and expected rows are not statements).
 fn corpus() -> Vec<String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("queries");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "test")).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "test"))
+        .collect();
     files.extend(std::fs::read_dir(dir.join("rules")).unwrap().map(|e| e.unwrap().path()));
     files.sort();
     let mut out = Vec::new();
@@ -70,7 +207,11 @@ fn corpus() -> Vec<String> {
             let stmt = stmt.join("\n");
             let upper = stmt.to_uppercase();
             // Statements that remove the graph under test, or wait on background jobs, are left out.
-            if upper.contains("DROP SPACE") || upper.contains("CLEAR SPACE") || upper.contains("SUBMIT JOB") || upper.contains("USE ") {
+            if upper.contains("DROP SPACE")
+                || upper.contains("CLEAR SPACE")
+                || upper.contains("SUBMIT JOB")
+                || upper.contains("USE ")
+            {
                 continue;
             }
             out.push(stmt);
@@ -95,7 +236,12 @@ fn tokens(s: &str) -> Vec<String> {
             i = (i + 1).min(chars.len());
         } else if c.is_alphanumeric() || c == '_' || c == '$' {
             i += 1;
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '.' || chars[i] == '-' && chars[i - 1] == '$') {
+            while i < chars.len()
+                && (chars[i].is_alphanumeric()
+                    || chars[i] == '_'
+                    || chars[i] == '.'
+                    || chars[i] == '-' && chars[i - 1] == '$')
+            {
                 i += 1;
             }
         } else {
@@ -137,7 +283,8 @@ fn kind(token: &str) -> Kind {
 /// mostly makes syntax errors, which the other mutations make plenty of.
 fn pools(corpus: &[String]) -> std::collections::HashMap<Kind, Vec<String>> {
     let all: Vec<String> = corpus.iter().flat_map(|s| tokens(s)).map(|t| t.trim().to_string()).collect();
-    let keywords: std::collections::HashSet<String> = all.iter().filter(|t| t.len() > 1 && t.chars().all(|c| c.is_ascii_uppercase() || c == '_')).cloned().collect();
+    let keywords: std::collections::HashSet<String> =
+        all.iter().filter(|t| t.len() > 1 && t.chars().all(|c| c.is_ascii_uppercase() || c == '_')).cloned().collect();
     let mut pools: std::collections::HashMap<Kind, std::collections::BTreeSet<String>> = Default::default();
     for t in all.into_iter().chain(EXTREME_NUMBERS.iter().map(|s| s.to_string())) {
         let k = kind(&t);
@@ -154,13 +301,16 @@ fn pools(corpus: &[String]) -> std::collections::HashMap<Kind, Vec<String>> {
 fn mutate_in_kind(rng: &mut Rng, bases: &[String], pools: &std::collections::HashMap<Kind, Vec<String>>) -> String {
     let base = &bases[rng.below(bases.len() as u64) as usize];
     let mut toks = tokens(base);
-    let open: Vec<usize> = (0..toks.len()).filter(|&i| pools.get(&kind(&toks[i])).is_some_and(|p| p.contains(&toks[i].trim().to_string()))).collect();
+    let open: Vec<usize> = (0..toks.len())
+        .filter(|&i| pools.get(&kind(&toks[i])).is_some_and(|p| p.contains(&toks[i].trim().to_string())))
+        .collect();
     for _ in 0..1 + rng.below(2) {
         let Some(&at) = open.get(rng.below(open.len().max(1) as u64) as usize) else { break };
         let t = &toks[at];
         let pool = &pools[&kind(t)];
         let spacing = &t[t.trim_end().len()..];
-        toks[at] = format!("{}{}", pool[rng.below(pool.len() as u64) as usize], if spacing.is_empty() { "" } else { spacing });
+        toks[at] =
+            format!("{}{}", pool[rng.below(pool.len() as u64) as usize], if spacing.is_empty() { "" } else { spacing });
     }
     toks.concat()
 }
@@ -204,7 +354,8 @@ fn mutate(rng: &mut Rng, bases: &[String], corpus: &[String]) -> String {
             8 => {
                 let c = STRAY[rng.below(STRAY.len() as u64) as usize];
                 let t = &mut toks[at];
-                let cut = t.char_indices().map(|(i, _)| i).nth(rng.below(t.chars().count() as u64) as usize).unwrap_or(0);
+                let cut =
+                    t.char_indices().map(|(i, _)| i).nth(rng.below(t.chars().count() as u64) as usize).unwrap_or(0);
                 t.insert(cut, c);
             }
             _ => {
@@ -236,11 +387,17 @@ fn start_worker(db: Database) -> (mpsc::Sender<String>, mpsc::Receiver<Outcome>)
             let params = Params::new();
             for stmt in stmt_rx {
                 let mut session = Session { space: Some("nba".into()), ..Session::default() };
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.execute(&mut session, &stmt, &params)));
+                let r =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.execute(&mut session, &stmt, &params)));
                 let outcome = match r {
                     Ok(Ok(_)) => Outcome::Answered { ok: true, message: String::new() },
                     Ok(Err(e)) => Outcome::Answered { ok: false, message: e.message },
-                    Err(p) => Outcome::Panicked(p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()),
+                    Err(p) => Outcome::Panicked(
+                        p.downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_default(),
+                    ),
                 };
                 if out_tx.send(outcome).is_err() {
                     return;
@@ -268,7 +425,9 @@ fn mutated_statements_never_panic_or_hang() {
     let mut answered = Vec::new();
     for stmt in &corpus {
         tx.send(stmt.clone()).unwrap();
-        if let Outcome::Answered { ok: true, .. } = rx.recv_timeout(DEADLINE + SLACK).expect("an original statement hangs") {
+        if let Outcome::Answered { ok: true, .. } =
+            rx.recv_timeout(DEADLINE + SLACK).expect("an original statement hangs")
+        {
             answered.push(stmt.clone());
         }
     }
@@ -280,11 +439,16 @@ fn mutated_statements_never_panic_or_hang() {
     let mut failures = Vec::new();
     for n in 0..count {
         let bases = if rng.below(5) == 0 { &corpus } else { &answered };
-        let stmt = if rng.below(2) == 0 { mutate(&mut rng, bases, &corpus) } else { mutate_in_kind(&mut rng, bases, &pools) };
+        let stmt =
+            if rng.below(2) == 0 { mutate(&mut rng, bases, &corpus) } else { mutate_in_kind(&mut rng, bases, &pools) };
         let started = Instant::now();
         tx.send(stmt.clone()).unwrap();
         match rx.recv_timeout(DEADLINE + SLACK) {
-            Err(_) => panic!("seed {seed}, mutation {n}: no answer after {:?} to\n{stmt}\n\nfailures before it:\n{}", DEADLINE + SLACK, failures.join("\n\n")),
+            Err(_) => panic!(
+                "seed {seed}, mutation {n}: no answer after {:?} to\n{stmt}\n\nfailures before it:\n{}",
+                DEADLINE + SLACK,
+                failures.join("\n\n")
+            ),
             Ok(Outcome::Panicked(msg)) => failures.push(format!("mutation {n}: panic `{msg}` on\n{stmt}")),
             Ok(Outcome::Answered { ok: true, .. }) => ok += 1,
             Ok(Outcome::Answered { ok: false, message }) => {

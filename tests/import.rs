@@ -155,7 +155,9 @@ fn write_bad_dataset(dir: &Path) {
 
 fn rows(db: &Database, stmt: &str) -> Vec<String> {
     let mut s = Session::default();
-    let ds = db.execute(&mut s, &format!("USE imp; {stmt}"), &Params::new()).unwrap_or_else(|e| panic!("`{stmt}`: {}", e.message));
+    let ds = db
+        .execute(&mut s, &format!("USE imp; {stmt}"), &Params::new())
+        .unwrap_or_else(|e| panic!("`{stmt}`: {}", e.message));
     let mut rows: Vec<String> = ds.rows().map(|r| format!("{r:?}")).collect();
     rows.sort();
     rows
@@ -191,7 +193,10 @@ fn bad_rows_are_reported_with_file_and_line_and_skipped() {
         ]
     );
     assert_eq!(rows(&db, "LOOKUP ON p WHERE p.age == 31 YIELD id(vertex)"), vec![r#"[String("a")]"#]);
-    assert_eq!(rows(&db, "GO FROM \"f\" OVER e YIELD dst(edge), rank(edge), e.w"), vec![r#"[String("a"), Int(2), Int(7)]"#]);
+    assert_eq!(
+        rows(&db, "GO FROM \"f\" OVER e YIELD dst(edge), rank(edge), e.w"),
+        vec![r#"[String("a"), Int(2), Int(7)]"#]
+    );
     assert_eq!(rows(&db, "SHOW STATS").join(" "), rows(&db, "SUBMIT JOB STATS; SHOW STATS").join(" "));
 }
 
@@ -218,8 +223,16 @@ fn unsupported_column_types_and_vid_functions_are_refused() {
     write_bad_dataset(tmp.path());
     let db = Database::open(&tmp.path().join("data")).unwrap();
     let cases = [
-        ("{ name: age, type: int, index: 2 }", "{ name: age, type: blob, index: 2 }", "load error: unsupported column type `blob'"),
-        ("vid: { index: 0, type: string }", "vid: { index: 0, type: string, function: md5 }", "load error: unsupported VID function `md5'"),
+        (
+            "{ name: age, type: int, index: 2 }",
+            "{ name: age, type: blob, index: 2 }",
+            "load error: unsupported column type `blob'",
+        ),
+        (
+            "vid: { index: 0, type: string }",
+            "vid: { index: 0, type: string, function: md5 }",
+            "load error: unsupported VID function `md5'",
+        ),
     ];
     for (from, to, message) in cases {
         std::fs::write(tmp.path().join("config.yaml"), BAD_MAPPING.replacen(from, to, 1)).unwrap();

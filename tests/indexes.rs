@@ -16,7 +16,8 @@ fn exec(db: &Database, s: &mut Session, stmt: &str) -> Vec<Vec<Value>> {
 }
 
 fn ids(rows: Vec<Vec<Value>>) -> Vec<i64> {
-    let mut v: Vec<i64> = rows.into_iter().map(|r| if let Value::Int(i) = r[0] { i } else { panic!("{r:?}") }).collect();
+    let mut v: Vec<i64> =
+        rows.into_iter().map(|r| if let Value::Int(i) = r[0] { i } else { panic!("{r:?}") }).collect();
     v.sort();
     v
 }
@@ -58,7 +59,16 @@ fn lookups_match_a_reference_model_after_random_writes() {
                 match r.below(7) {
                     0..=2 => {
                         let row = random_row(&mut r);
-                        exec(&db, &mut s, &format!("INSERT VERTEX t(a, b, c) VALUES {vid}:({}, {}, {})", lit(&row.a), lit(&row.b), row.c.as_ref().map(|c| format!("{c:?}")).unwrap_or("NULL".into())));
+                        exec(
+                            &db,
+                            &mut s,
+                            &format!(
+                                "INSERT VERTEX t(a, b, c) VALUES {vid}:({}, {}, {})",
+                                lit(&row.a),
+                                lit(&row.b),
+                                row.c.as_ref().map(|c| format!("{c:?}")).unwrap_or("NULL".into())
+                            ),
+                        );
                         model.insert(vid, row);
                     }
                     3 => {
@@ -98,12 +108,31 @@ fn lookups_match_a_reference_model_after_random_writes() {
                 let cases: Vec<(String, Pred)> = vec![
                     (format!("t.a == {k}"), Box::new(move |row: &Row| row.a == Some(k))),
                     (format!("t.a > {k}"), Box::new(move |row: &Row| row.a.is_some_and(|a| a > k))),
-                    (format!("t.a >= {k} AND t.a < {m}"), Box::new(move |row: &Row| row.a.is_some_and(|a| a >= k && a < m))),
+                    (
+                        format!("t.a >= {k} AND t.a < {m}"),
+                        Box::new(move |row: &Row| row.a.is_some_and(|a| a >= k && a < m)),
+                    ),
                     (format!("t.b < {x:?}"), Box::new(move |row: &Row| row.b.is_some_and(|b| b < x))),
-                    (format!("t.b >= {x:?} OR t.a == {k}"), Box::new(move |row: &Row| row.b.is_some_and(|b| b >= x) || row.a == Some(k))),
-                    (format!("t.a == {k} AND t.c == {w:?}"), Box::new(move |row: &Row| row.a == Some(k) && row.c.as_deref() == Some(w))),
-                    (format!("t.a == {k} AND t.c STARTS WITH {w:?}"), Box::new(move |row: &Row| row.a == Some(k) && row.c.as_deref().is_some_and(|c| c.starts_with(w)))),
-                    (format!("t.a IN [{k}, {m}] AND t.b != {x:?}"), Box::new(move |row: &Row| (row.a == Some(k) || row.a == Some(m)) && row.b.is_some_and(|b| b != x))),
+                    (
+                        format!("t.b >= {x:?} OR t.a == {k}"),
+                        Box::new(move |row: &Row| row.b.is_some_and(|b| b >= x) || row.a == Some(k)),
+                    ),
+                    (
+                        format!("t.a == {k} AND t.c == {w:?}"),
+                        Box::new(move |row: &Row| row.a == Some(k) && row.c.as_deref() == Some(w)),
+                    ),
+                    (
+                        format!("t.a == {k} AND t.c STARTS WITH {w:?}"),
+                        Box::new(move |row: &Row| {
+                            row.a == Some(k) && row.c.as_deref().is_some_and(|c| c.starts_with(w))
+                        }),
+                    ),
+                    (
+                        format!("t.a IN [{k}, {m}] AND t.b != {x:?}"),
+                        Box::new(move |row: &Row| {
+                            (row.a == Some(k) || row.a == Some(m)) && row.b.is_some_and(|b| b != x)
+                        }),
+                    ),
                     (format!("t.a != {k}"), Box::new(move |row: &Row| row.a.is_some_and(|a| a != k))),
                 ];
                 for (cond, pred) in cases {
@@ -112,22 +141,36 @@ fn lookups_match_a_reference_model_after_random_writes() {
                     assert_eq!(got, want, "seed {seed} round {round}: LOOKUP ON t WHERE {cond}");
                 }
                 let got = exec(&db, &mut s, &format!("LOOKUP ON e WHERE e.w <= {} YIELD src(edge), dst(edge)", k / 4));
-                let mut got: Vec<(i64, i64)> = got.into_iter().map(|r| match (&r[0], &r[1]) { (Value::Int(a), Value::Int(b)) => (*a, *b), _ => panic!("{r:?}") }).collect();
+                let mut got: Vec<(i64, i64)> = got
+                    .into_iter()
+                    .map(|r| match (&r[0], &r[1]) {
+                        (Value::Int(a), Value::Int(b)) => (*a, *b),
+                        _ => panic!("{r:?}"),
+                    })
+                    .collect();
                 got.sort();
                 let want: Vec<(i64, i64)> = edges.iter().filter(|(_, w)| **w <= k / 4).map(|(e, _)| *e).collect();
                 assert_eq!(got, want, "seed {seed} round {round}: edge LOOKUP");
             }
             // Every row is in every index, NULLs included.
-            assert_eq!(ids(exec(&db, &mut s, "LOOKUP ON t YIELD id(vertex)")), model.keys().copied().collect::<Vec<_>>());
+            assert_eq!(
+                ids(exec(&db, &mut s, "LOOKUP ON t YIELD id(vertex)")),
+                model.keys().copied().collect::<Vec<_>>()
+            );
         }
         let stats = exec(&db, &mut s, "SHOW STATS");
-        let count = |name: &str| stats.iter().find(|r| r[1] == Value::String(name.into())).map(|r| r[2].clone()).unwrap();
+        let count =
+            |name: &str| stats.iter().find(|r| r[1] == Value::String(name.into())).map(|r| r[2].clone()).unwrap();
         assert_eq!(count("t"), Value::Int(model.len() as i64), "seed {seed}: tag rows");
         assert_eq!(count("e"), Value::Int(edges.len() as i64), "seed {seed}: edges");
         // A STATS job recounts and agrees.
         exec(&db, &mut s, "SUBMIT JOB STATS");
         quiver_tests::wait_jobs(&db, &mut s).unwrap();
-        assert_eq!(exec(&db, &mut s, "SHOW STATS"), stats, "seed {seed}: the STATS job disagrees with the live counters");
+        assert_eq!(
+            exec(&db, &mut s, "SHOW STATS"),
+            stats,
+            "seed {seed}: the STATS job disagrees with the live counters"
+        );
     }
 }
 
@@ -154,7 +197,11 @@ fn an_index_built_in_the_background_is_exact_despite_concurrent_writers() {
                 let mut s = Session { space: Some("bg".into()), ..Session::default() };
                 for k in 0..300i64 {
                     let vid = (k * 97 + w * 13_331) % N;
-                    let stmt = if k % 10 == 9 { format!("DELETE VERTEX {vid}") } else { format!("UPDATE VERTEX ON t {vid} SET a = {}", 1000 + w) };
+                    let stmt = if k % 10 == 9 {
+                        format!("DELETE VERTEX {vid}")
+                    } else {
+                        format!("UPDATE VERTEX ON t {vid} SET a = {}", 1000 + w)
+                    };
                     // A row deleted by the other writer cannot be updated; that error is fine.
                     let _ = db.execute(&mut s, &stmt, &Params::new());
                 }
@@ -181,7 +228,11 @@ fn an_index_built_in_the_background_is_exact_despite_concurrent_writers() {
     assert!(by_value.contains_key(&1000) && by_value.contains_key(&1001), "the writers ran");
     for (a, mut vids) in by_value {
         vids.sort();
-        assert_eq!(ids(exec(&db, &mut s, &format!("LOOKUP ON t WHERE t.a == {a} YIELD id(vertex)"))), vids, "value {a}");
+        assert_eq!(
+            ids(exec(&db, &mut s, &format!("LOOKUP ON t WHERE t.a == {a} YIELD id(vertex)"))),
+            vids,
+            "value {a}"
+        );
     }
     let total = ids(exec(&db, &mut s, "LOOKUP ON t YIELD id(vertex)"));
     assert_eq!(total.len(), rows.len());
@@ -202,7 +253,9 @@ fn rows_vanish_the_second_they_expire_and_a_compact_job_removes_them_from_rocksd
     std::thread::sleep(std::time::Duration::from_millis(3_100));
     assert_eq!(count(&db, &mut s, "LOOKUP ON a YIELD id(vertex)"), 1, "only the row whose TTL column is NULL is left");
     assert_eq!(count(&db, &mut s, "FETCH PROP ON a 1, 2, 3, 1000 YIELD id(vertex)"), 1);
-    let stored = |db: &Database, s: &mut Session| exec(db, s, "SHOW STATS").into_iter().find(|r| r[1] == Value::String("a".into())).map(|r| r[2].clone()).unwrap();
+    let stored = |db: &Database, s: &mut Session| {
+        exec(db, s, "SHOW STATS").into_iter().find(|r| r[1] == Value::String("a".into())).map(|r| r[2].clone()).unwrap()
+    };
     assert_eq!(stored(&db, &mut s), Value::Int(501), "stored until compaction");
     exec(&db, &mut s, "SUBMIT JOB COMPACT");
     quiver_tests::wait_jobs(&db, &mut s).unwrap();
@@ -220,7 +273,11 @@ fn rows_vanish_the_second_they_expire_and_a_compact_job_removes_them_from_rocksd
 fn a_stopped_rebuild_leaves_the_index_unused_until_recovered() {
     let db = Database::in_memory();
     let mut s = Session::default();
-    exec(&db, &mut s, "CREATE SPACE sj(partition_num=2, vid_type=INT64); USE sj; CREATE TAG t(a int); CREATE TAG INDEX ia ON t(a)");
+    exec(
+        &db,
+        &mut s,
+        "CREATE SPACE sj(partition_num=2, vid_type=INT64); USE sj; CREATE TAG t(a int); CREATE TAG INDEX ia ON t(a)",
+    );
     for chunk in (0..40_000i64).collect::<Vec<_>>().chunks(4_000) {
         let values: Vec<String> = chunk.iter().map(|i| format!("{i}:({})", i % 10)).collect();
         exec(&db, &mut s, &format!("INSERT VERTEX t(a) VALUES {}", values.join(", ")));

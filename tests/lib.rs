@@ -50,8 +50,10 @@ fn render_row(row: &[quiver_common::Value]) -> String {
 pub fn wait_jobs(db: &Database, session: &mut Session) -> Result<(), String> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        let ds = db.execute(session, "SHOW JOBS", &Params::new()).map_err(|e| format!("SHOW JOBS failed: {}", e.message))?;
-        let busy = ds.rows().any(|r| matches!(&r[2], quiver_common::Value::String(s) if &**s == "QUEUE" || &**s == "RUNNING"));
+        let ds =
+            db.execute(session, "SHOW JOBS", &Params::new()).map_err(|e| format!("SHOW JOBS failed: {}", e.message))?;
+        let busy =
+            ds.rows().any(|r| matches!(&r[2], quiver_common::Value::String(s) if &**s == "QUEUE" || &**s == "RUNNING"));
         if !busy {
             return Ok(());
         }
@@ -123,11 +125,17 @@ pub fn run_file(path: &Path) -> Vec<String> {
         let stmt = stmt.join("\n");
         if header == "plan" {
             match db.execute(&mut session, &format!("EXPLAIN {stmt}"), &params) {
-                Err(e) => failures.push(format!("{here}: EXPLAIN `{stmt}` failed: [{}] {}", e.code.as_i32(), e.message)),
+                Err(e) => {
+                    failures.push(format!("{here}: EXPLAIN `{stmt}` failed: [{}] {}", e.code.as_i32(), e.message))
+                }
                 Ok(ds) => {
                     let got = ds.plan.map(|p| p.to_tree()).unwrap_or_default();
                     if got != expected {
-                        failures.push(format!("{here}: plan of `{stmt}`\n   got:\n{}\nwanted:\n{}", got.join("\n"), expected.join("\n")));
+                        failures.push(format!(
+                            "{here}: plan of `{stmt}`\n   got:\n{}\nwanted:\n{}",
+                            got.join("\n"),
+                            expected.join("\n")
+                        ));
                     }
                 }
             }
@@ -142,14 +150,22 @@ pub fn run_file(path: &Path) -> Vec<String> {
                 }
             }
             ["statement", "error", code] => match result {
-                Ok(ds) => failures.push(format!("{here}: `{stmt}` succeeded with {:?}, expected error {code}", ds.rows().collect::<Vec<_>>())),
+                Ok(ds) => failures.push(format!(
+                    "{here}: `{stmt}` succeeded with {:?}, expected error {code}",
+                    ds.rows().collect::<Vec<_>>()
+                )),
                 Err(e) => {
                     if e.code.as_i32().to_string() != *code {
-                        failures.push(format!("{here}: `{stmt}` error code {} ({}), expected {code}", e.code.as_i32(), e.message));
+                        failures.push(format!(
+                            "{here}: `{stmt}` error code {} ({}), expected {code}",
+                            e.code.as_i32(),
+                            e.message
+                        ));
                     }
                     if let Some(msg) = expected.first() {
                         if e.message != *msg {
-                            failures.push(format!("{here}: `{stmt}` error message\n   got: {}\nwanted: {msg}", e.message));
+                            failures
+                                .push(format!("{here}: `{stmt}` error message\n   got: {}\nwanted: {msg}", e.message));
                         }
                     }
                 }
@@ -168,7 +184,11 @@ pub fn run_file(path: &Path) -> Vec<String> {
                     let mut want = vec![expected.first().cloned().unwrap_or_default()];
                     want.extend(want_rows);
                     if got != want {
-                        failures.push(format!("{here}: `{stmt}`\n   got:\n{}\nwanted:\n{}", got.join("\n"), want.join("\n")));
+                        failures.push(format!(
+                            "{here}: `{stmt}`\n   got:\n{}\nwanted:\n{}",
+                            got.join("\n"),
+                            want.join("\n")
+                        ));
                     }
                 }
             },

@@ -25,9 +25,38 @@ macro_rules! rule_files {
     };
 }
 
-query_files!(space, schema, insert, update, delete, fetch, yield_expr, errors, nba, nba_int_vid, student, go, group_order_limit, set_ops, explain, lookup, index, stats_jobs, ttl);
+query_files!(
+    space,
+    schema,
+    insert,
+    update,
+    delete,
+    fetch,
+    yield_expr,
+    errors,
+    nba,
+    nba_int_vid,
+    student,
+    go,
+    group_order_limit,
+    set_ops,
+    explain,
+    lookup,
+    index,
+    stats_jobs,
+    ttl
+);
 
-rule_files!(remove_unused_columns, merge_projections, fuse_count_traversal, push_filter_into_go, push_projection_into_go, sort_limit_to_topn, push_topn_into_go, push_limit_into_go);
+rule_files!(
+    remove_unused_columns,
+    merge_projections,
+    fuse_count_traversal,
+    push_filter_into_go,
+    push_projection_into_go,
+    sort_limit_to_topn,
+    push_topn_into_go,
+    push_limit_into_go
+);
 
 #[test]
 fn every_query_file_has_a_test() {

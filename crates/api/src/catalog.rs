@@ -48,8 +48,21 @@ pub trait Catalog: Send + Sync {
         comment: Option<String>,
         if_not_exists: bool,
     ) -> QResult<bool>;
-    fn alter_schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, changes: Vec<SchemaChange>, options: SchemaOptionsChange) -> QResult<()>;
-    fn drop_schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, if_exists: bool) -> QResult<Option<SchemaRef>>;
+    fn alter_schema(
+        &self,
+        space: &SpaceDesc,
+        kind: SchemaKind,
+        name: &str,
+        changes: Vec<SchemaChange>,
+        options: SchemaOptionsChange,
+    ) -> QResult<()>;
+    fn drop_schema(
+        &self,
+        space: &SpaceDesc,
+        kind: SchemaKind,
+        name: &str,
+        if_exists: bool,
+    ) -> QResult<Option<SchemaRef>>;
     /// A tag or edge type by name; the error is NebulaGraph's not-found error.
     fn schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str) -> QResult<SchemaRef>;
     fn schema_by_id(&self, space: &SpaceDesc, kind: SchemaKind, id: i32) -> Option<SchemaRef>;
@@ -58,7 +71,8 @@ pub trait Catalog: Send + Sync {
     /// Adds an index (its `id` is assigned here) in state [`IndexState::Building`]. Returns `Ok(None)` when an index
     /// of that name exists and `if_not_exists` is set.
     fn create_index(&self, space: &SpaceDesc, index: IndexDesc, if_not_exists: bool) -> QResult<Option<IndexRef>>;
-    fn drop_index(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, if_exists: bool) -> QResult<Option<IndexRef>>;
+    fn drop_index(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, if_exists: bool)
+        -> QResult<Option<IndexRef>>;
     fn set_index_state(&self, space: &SpaceDesc, id: i32, state: IndexState) -> QResult<()>;
     /// Every index of the space, tag and edge, in creation order.
     fn indexes(&self, space: &SpaceDesc) -> Vec<IndexRef>;

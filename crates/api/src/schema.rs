@@ -130,14 +130,22 @@ pub type SchemaRef = Arc<SchemaDesc>;
 /// Checks `v` against a property's type and converts it to the stored form, as NebulaGraph does on write:
 /// ints narrow only if they fit, ints widen into floats, strings fit fixed strings by truncation.
 pub fn coerce(prop: &PropDef, v: Value) -> QResult<Value> {
-    let mismatch = || QError::execution("Storage Error: The data type does not meet the requirements. Use the correct type of data.");
+    let mismatch = || {
+        QError::execution("Storage Error: The data type does not meet the requirements. Use the correct type of data.")
+    };
     if v.is_null() {
         if !prop.nullable {
             return Err(QError::execution("Storage Error: The not null field cannot be null."));
         }
         return Ok(Value::NULL);
     }
-    let in_range = |i: i64, lo: i64, hi: i64| if (lo..=hi).contains(&i) { Ok(Value::Int(i)) } else { Err(QError::execution("Storage Error: Out of range value.")) };
+    let in_range = |i: i64, lo: i64, hi: i64| {
+        if (lo..=hi).contains(&i) {
+            Ok(Value::Int(i))
+        } else {
+            Err(QError::execution("Storage Error: Out of range value."))
+        }
+    };
     match (prop.ty, v) {
         (PropType::Bool, v @ Value::Bool(_)) => Ok(v),
         (PropType::Int8, Value::Int(i)) => in_range(i, i8::MIN as i64, i8::MAX as i64),
@@ -162,7 +170,9 @@ pub fn coerce(prop: &PropDef, v: Value) -> QResult<Value> {
                 Err(QError::execution("Storage Error: Out of range value."))
             }
         }
-        (PropType::Timestamp, Value::String(s)) => DateTime::parse(&s).map(|d| Value::Int(d.to_timestamp())).ok_or_else(mismatch),
+        (PropType::Timestamp, Value::String(s)) => {
+            DateTime::parse(&s).map(|d| Value::Int(d.to_timestamp())).ok_or_else(mismatch)
+        }
         (PropType::Date, v @ Value::Date(_)) => Ok(v),
         (PropType::Time, v @ Value::Time(_)) => Ok(v),
         (PropType::DateTime, v @ Value::DateTime(_)) => Ok(v),
@@ -177,15 +187,28 @@ pub fn convert_for_read(ty: PropType, v: Value) -> Value {
     match (ty, &v) {
         (_, Value::Null(_)) => v,
         (PropType::String | PropType::FixedString(_), Value::String(_)) => v,
-        (PropType::String | PropType::FixedString(_), Value::Int(_) | Value::Float(_) | Value::Bool(_)) => Value::str(v.to_string()),
-        (PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64 | PropType::Timestamp, Value::Int(_)) => v,
-        (PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64, Value::Float(f)) => Value::Int(*f as i64),
-        (PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64, Value::String(s)) => s.trim().parse().map(Value::Int).unwrap_or(Value::NULL),
+        (PropType::String | PropType::FixedString(_), Value::Int(_) | Value::Float(_) | Value::Bool(_)) => {
+            Value::str(v.to_string())
+        }
+        (PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64 | PropType::Timestamp, Value::Int(_)) => {
+            v
+        }
+        (PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64, Value::Float(f)) => {
+            Value::Int(*f as i64)
+        }
+        (PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64, Value::String(s)) => {
+            s.trim().parse().map(Value::Int).unwrap_or(Value::NULL)
+        }
         (PropType::Float | PropType::Double, Value::Int(i)) => Value::Float(*i as f64),
         (PropType::Float | PropType::Double, Value::Float(_)) => v,
-        (PropType::Float | PropType::Double, Value::String(s)) => s.trim().parse().map(Value::Float).unwrap_or(Value::NULL),
+        (PropType::Float | PropType::Double, Value::String(s)) => {
+            s.trim().parse().map(Value::Float).unwrap_or(Value::NULL)
+        }
         (PropType::Bool, Value::Bool(_)) => v,
-        (PropType::Date, Value::Date(_)) | (PropType::Time, Value::Time(_)) | (PropType::DateTime, Value::DateTime(_)) | (PropType::Duration, Value::Duration(_)) => v,
+        (PropType::Date, Value::Date(_))
+        | (PropType::Time, Value::Time(_))
+        | (PropType::DateTime, Value::DateTime(_))
+        | (PropType::Duration, Value::Duration(_)) => v,
         _ => Value::NULL,
     }
 }

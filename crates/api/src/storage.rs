@@ -54,7 +54,12 @@ impl TagColumns {
     /// The columns of `schema` out of `get_vertices` rows.
     pub fn from_vertices(schema: &SchemaRef, props: &PropSelection, rows: &[Option<VertexData>]) -> TagColumns {
         let (_, names) = TagColumns::selected(schema, props);
-        let mut out = TagColumns { schema: schema.clone(), present: Vec::with_capacity(rows.len()), columns: vec![Vec::with_capacity(rows.len()); names.len()], names };
+        let mut out = TagColumns {
+            schema: schema.clone(),
+            present: Vec::with_capacity(rows.len()),
+            columns: vec![Vec::with_capacity(rows.len()); names.len()],
+            names,
+        };
         for row in rows {
             let tag = row.as_ref().and_then(|v| v.tags.iter().find(|(s, _)| s.id == schema.id)).map(|(_, r)| r);
             out.present.push(tag.is_some());
@@ -93,12 +98,29 @@ pub struct VertexData {
 #[derive(Debug, Clone)]
 pub enum Mutation {
     /// `values` follow the latest schema's property order, already coerced.
-    InsertVertex { vid: Value, tags: Vec<(SchemaRef, Vec<Value>)>, if_not_exists: bool },
-    InsertEdge { key: EdgeKeyVal, schema: SchemaRef, values: Vec<Value>, if_not_exists: bool },
-    DeleteVertex { vid: Value, with_edges: bool },
+    InsertVertex {
+        vid: Value,
+        tags: Vec<(SchemaRef, Vec<Value>)>,
+        if_not_exists: bool,
+    },
+    InsertEdge {
+        key: EdgeKeyVal,
+        schema: SchemaRef,
+        values: Vec<Value>,
+        if_not_exists: bool,
+    },
+    DeleteVertex {
+        vid: Value,
+        with_edges: bool,
+    },
     /// `tags: None` deletes every tag of the vertex.
-    DeleteTags { vid: Value, tags: Option<Vec<SchemaRef>> },
-    DeleteEdge { key: EdgeKeyVal },
+    DeleteTags {
+        vid: Value,
+        tags: Option<Vec<SchemaRef>>,
+    },
+    DeleteEdge {
+        key: EdgeKeyVal,
+    },
 }
 
 /// Which properties a read returns (projection push-down: the rest are never decoded).
@@ -208,12 +230,24 @@ pub trait StorageClient: Send + Sync {
     /// Properties of a batch of vertices for the given tags, only those `props` selects (projection push-down; a
     /// tag the vertex has is returned even when none of its properties is selected). The result has one entry per
     /// input VID; `None` where the vertex does not exist (no vertex key and none of the tags).
-    fn get_vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> QResult<Vec<Option<VertexData>>>;
+    fn get_vertices(
+        &self,
+        space: &SpaceDesc,
+        vids: &[Value],
+        tags: &[SchemaRef],
+        props: &PropSelection,
+    ) -> QResult<Vec<Option<VertexData>>>;
 
     /// The same properties as [`get_vertices`](Self::get_vertices), one [`TagColumns`] per tag, column by column:
     /// for reads of many vertices that need their property values rather than whole vertices (GO's `$^`/`$$`).
     /// The default transposes `get_vertices`; a storage that keeps properties in columns answers from them.
-    fn get_tag_columns(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> QResult<Vec<TagColumns>> {
+    fn get_tag_columns(
+        &self,
+        space: &SpaceDesc,
+        vids: &[Value],
+        tags: &[SchemaRef],
+        props: &PropSelection,
+    ) -> QResult<Vec<TagColumns>> {
         let rows = self.get_vertices(space, vids, tags, props)?;
         Ok(tags.iter().map(|t| TagColumns::from_vertices(t, props, &rows)).collect())
     }

@@ -28,7 +28,8 @@ impl Embedded {
 impl Conn for Embedded {
     fn run(&mut self, stmt: &str) -> Result<(Vec<Vec<Value>>, u64), String> {
         let t = Instant::now();
-        let ds = self.db.execute(&mut self.session, stmt, &Params::new()).map_err(|e| format!("{stmt}: {}", e.message))?;
+        let ds =
+            self.db.execute(&mut self.session, stmt, &Params::new()).map_err(|e| format!("{stmt}: {}", e.message))?;
         // Rows are counted as delivered once they are rows, as over the wire.
         let rows = ds.into_rows();
         Ok((rows, t.elapsed().as_micros() as u64))
@@ -68,7 +69,11 @@ pub struct GraphServer {
 
 impl GraphServer {
     pub fn start(db: Arc<Database>) -> Result<GraphServer, String> {
-        let rt = tokio::runtime::Builder::new_multi_thread().enable_all().thread_stack_size(16 << 20).build().map_err(|e| e.to_string())?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_stack_size(16 << 20)
+            .build()
+            .map_err(|e| e.to_string())?;
         let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).map_err(|e| e.to_string())?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         let idle = Duration::from_secs(3600);

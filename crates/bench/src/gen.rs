@@ -67,8 +67,30 @@ const FIRST: &[&str] = &[
     "Karl", "Otto", "Rahul", "Eva", "Mehmet", "Lin", "Anh", "Bryn", "John", "Zhang", "Ken", "Luis", "Marc", "Hans",
 ];
 const LAST: &[&str] = &[
-    "Perera", "Lepland", "Forouhar", "Zakrzewski", "Khan", "Wang", "Li", "Garcia", "Liu", "Yamada", "Rahman", "Kim",
-    "Ivanov", "Silva", "Muller", "Schmidt", "Sharma", "Nagy", "Yilmaz", "Nguyen", "Davies", "Smith", "Tanaka", "Costa",
+    "Perera",
+    "Lepland",
+    "Forouhar",
+    "Zakrzewski",
+    "Khan",
+    "Wang",
+    "Li",
+    "Garcia",
+    "Liu",
+    "Yamada",
+    "Rahman",
+    "Kim",
+    "Ivanov",
+    "Silva",
+    "Muller",
+    "Schmidt",
+    "Sharma",
+    "Nagy",
+    "Yilmaz",
+    "Nguyen",
+    "Davies",
+    "Smith",
+    "Tanaka",
+    "Costa",
 ];
 
 const SOCIAL_MAPPING: &str = r#"space:
@@ -143,7 +165,8 @@ const PARTS: u32 = 8;
 
 fn write_mapping(dir: &Path, template: &str, space: &str) -> Result<(), String> {
     let path = dir.join("config.yaml");
-    std::fs::write(&path, template.replace("{space}", space).replace("{parts}", &PARTS.to_string())).map_err(|e| io_err(&path, e))
+    std::fs::write(&path, template.replace("{space}", space).replace("{parts}", &PARTS.to_string()))
+        .map_err(|e| io_err(&path, e))
 }
 
 fn finish(w: BufWriter<std::fs::File>, path: &Path) -> Result<(), String> {
@@ -155,7 +178,11 @@ fn date(r: &mut Rng, from_year: u64, years: u64) -> u64 {
 }
 
 fn stamp(r: &mut Rng) -> u64 {
-    date(r, 2010, 3) * 1_000_000_000 + r.below(24) * 10_000_000 + r.below(60) * 100_000 + r.below(60) * 1_000 + r.below(1000)
+    date(r, 2010, 3) * 1_000_000_000
+        + r.below(24) * 10_000_000
+        + r.below(60) * 100_000
+        + r.below(60) * 1_000
+        + r.below(1000)
 }
 
 /// Draws `n` start vertices among those with out-edges.
@@ -225,7 +252,14 @@ pub fn social(dir: &Path, scale: SocialScale, seed: u64, starts: usize) -> Resul
     let space = "social".to_string();
     write_mapping(dir, SOCIAL_MAPPING, &space)?;
     let starts = draw_starts(&mut r, &with_edges, starts);
-    Ok(Dataset { name: format!("social-{}", quiver_server::progress::human(scale.knows as f64)), space, dir: dir.to_path_buf(), vertices: scale.persons, edges: scale.knows, starts })
+    Ok(Dataset {
+        name: format!("social-{}", quiver_server::progress::human(scale.knows as f64)),
+        space,
+        dir: dir.to_path_buf(),
+        vertices: scale.persons,
+        edges: scale.knows,
+        starts,
+    })
 }
 
 /// The real LDBC SF0.1 persons and knows edges (from `src`, `|`-separated, Neo4j-import headers on some files)
@@ -272,7 +306,14 @@ pub fn ldbc(src: &Path, dir: &Path, seed: u64, starts: usize) -> Result<Dataset,
     with_edges.dedup();
     write_mapping(dir, SOCIAL_MAPPING, "ldbc")?;
     let starts = draw_starts(&mut Rng(seed | 1), &with_edges, starts);
-    Ok(Dataset { name: "ldbc-sf0.1".into(), space: "ldbc".into(), dir: dir.to_path_buf(), vertices: persons.len() as u64, edges, starts })
+    Ok(Dataset {
+        name: "ldbc-sf0.1".into(),
+        space: "ldbc".into(),
+        dir: dir.to_path_buf(),
+        vertices: persons.len() as u64,
+        edges,
+        starts,
+    })
 }
 
 /// RageDB's person-LIKES-item graph.

@@ -130,9 +130,21 @@ pub const WARMUP_STARTS: usize = 3;
 
 fn plan(quick: bool) -> Plan {
     if quick {
-        Plan { clients: vec![1, 4, 16], cell: Duration::from_millis(700), check_starts: 20, rage: gen::RageScale { persons: 10_000, items: 1_000, likes_per_person: 50 }, peer_budget: Duration::from_secs(15) }
+        Plan {
+            clients: vec![1, 4, 16],
+            cell: Duration::from_millis(700),
+            check_starts: 20,
+            rage: gen::RageScale { persons: 10_000, items: 1_000, likes_per_person: 50 },
+            peer_budget: Duration::from_secs(15),
+        }
     } else {
-        Plan { clients: vec![1, 2, 4, 8, 16, 32], cell: Duration::from_secs(3), check_starts: 50, rage: gen::RageScale { persons: 100_000, items: 2_000, likes_per_person: 100 }, peer_budget: Duration::from_secs(30) }
+        Plan {
+            clients: vec![1, 2, 4, 8, 16, 32],
+            cell: Duration::from_secs(3),
+            check_starts: 50,
+            rage: gen::RageScale { persons: 100_000, items: 2_000, likes_per_person: 100 },
+            peer_budget: Duration::from_secs(30),
+        }
     }
 }
 
@@ -147,7 +159,8 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let _ = std::fs::remove_dir_all(&opts.work_dir);
     let data = opts.work_dir.join("data");
-    let scale = gen::social_scale(&opts.social_scale).ok_or_else(|| format!("unknown scale `{}' (sf0.1, sf1, sf10, sf100)", opts.social_scale))?;
+    let scale = gen::social_scale(&opts.social_scale)
+        .ok_or_else(|| format!("unknown scale `{}' (sf0.1, sf1, sf10, sf100)", opts.social_scale))?;
     let mut results = Results {
         date: date.clone(),
         mode: if opts.quick { "quick".into() } else { "full".into() },
@@ -160,16 +173,26 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
         notes: Vec::new(),
     };
     let t = Instant::now();
-    let mut sets = vec![(gen::social(&data.join("social"), scale, opts.seed, p.check_starts)?, Workload::social(), true)];
+    let mut sets =
+        vec![(gen::social(&data.join("social"), scale, opts.seed, p.check_starts)?, Workload::social(), true)];
     if opts.ldbc_dir.join("Person.csv").exists() {
-        sets.push((gen::ldbc(&opts.ldbc_dir, &data.join("ldbc"), opts.seed, p.check_starts)?, Workload::social(), false));
+        sets.push((
+            gen::ldbc(&opts.ldbc_dir, &data.join("ldbc"), opts.seed, p.check_starts)?,
+            Workload::social(),
+            false,
+        ));
     } else {
         results.notes.push(format!("LDBC SF0.1 not found at {}; skipped", opts.ldbc_dir.display()));
     }
     sets.push((gen::ragedb(&data.join("ragedb"), p.rage, opts.seed, p.check_starts)?, Workload::rage(), true));
     eprintln!("generated {} datasets in {:.1} s", sets.len(), t.elapsed().as_secs_f64());
     for (ds, reads, ladders) in &sets {
-        results.datasets.push(DatasetInfo { name: ds.name.clone(), vertices: ds.vertices, edges: ds.edges, starts: ds.starts.len() });
+        results.datasets.push(DatasetInfo {
+            name: ds.name.clone(),
+            vertices: ds.vertices,
+            edges: ds.edges,
+            starts: ds.starts.len(),
+        });
         bench_dataset(opts, &p, ds, reads, *ladders, &mut results)?;
         // Written after every dataset, so a long run stopped part way keeps what it measured.
         report::write(&results, &out, opts)?;
@@ -177,7 +200,14 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
     Ok(out)
 }
 
-fn bench_dataset(opts: &Options, p: &Plan, ds: &Dataset, reads: &[Workload], ladders: bool, results: &mut Results) -> Result<(), String> {
+fn bench_dataset(
+    opts: &Options,
+    p: &Plan,
+    ds: &Dataset,
+    reads: &[Workload],
+    ladders: bool,
+    results: &mut Results,
+) -> Result<(), String> {
     let likes = p.rage.likes_per_person;
     let dir = opts.work_dir.join(format!("quiver-{}", ds.name));
     let (db, load) = load_quiver(opts, ds, &dir)?;
@@ -209,7 +239,14 @@ fn bench_dataset(opts: &Options, p: &Plan, ds: &Dataset, reads: &[Workload], lad
             digests.push(w.digest(&mut conn, v, likes)?);
             us.push(t.elapsed().as_micros() as u64);
         }
-        results.single.push(SingleStats { system: "quiver".into(), dataset: ds.name.clone(), workload: w.name.clone(), queries: us.len(), latency_ms: Percentiles::of_us(us.clone()), quiver_mean_ms: None });
+        results.single.push(SingleStats {
+            system: "quiver".into(),
+            dataset: ds.name.clone(),
+            workload: w.name.clone(),
+            queries: us.len(),
+            latency_ms: Percentiles::of_us(us.clone()),
+            quiver_mean_ms: None,
+        });
         answers.push((w.name.clone(), digests, us));
     }
     if !opts.peers.is_empty() {
@@ -233,16 +270,26 @@ fn bench_dataset(opts: &Options, p: &Plan, ds: &Dataset, reads: &[Workload], lad
                             dataset: ds.name.clone(),
                             workload: name.clone(),
                             queries: pw.latencies_ms.len(),
-                            latency_ms: Percentiles::of_us(pw.latencies_ms.iter().map(|ms| (ms * 1000.0) as u64).collect()),
+                            latency_ms: Percentiles::of_us(
+                                pw.latencies_ms.iter().map(|ms| (ms * 1000.0) as u64).collect(),
+                            ),
                             quiver_mean_ms: Some(same.iter().sum::<u64>() as f64 / 1000.0 / same.len().max(1) as f64),
                         });
-                        let mut check = Check { dataset: ds.name.clone(), workload: name.clone(), system: system.clone(), agreed: 0, compared: 0, first_difference: None };
+                        let mut check = Check {
+                            dataset: ds.name.clone(),
+                            workload: name.clone(),
+                            system: system.clone(),
+                            agreed: 0,
+                            compared: 0,
+                            first_difference: None,
+                        };
                         for (i, (q, theirs)) in digests.iter().zip(&pw.digests).enumerate() {
                             check.compared += 1;
                             if q == theirs {
                                 check.agreed += 1;
                             } else if check.first_difference.is_none() {
-                                check.first_difference = Some(format!("from {}: quiver {q}, {system} {theirs}", ds.starts[i]));
+                                check.first_difference =
+                                    Some(format!("from {}: quiver {q}, {system} {theirs}", ds.starts[i]));
                             }
                         }
                         results.checks.push(check);
@@ -272,7 +319,8 @@ fn bench_dataset(opts: &Options, p: &Plan, ds: &Dataset, reads: &[Workload], lad
                         let space = ds.space.clone();
                         Box::new(move || Ok(Box::new(Embedded::new(db.clone(), &space)) as Box<dyn Conn>))
                     };
-                    let point = drive::ladder(&w.name, path, c, p.cell, &*make, &|client| w.request(ds, client, likes))?;
+                    let point =
+                        drive::ladder(&w.name, path, c, p.cell, &*make, &|client| w.request(ds, client, likes))?;
                     results.ladder.push(point);
                     bar.add(1);
                 }
@@ -299,7 +347,12 @@ fn dir_bytes(dir: &Path) -> u64 {
 pub fn rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<u64>().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
         .map_or(0, |kb| kb * 1024)
 }
 
@@ -334,7 +387,10 @@ fn load_quiver(opts: &Options, ds: &Dataset, dir: &Path) -> Result<(Arc<Database
     if !out.status.success() {
         return Err(format!("bench-probe failed: {}", String::from_utf8_lossy(&out.stderr)));
     }
-    let rss: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().map_err(|_| format!("bench-probe printed {:?}", String::from_utf8_lossy(&out.stdout)))?;
+    let rss: u64 = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .map_err(|_| format!("bench-probe printed {:?}", String::from_utf8_lossy(&out.stdout)))?;
     let db = Arc::new(Database::open(dir).map_err(|e| e.to_string())?);
     first_query(&db, &ds.space, v)?;
     let stats = LoadStats {
@@ -410,7 +466,13 @@ fn peers(opts: &Options, p: &Plan, ds: &Dataset, reads: &[Workload]) -> Result<P
 
 fn machine() -> Machine {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let cpu = cpuinfo.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).unwrap_or("unknown").trim().to_string();
+    let cpu = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .unwrap_or("unknown")
+        .trim()
+        .to_string();
     let mem = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|s| s.lines().next().and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<f64>().ok()))
@@ -422,7 +484,11 @@ fn machine() -> Machine {
         cpu,
         os: std::fs::read_to_string("/etc/os-release")
             .ok()
-            .and_then(|s| s.lines().find(|l| l.starts_with("PRETTY_NAME=")).map(|l| l.trim_start_matches("PRETTY_NAME=").trim_matches('"').to_string()))
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("PRETTY_NAME="))
+                    .map(|l| l.trim_start_matches("PRETTY_NAME=").trim_matches('"').to_string())
+            })
             .unwrap_or_default(),
         client_cores: format!("the same {cores} cores as the server (clients are threads of the benchmark process)"),
     }

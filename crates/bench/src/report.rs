@@ -36,7 +36,11 @@ pub fn markdown(r: &Results) -> String {
     let mut s = String::new();
     let m = &r.machine;
     let _ = writeln!(s, "# Quiver benchmark, {} ({} mode)\n", r.date, r.mode);
-    let _ = writeln!(s, "Machine: {} cores ({}), {:.0} GiB, {}. Clients: {}.\n", m.cores, m.cpu, m.memory_gib, m.os, m.client_cores);
+    let _ = writeln!(
+        s,
+        "Machine: {} cores ({}), {:.0} GiB, {}. Clients: {}.\n",
+        m.cores, m.cpu, m.memory_gib, m.os, m.client_cores
+    );
     let _ = writeln!(s, "## Datasets\n\n| dataset | vertices | edges | start vertices |\n|---|---:|---:|---:|");
     for d in &r.datasets {
         let _ = writeln!(s, "| {} | {} | {} | {} |", d.name, d.vertices, d.edges, d.starts);
@@ -79,7 +83,12 @@ pub fn markdown(r: &Results) -> String {
                 Some(x) => {
                     let agree = check.map_or("-".to_string(), |c| format!("{}/{}", c.agreed, c.compared));
                     let base = x.quiver_mean_ms.unwrap_or(q.latency_ms.mean);
-                    let _ = write!(line, " {} | {:.2} | {agree} |", ms(x.latency_ms.mean), x.latency_ms.mean / base.max(1e-9));
+                    let _ = write!(
+                        line,
+                        " {} | {:.2} | {agree} |",
+                        ms(x.latency_ms.mean),
+                        x.latency_ms.mean / base.max(1e-9)
+                    );
                 }
                 None => line.push_str(" - | - | - |"),
             }
@@ -90,7 +99,14 @@ pub fn markdown(r: &Results) -> String {
     if !diffs.is_empty() {
         let _ = writeln!(s, "\nDisagreements (first of each):\n");
         for c in diffs {
-            let _ = writeln!(s, "- {} {} vs {}: {}", c.dataset, c.workload, c.system, c.first_difference.as_deref().unwrap_or(""));
+            let _ = writeln!(
+                s,
+                "- {} {} vs {}: {}",
+                c.dataset,
+                c.workload,
+                c.system,
+                c.first_difference.as_deref().unwrap_or("")
+            );
         }
     }
     let clients: BTreeSet<usize> = r.ladder.iter().map(|p| p.clients).collect();
@@ -135,10 +151,12 @@ pub fn markdown(r: &Results) -> String {
 
 pub fn write(r: &Results, out: &Path, opts: &Options) -> Result<(), String> {
     let json = out.join("results.json");
-    std::fs::write(&json, serde_json::to_string_pretty(r).expect("results serialize")).map_err(|e| format!("{}: {e}", json.display()))?;
+    std::fs::write(&json, serde_json::to_string_pretty(r).expect("results serialize"))
+        .map_err(|e| format!("{}: {e}", json.display()))?;
     let md = out.join("results.md");
     std::fs::write(&md, markdown(r)).map_err(|e| format!("{}: {e}", md.display()))?;
-    let plotted = std::process::Command::new(&opts.python).arg(opts.scripts.join("plot.py")).arg(&json).arg(out).status();
+    let plotted =
+        std::process::Command::new(&opts.python).arg(opts.scripts.join("plot.py")).arg(&json).arg(out).status();
     match plotted {
         Ok(s) if s.success() => Ok(()),
         Ok(s) => Err(format!("bench/plot.py failed ({s})")),

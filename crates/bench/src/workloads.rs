@@ -106,7 +106,12 @@ impl Workload {
             Kind::Count2 | Kind::RageCount3 => json!({ "count": int(&rows[0][0]) }),
             Kind::RageRecommend => {
                 let liked = liked(conn, v)?;
-                let top: Vec<Json> = rows.iter().filter(|r| !liked.contains(&int(&r[0]))).take(TOP_ITEMS).map(|r| json!([int(&r[0]), int(&r[1])])).collect();
+                let top: Vec<Json> = rows
+                    .iter()
+                    .filter(|r| !liked.contains(&int(&r[0])))
+                    .take(TOP_ITEMS)
+                    .map(|r| json!([int(&r[0]), int(&r[1])]))
+                    .collect();
                 json!({ "top": top })
             }
             _ => unreachable!("not a read workload"),
@@ -169,9 +174,17 @@ fn pick(rng: &mut Rng, vids: &[i64]) -> i64 {
 
 /// One `knows` edge from `v` to a random person, with a rank no generated edge has. Returns the rows written.
 /// `i` numbers the client's requests.
-fn insert_one(conn: &mut dyn Conn, rng: &mut Rng, persons: &[i64], v: i64, rank_base: i64, i: u64) -> Result<u64, String> {
+fn insert_one(
+    conn: &mut dyn Conn,
+    rng: &mut Rng,
+    persons: &[i64],
+    v: i64,
+    rank_base: i64,
+    i: u64,
+) -> Result<u64, String> {
     let dst = pick(rng, persons);
-    conn.run(&format!("INSERT EDGE knows(time) VALUES {v}->{dst}@{}:({})", rank_base + i as i64, TIME_BASE + i)).map(|_| 1)
+    conn.run(&format!("INSERT EDGE knows(time) VALUES {v}->{dst}@{}:({})", rank_base + i as i64, TIME_BASE + i))
+        .map(|_| 1)
 }
 
 /// NebulaGraph's performance test statements (`../shared/seeds/001_*.txt`).

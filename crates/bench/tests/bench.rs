@@ -88,13 +88,18 @@ fn workload_answers_equal_a_reference_traversal() {
             let expect = go_reference(&out, v, steps);
             let sum = expect.iter().fold(0i64, |a, d| (a + d.rem_euclid(1_000_000_007)) % 1_000_000_007);
             let w = workloads.iter().find(|w| w.name == format!("go{steps}-dst")).unwrap();
-            assert_eq!(w.digest(&mut conn, v, 0).unwrap(), json!({ "rows": expect.len(), "sum": sum }), "go{steps} from {v}");
+            assert_eq!(
+                w.digest(&mut conn, v, 0).unwrap(),
+                json!({ "rows": expect.len(), "sum": sum }),
+                "go{steps} from {v}"
+            );
         }
         let count = workloads.iter().find(|w| w.name == "go2-count-over-all").unwrap();
         assert_eq!(count.digest(&mut conn, v, 0).unwrap(), json!({ "count": go_reference(&out, v, 2).len() }));
     }
 
-    let ds = gen::ragedb(&dir.path().join("rage"), RageScale { persons: 400, items: 60, likes_per_person: 12 }, 3, 8).unwrap();
+    let ds = gen::ragedb(&dir.path().join("rage"), RageScale { persons: 400, items: 60, likes_per_person: 12 }, 3, 8)
+        .unwrap();
     import(&db, &ds.mapping(), &ImportOptions::default()).unwrap();
     let mut conn = Embedded::new(db.clone(), &ds.space);
     let (mut out, mut inn): (HashMap<i64, Vec<i64>>, HashMap<i64, Vec<i64>>) = Default::default();

@@ -56,7 +56,10 @@ impl Budget {
         if Instant::now() >= self.deadline {
             return Err(QError::new(
                 crate::ErrorCode::ExecutionError,
-                format!("Execution had been killed: the query ran longer than its timeout of {} ms", self.limits.timeout.as_millis()),
+                format!(
+                    "Execution had been killed: the query ran longer than its timeout of {} ms",
+                    self.limits.timeout.as_millis()
+                ),
             ));
         }
         Ok(())
@@ -105,7 +108,10 @@ mod tests {
     #[test]
     fn deadline_and_kill() {
         let b = Budget::new(Limits { timeout: Duration::ZERO, memory_bytes: 100 });
-        assert_eq!(b.check().unwrap_err().message, "Execution had been killed: the query ran longer than its timeout of 0 ms");
+        assert_eq!(
+            b.check().unwrap_err().message,
+            "Execution had been killed: the query ran longer than its timeout of 0 ms"
+        );
         let b = Budget::unlimited();
         assert!(b.check().is_ok());
         b.clone().kill();

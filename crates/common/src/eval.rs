@@ -165,7 +165,9 @@ pub fn eval_condition(expr: &Expr, ctx: &dyn EvalContext) -> QResult<bool> {
     match eval(expr, ctx)? {
         Value::Bool(b) => Ok(b),
         Value::Null(_) | Value::Empty => Ok(false),
-        other => Err(QError::semantic(format!("`{expr}', expected Boolean, but was `{}'", other.type_name().to_uppercase()))),
+        other => {
+            Err(QError::semantic(format!("`{expr}', expected Boolean, but was `{}'", other.type_name().to_uppercase())))
+        }
     }
 }
 
@@ -334,7 +336,10 @@ fn binary(op: BinaryOp, l: Value, r: Value, expr: &Expr) -> QResult<Value> {
 
 fn regex_full_match(pattern: &str, s: &str) -> QResult<bool> {
     if pattern.len() > crate::limits::REGEX_BYTES_MAX {
-        return Err(QError::semantic(format!("Regular expression longer than {} bytes", crate::limits::REGEX_BYTES_MAX)));
+        return Err(QError::semantic(format!(
+            "Regular expression longer than {} bytes",
+            crate::limits::REGEX_BYTES_MAX
+        )));
     }
     let re = regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
         .size_limit(crate::limits::REGEX_COMPILED_BYTES_MAX)
@@ -432,7 +437,9 @@ fn arith(op: BinaryOp, l: Value, r: Value, expr: &Expr) -> QResult<Value> {
             let delta = (dur.seconds * 1_000_000 + dur.microseconds as i64) * sign;
             Value::Time(crate::datetime::Time::from_micros(t.to_micros() + delta))
         }
-        (Add, Value::Duration(_), Value::Date(_) | Value::DateTime(_) | Value::Time(_)) => return arith(op, r, l, expr),
+        (Add, Value::Duration(_), Value::Date(_) | Value::DateTime(_) | Value::Time(_)) => {
+            return arith(op, r, l, expr)
+        }
         _ => Value::Null(NullKind::BadType),
     })
 }
@@ -449,12 +456,9 @@ fn attribute(base: &Value, name: &str) -> Value {
     match base {
         Value::Map(m) => m.get(name).cloned().unwrap_or(Value::NULL),
         Value::Edge(e) => e.props.get(name).cloned().unwrap_or(Value::NULL),
-        Value::Vertex(v) => v
-            .tags
-            .iter()
-            .find(|t| t.name == name)
-            .map(|t| Value::Map(t.props.clone()))
-            .unwrap_or(Value::NULL),
+        Value::Vertex(v) => {
+            v.tags.iter().find(|t| t.name == name).map(|t| Value::Map(t.props.clone())).unwrap_or(Value::NULL)
+        }
         Value::Date(d) => match name.to_lowercase().as_str() {
             "year" => Value::Int(d.year as i64),
             "month" => Value::Int(d.month as i64),

@@ -108,17 +108,32 @@ pub enum Expr {
     /// `$name`: a query parameter or, in statements that have them, a variable (resolved by the validator).
     Param(String),
     /// `label.prop`: a tag property (FETCH, LOOKUP) or an edge property (GO), resolved by context.
-    LabelProp { label: String, prop: String },
+    LabelProp {
+        label: String,
+        prop: String,
+    },
     /// `e._src`, `e._dst`, `e._rank`, `e._type`.
-    EdgeMetaProp { edge: String, meta: EdgeMeta },
+    EdgeMetaProp {
+        edge: String,
+        meta: EdgeMeta,
+    },
     /// `$^.tag.prop`
-    SrcProp { tag: String, prop: String },
+    SrcProp {
+        tag: String,
+        prop: String,
+    },
     /// `$$.tag.prop`
-    DstProp { tag: String, prop: String },
+    DstProp {
+        tag: String,
+        prop: String,
+    },
     /// `$-.col`
     InputProp(String),
     /// `$var.col`
-    VarProp { var: String, prop: String },
+    VarProp {
+        var: String,
+        prop: String,
+    },
     /// A bare name: a column alias or a variable of a pattern.
     Label(String),
     /// `vertex` (the current vertex), `$^` or `$$`.
@@ -126,18 +141,46 @@ pub enum Expr {
     /// `edge` (the current edge).
     Edge,
     /// `expr.name` on a map or other value.
-    Attribute { base: Box<Expr>, name: String },
-    Unary { op: UnaryOp, operand: Box<Expr> },
-    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
-    Function { name: String, args: Vec<Expr> },
+    Attribute {
+        base: Box<Expr>,
+        name: String,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Function {
+        name: String,
+        args: Vec<Expr>,
+    },
     /// `count(*)` has `arg: None`.
-    Aggregate { name: String, arg: Option<Box<Expr>>, distinct: bool },
+    Aggregate {
+        name: String,
+        arg: Option<Box<Expr>>,
+        distinct: bool,
+    },
     List(Vec<Expr>),
     Set(Vec<Expr>),
     Map(Vec<(String, Expr)>),
-    Subscript { base: Box<Expr>, index: Box<Expr> },
-    Slice { base: Box<Expr>, lo: Option<Box<Expr>>, hi: Option<Box<Expr>> },
-    Case { operand: Option<Box<Expr>>, whens: Vec<(Expr, Expr)>, default: Option<Box<Expr>> },
+    Subscript {
+        base: Box<Expr>,
+        index: Box<Expr>,
+    },
+    Slice {
+        base: Box<Expr>,
+        lo: Option<Box<Expr>>,
+        hi: Option<Box<Expr>>,
+    },
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        default: Option<Box<Expr>>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

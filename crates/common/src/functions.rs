@@ -45,7 +45,10 @@ fn next_rand() -> u64 {
     // xorshift64*; seeded once from the clock. Not for cryptography.
     let mut x = RAND_STATE.load(Ordering::Relaxed);
     if x == 0x9E37_79B9_7F4A_7C15 {
-        x ^= std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
+        x ^= std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
     }
     x ^= x >> 12;
     x ^= x << 25;
@@ -113,13 +116,20 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
         "rand32" | "rand64" => {
             let a = known!();
             arity(name, &a, 0, 2).and_then(|_| {
-                let ints: Vec<i64> = a.iter().filter_map(|v| if let Value::Int(i) = v { Some(*i) } else { None }).collect();
+                let ints: Vec<i64> =
+                    a.iter().filter_map(|v| if let Value::Int(i) = v { Some(*i) } else { None }).collect();
                 if ints.len() != a.len() {
                     return Ok(Value::Null(NullKind::BadType));
                 }
                 let r = next_rand();
                 let v = match ints.as_slice() {
-                    [] => if name == "rand32" { (r >> 33) as i64 } else { (r >> 1) as i64 },
+                    [] => {
+                        if name == "rand32" {
+                            (r >> 33) as i64
+                        } else {
+                            (r >> 1) as i64
+                        }
+                    }
                     [max] | [0, max] if *max > 0 => (r % *max as u64) as i64,
                     // The width of [min, max) as an unsigned number: it fits in 64 bits even for the whole i64 range.
                     [min, max] if max > min => min.wrapping_add((r % max.abs_diff(*min)) as i64),
@@ -139,7 +149,11 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 (Value::String(s), Value::Int(n)) if *n >= 0 => {
                     let chars: Vec<char> = s.chars().collect();
                     let n = (*n as usize).min(chars.len());
-                    let part: String = if name == "left" { chars[..n].iter().collect() } else { chars[chars.len() - n..].iter().collect() };
+                    let part: String = if name == "left" {
+                        chars[..n].iter().collect()
+                    } else {
+                        chars[chars.len() - n..].iter().collect()
+                    };
                     Value::str(part)
                 }
                 _ => Value::Null(NullKind::BadType),
@@ -270,7 +284,15 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                     let t = s.trim();
                     t.parse::<i64>()
                         .map(Value::Int)
-                        .or_else(|_| t.parse::<f64>().map(|f| if f.is_finite() && f.abs() < 9.2e18 { Value::Int(f as i64) } else { Value::NULL }))
+                        .or_else(|_| {
+                            t.parse::<f64>().map(|f| {
+                                if f.is_finite() && f.abs() < 9.2e18 {
+                                    Value::Int(f as i64)
+                                } else {
+                                    Value::NULL
+                                }
+                            })
+                        })
                         .unwrap_or(Value::NULL)
                 }
                 Value::Null(_) => Value::NULL,
@@ -296,7 +318,8 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
         "range" => {
             let a = known!();
             arity(name, &a, 2, 3).and_then(|_| {
-                let ints: Vec<i64> = a.iter().filter_map(|v| if let Value::Int(i) = v { Some(*i) } else { None }).collect();
+                let ints: Vec<i64> =
+                    a.iter().filter_map(|v| if let Value::Int(i) = v { Some(*i) } else { None }).collect();
                 if ints.len() != a.len() {
                     return Ok(Value::Null(NullKind::BadType));
                 }
@@ -310,7 +333,10 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                     0
                 };
                 if count > crate::limits::LIST_LEN_MAX as u128 {
-                    return Err(QError::semantic(format!("`range()' would build more than {} items", crate::limits::LIST_LEN_MAX)));
+                    return Err(QError::semantic(format!(
+                        "`range()' would build more than {} items",
+                        crate::limits::LIST_LEN_MAX
+                    )));
                 }
                 Ok(Value::List((0..count as i64).map(|i| Value::Int(ints[0] + i * step)).collect()))
             })
@@ -430,7 +456,9 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                     let y = map_int(m, "year", 1970)?;
                     let mo = map_int(m, "month", 1)?;
                     let d = map_int(m, "day", 1)?;
-                    Date::new(y, mo, d).map(Value::Date).ok_or_else(|| bad_literal("date", &Value::Map(m.clone()).to_string()))
+                    Date::new(y, mo, d)
+                        .map(Value::Date)
+                        .ok_or_else(|| bad_literal("date", &Value::Map(m.clone()).to_string()))
                 }
                 Some(Value::DateTime(dt)) => Ok(Value::Date(dt.date)),
                 Some(Value::Date(d)) => Ok(Value::Date(*d)),
@@ -443,9 +471,14 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
             arity(name, &a, 0, 1).and_then(|_| match a.first() {
                 None => Ok(Value::Time(Time::from_micros(now_micros()))),
                 Some(Value::String(s)) => Time::parse(s).map(Value::Time).ok_or_else(|| bad_literal("time", s)),
-                Some(Value::Map(m)) => Time::new(map_int(m, "hour", 0)?, map_int(m, "minute", 0)?, map_int(m, "second", 0)?, map_int(m, "millisecond", 0)? * 1000 + map_int(m, "microsecond", 0)?)
-                    .map(Value::Time)
-                    .ok_or_else(|| bad_literal("time", &Value::Map(m.clone()).to_string())),
+                Some(Value::Map(m)) => Time::new(
+                    map_int(m, "hour", 0)?,
+                    map_int(m, "minute", 0)?,
+                    map_int(m, "second", 0)?,
+                    map_int(m, "millisecond", 0)? * 1000 + map_int(m, "microsecond", 0)?,
+                )
+                .map(Value::Time)
+                .ok_or_else(|| bad_literal("time", &Value::Map(m.clone()).to_string())),
                 Some(Value::DateTime(dt)) => Ok(Value::Time(dt.time)),
                 Some(Value::Time(t)) => Ok(Value::Time(*t)),
                 Some(Value::Null(_)) => Ok(Value::NULL),
@@ -456,11 +489,20 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
             let a = known!();
             arity(name, &a, 0, 1).and_then(|_| match a.first() {
                 None => Ok(Value::DateTime(DateTime::from_micros(now_micros()).expect("clock in range"))),
-                Some(Value::String(s)) => DateTime::parse(s).map(Value::DateTime).ok_or_else(|| bad_literal("datetime", s)),
-                Some(Value::Int(ts)) => DateTime::from_timestamp(*ts).map(Value::DateTime).ok_or_else(|| bad_literal("datetime", &ts.to_string())),
+                Some(Value::String(s)) => {
+                    DateTime::parse(s).map(Value::DateTime).ok_or_else(|| bad_literal("datetime", s))
+                }
+                Some(Value::Int(ts)) => DateTime::from_timestamp(*ts)
+                    .map(Value::DateTime)
+                    .ok_or_else(|| bad_literal("datetime", &ts.to_string())),
                 Some(Value::Map(m)) => {
                     let date = Date::new(map_int(m, "year", 1970)?, map_int(m, "month", 1)?, map_int(m, "day", 1)?);
-                    let time = Time::new(map_int(m, "hour", 0)?, map_int(m, "minute", 0)?, map_int(m, "second", 0)?, map_int(m, "millisecond", 0)? * 1000 + map_int(m, "microsecond", 0)?);
+                    let time = Time::new(
+                        map_int(m, "hour", 0)?,
+                        map_int(m, "minute", 0)?,
+                        map_int(m, "second", 0)?,
+                        map_int(m, "millisecond", 0)? * 1000 + map_int(m, "microsecond", 0)?,
+                    );
                     match (date, time) {
                         (Some(date), Some(time)) => Ok(Value::DateTime(DateTime { date, time })),
                         _ => Err(bad_literal("datetime", &Value::Map(m.clone()).to_string())),
@@ -480,7 +522,9 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                     // not a wrapped value.
                     let (mut months, mut micros) = (0i64, 0i128);
                     for (k, v) in m {
-                        let Value::Int(n) = v else { return Err(QError::semantic(format!("Invalid duration field `{k}': {v}"))) };
+                        let Value::Int(n) = v else {
+                            return Err(QError::semantic(format!("Invalid duration field `{k}': {v}")));
+                        };
                         let n = *n;
                         let (to_months, to_micros): (i64, i128) = match k.to_lowercase().as_str() {
                             "years" => (12, 0),
@@ -494,7 +538,10 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                             "microseconds" => (0, 1),
                             _ => return Err(QError::semantic(format!("Invalid duration field `{k}'"))),
                         };
-                        months = n.checked_mul(to_months).and_then(|x| months.checked_add(x)).ok_or_else(duration_out_of_range)?;
+                        months = n
+                            .checked_mul(to_months)
+                            .and_then(|x| months.checked_add(x))
+                            .ok_or_else(duration_out_of_range)?;
                         micros += n as i128 * to_micros;
                     }
                     let months = i32::try_from(months).map_err(|_| duration_out_of_range())?;
@@ -545,7 +592,12 @@ fn math1(name: &str, a: Vec<Value>) -> QResult<Value> {
     }
     if let Value::Int(i) = v {
         match name {
-            "abs" => return i.checked_abs().map(Value::Int).ok_or_else(|| QError::semantic(format!("result of abs({i}) cannot be represented as an integer"))),
+            "abs" => {
+                return i
+                    .checked_abs()
+                    .map(Value::Int)
+                    .ok_or_else(|| QError::semantic(format!("result of abs({i}) cannot be represented as an integer")))
+            }
             "floor" | "ceil" | "round" => return Ok(Value::Float(*i as f64)),
             "sign" => return Ok(Value::Int(i.signum())),
             _ => {}
@@ -572,7 +624,13 @@ fn math1(name: &str, a: Vec<Value>) -> QResult<Value> {
         "atan" => Value::Float(x.atan()),
         "radians" => Value::Float(x.to_radians()),
         "degrees" => Value::Float(x.to_degrees()),
-        "sign" => Value::Int(if x > 0.0 { 1 } else if x < 0.0 { -1 } else { 0 }),
+        "sign" => Value::Int(if x > 0.0 {
+            1
+        } else if x < 0.0 {
+            -1
+        } else {
+            0
+        }),
         _ => unreachable!("math1 {name}"),
     })
 }

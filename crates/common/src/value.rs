@@ -3,10 +3,10 @@
 //! EMPTY (no such property, tag or vertex) and NULL (present but null) are different values everywhere.
 
 use crate::datetime::{Date, DateTime, Duration, Time};
+pub use smol_str::SmolStr;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
-pub use smol_str::SmolStr;
 
 /// The kinds of NULL NebulaGraph distinguishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -290,7 +290,11 @@ pub fn format_float(x: f64) -> String {
     if x.is_nan() {
         "NaN".into()
     } else if x.is_infinite() {
-        if x > 0.0 { "inf".into() } else { "-inf".into() }
+        if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
     } else if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{x:.1}")
     } else {

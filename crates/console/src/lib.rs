@@ -37,7 +37,9 @@ impl Client {
                 Ok(j) => j,
                 Err(e) => return Outcome { text: format!("[ERROR]: bad response: {e}"), ok: false },
             },
-            Err(e) => return Outcome { text: format!("[ERROR]: cannot reach the server at {}: {e}", self.url), ok: false },
+            Err(e) => {
+                return Outcome { text: format!("[ERROR]: cannot reach the server at {}: {e}", self.url), ok: false }
+            }
         };
         let total_us = started.elapsed().as_micros();
         let result = &resp["results"][0];
@@ -50,7 +52,10 @@ impl Client {
             return Outcome { text: format!("[ERROR ({code})]: {msg}"), ok: false };
         }
         let latency = result["latencyInUs"].as_u64().unwrap_or(0);
-        let columns: Vec<String> = result["columns"].as_array().map(|c| c.iter().map(|v| v.as_str().unwrap_or("").to_string()).collect()).unwrap_or_default();
+        let columns: Vec<String> = result["columns"]
+            .as_array()
+            .map(|c| c.iter().map(|v| v.as_str().unwrap_or("").to_string()).collect())
+            .unwrap_or_default();
         let rows: Vec<Vec<String>> = result["data"]
             .as_array()
             .map(|d| {
@@ -83,16 +88,30 @@ pub fn profile_table(plan: &J) -> Option<String> {
     if !nodes.iter().any(|n| n.get("profiles").is_some()) {
         return None;
     }
-    let columns: Vec<String> = ["id", "name", "dependencies", "profiling data", "operator info"].iter().map(|c| c.to_string()).collect();
+    let columns: Vec<String> =
+        ["id", "name", "dependencies", "profiling data", "operator info"].iter().map(|c| c.to_string()).collect();
     let rows: Vec<Vec<String>> = nodes
         .iter()
         .map(|n| {
-            let deps = n["dependencies"].as_array().map(|d| d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")).unwrap_or_default();
+            let deps = n["dependencies"]
+                .as_array()
+                .map(|d| d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))
+                .unwrap_or_default();
             let p = &n["profiles"][0];
-            let profile = format!("rows: {}, execTime: {}us, totalTime: {}us", p["rows"], p["execDurationInUs"], p["totalDurationInUs"]);
+            let profile = format!(
+                "rows: {}, execTime: {}us, totalTime: {}us",
+                p["rows"], p["execDurationInUs"], p["totalDurationInUs"]
+            );
             let info = n["description"]
                 .as_array()
-                .map(|d| d.iter().map(|kv| format!("{}: {}", kv["key"].as_str().unwrap_or(""), kv["value"].as_str().unwrap_or(""))).collect::<Vec<_>>().join("; "))
+                .map(|d| {
+                    d.iter()
+                        .map(|kv| {
+                            format!("{}: {}", kv["key"].as_str().unwrap_or(""), kv["value"].as_str().unwrap_or(""))
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                })
                 .unwrap_or_default();
             vec![n["id"].to_string(), n["name"].as_str().unwrap_or("").to_string(), deps, profile, info]
         })
@@ -121,14 +140,30 @@ pub fn render(v: &J, meta: &J) -> String {
         }
         Some("edge") => {
             let id = &meta["id"];
-            let props = v.as_object().map(|m| m.iter().map(|(k, val)| format!("{k}: {}", render(val, &J::Null))).collect::<Vec<_>>().join(", ")).unwrap_or_default();
-            format!("[:{} {}->{} @{} {{{props}}}]", id["name"].as_str().unwrap_or(""), render(&id["src"], &J::Null), render(&id["dst"], &J::Null), id["ranking"])
+            let props = v
+                .as_object()
+                .map(|m| {
+                    m.iter().map(|(k, val)| format!("{k}: {}", render(val, &J::Null))).collect::<Vec<_>>().join(", ")
+                })
+                .unwrap_or_default();
+            format!(
+                "[:{} {}->{} @{} {{{props}}}]",
+                id["name"].as_str().unwrap_or(""),
+                render(&id["src"], &J::Null),
+                render(&id["dst"], &J::Null),
+                id["ranking"]
+            )
         }
         _ => match v {
             J::Null => "__NULL__".into(),
             J::String(s) => format!("{s:?}"),
-            J::Array(items) => format!("[{}]", items.iter().map(|x| render(x, &J::Null)).collect::<Vec<_>>().join(", ")),
-            J::Object(m) => format!("{{{}}}", m.iter().map(|(k, x)| format!("{k}: {}", render(x, &J::Null))).collect::<Vec<_>>().join(", ")),
+            J::Array(items) => {
+                format!("[{}]", items.iter().map(|x| render(x, &J::Null)).collect::<Vec<_>>().join(", "))
+            }
+            J::Object(m) => format!(
+                "{{{}}}",
+                m.iter().map(|(k, x)| format!("{k}: {}", render(x, &J::Null))).collect::<Vec<_>>().join(", ")
+            ),
             other => other.to_string(),
         },
     }
@@ -248,7 +283,12 @@ pub fn repl(client: &mut Client) -> Result<(), String> {
         match rl.readline(&prompt) {
             Ok(line) => {
                 let t = line.trim();
-                if buf.is_empty() && (t == ":exit" || t == ":quit" || t.eq_ignore_ascii_case("exit") || t.eq_ignore_ascii_case("quit")) {
+                if buf.is_empty()
+                    && (t == ":exit"
+                        || t == ":quit"
+                        || t.eq_ignore_ascii_case("exit")
+                        || t.eq_ignore_ascii_case("quit"))
+                {
                     break;
                 }
                 buf.push_str(&line);
@@ -290,7 +330,10 @@ mod tests {
             {"id": 0, "name": "Go", "dependencies": [], "description": [], "profiles": [{"rows": 2, "execDurationInUs": 6, "totalDurationInUs": 6}]}
         ]});
         let t = profile_table(&profiled).unwrap();
-        assert!(t.contains("| 1  | Limit | 0            | rows: 1, execTime: 3us, totalTime: 9us | count: 1      |"), "{t}");
+        assert!(
+            t.contains("| 1  | Limit | 0            | rows: 1, execTime: 3us, totalTime: 9us | count: 1      |"),
+            "{t}"
+        );
         let explained = json!({"planNodeDescs": [{"id": 0, "name": "Go", "dependencies": [], "description": []}]});
         assert_eq!(profile_table(&explained), None);
         assert_eq!(profile_table(&J::Null), None);

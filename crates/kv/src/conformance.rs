@@ -160,7 +160,8 @@ fn ingest_sorted_overwrites_and_shadows(e: &dyn KvEngine) {
     e.write(b).unwrap();
     let first: Vec<(Vec<u8>, Vec<u8>)> = (0..10u8).map(|i| (format!("i/{i}").into_bytes(), vec![b'a', i])).collect();
     e.ingest_sorted(&mut first.iter().map(|(k, v)| (k.as_slice(), v.as_slice()))).unwrap();
-    let second: Vec<(Vec<u8>, Vec<u8>)> = (5..15u8).map(|i| (format!("i/{i:02}").into_bytes(), vec![b'b', i])).collect();
+    let second: Vec<(Vec<u8>, Vec<u8>)> =
+        (5..15u8).map(|i| (format!("i/{i:02}").into_bytes(), vec![b'b', i])).collect();
     e.ingest_sorted(&mut second.iter().map(|(k, v)| (k.as_slice(), v.as_slice()))).unwrap();
     assert_eq!(e.get(b"i/1").unwrap(), Some(vec![b'a', 1]), "an ingested pair replaces a written one");
     assert_eq!(e.get(b"i/07").unwrap(), Some(vec![b'b', 7]));

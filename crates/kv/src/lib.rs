@@ -98,7 +98,10 @@ pub trait KvEngine: Send + Sync + 'static {
     fn ingest_sorted(&self, pairs: &mut SortedPairs<'_>) -> KvResult<()> {
         let mut b = WriteBatch::new();
         for (k, v) in pairs {
-            debug_assert!(b.ops.last().map_or(true, |op| matches!(op, WriteOp::Put(last, _) if last.as_slice() < k)), "ingest_sorted needs strictly ascending keys");
+            debug_assert!(
+                b.ops.last().map_or(true, |op| matches!(op, WriteOp::Put(last, _) if last.as_slice() < k)),
+                "ingest_sorted needs strictly ascending keys"
+            );
             b.put(k.to_vec(), v.to_vec());
         }
         self.write(b)

@@ -67,7 +67,13 @@ fn kv_err(e: quiver_kv::KvError) -> QError {
 }
 
 fn to_record(p: &PropDef) -> PropRecord {
-    PropRecord { name: p.name.clone(), ty: p.ty, nullable: p.nullable, default: p.default.as_ref().map(|(t, _)| t.clone()), comment: p.comment.clone() }
+    PropRecord {
+        name: p.name.clone(),
+        ty: p.ty,
+        nullable: p.nullable,
+        default: p.default.as_ref().map(|(t, _)| t.clone()),
+        comment: p.comment.clone(),
+    }
 }
 
 fn from_record(p: PropRecord) -> QResult<PropDef> {
@@ -107,12 +113,26 @@ impl MetaStore {
             for s in r.schemas {
                 let mut versions = Vec::new();
                 for (v, props) in s.versions {
-                    versions.push(SchemaVersion { version: v, props: props.into_iter().map(from_record).collect::<QResult<_>>()? });
+                    versions.push(SchemaVersion {
+                        version: v,
+                        props: props.into_iter().map(from_record).collect::<QResult<_>>()?,
+                    });
                 }
-                schemas.push(Arc::new(SchemaDesc { kind: s.kind, id: s.id, name: s.name, versions, ttl_duration: s.ttl_duration, ttl_col: s.ttl_col, comment: s.comment }));
+                schemas.push(Arc::new(SchemaDesc {
+                    kind: s.kind,
+                    id: s.id,
+                    name: s.name,
+                    versions,
+                    ttl_duration: s.ttl_duration,
+                    ttl_col: s.ttl_col,
+                    comment: s.comment,
+                }));
             }
             let indexes = r.indexes.into_iter().map(Arc::new).collect();
-            spaces.insert(r.desc.name.clone(), SpaceState { desc: Arc::new(r.desc), schemas, next_schema_id: r.next_schema_id, indexes });
+            spaces.insert(
+                r.desc.name.clone(),
+                SpaceState { desc: Arc::new(r.desc), schemas, next_schema_id: r.next_schema_id, indexes },
+            );
         }
         Ok(MetaStore { kv, spaces: RwLock::new(spaces) })
     }
@@ -143,7 +163,10 @@ impl MetaStore {
 
     fn with_space<T>(&self, space: &SpaceDesc, f: impl FnOnce(&mut SpaceState) -> QResult<T>) -> QResult<T> {
         let mut spaces = self.spaces.write().expect("lock poisoned");
-        let st = spaces.get_mut(&space.name).filter(|s| s.desc.id == space.id).ok_or_else(|| QError::space_not_found(&space.name))?;
+        let st = spaces
+            .get_mut(&space.name)
+            .filter(|s| s.desc.id == space.id)
+            .ok_or_else(|| QError::space_not_found(&space.name))?;
         f(st)
     }
 }
@@ -157,7 +180,14 @@ fn check_ttl(props: &[PropDef], ttl_col: &str, ttl_duration: i64) -> QResult<()>
     }
     match props.iter().find(|p| p.name == ttl_col) {
         None => Err(QError::semantic("Ttl column name not exist in columns")),
-        Some(p) if matches!(p.ty, PropType::Int64 | PropType::Int32 | PropType::Int16 | PropType::Int8 | PropType::Timestamp) => Ok(()),
+        Some(p)
+            if matches!(
+                p.ty,
+                PropType::Int64 | PropType::Int32 | PropType::Int16 | PropType::Int8 | PropType::Timestamp
+            ) =>
+        {
+            Ok(())
+        }
         Some(_) => Err(QError::semantic("Ttl column type illegal")),
     }
 }
@@ -191,7 +221,14 @@ impl Catalog for MetaStore {
         let mut b = WriteBatch::new();
         b.put(prefix, id.to_be_bytes().to_vec());
         self.kv.write(b).map_err(kv_err)?;
-        let desc = SpaceDesc { id, name: space.name.clone(), partition_num: space.partition_num, replica_factor: space.replica_factor, vid_type: space.vid_type, comment: space.comment };
+        let desc = SpaceDesc {
+            id,
+            name: space.name.clone(),
+            partition_num: space.partition_num,
+            replica_factor: space.replica_factor,
+            vid_type: space.vid_type,
+            comment: space.comment,
+        };
         let st = SpaceState { desc: Arc::new(desc), schemas: Vec::new(), next_schema_id: 1, indexes: Vec::new() };
         self.persist(&st)?;
         spaces.insert(space.name, st);
@@ -212,7 +249,12 @@ impl Catalog for MetaStore {
     }
 
     fn space(&self, name: &str) -> QResult<Arc<SpaceDesc>> {
-        self.spaces.read().expect("lock poisoned").get(name).map(|s| s.desc.clone()).ok_or_else(|| QError::space_not_found(name))
+        self.spaces
+            .read()
+            .expect("lock poisoned")
+            .get(name)
+            .map(|s| s.desc.clone())
+            .ok_or_else(|| QError::space_not_found(name))
     }
 
     fn spaces(&self) -> Vec<Arc<SpaceDesc>> {
@@ -256,11 +298,24 @@ impl Catalog for MetaStore {
         })
     }
 
-    fn alter_schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, changes: Vec<SchemaChange>, options: SchemaOptionsChange) -> QResult<()> {
+    fn alter_schema(
+        &self,
+        space: &SpaceDesc,
+        kind: SchemaKind,
+        name: &str,
+        changes: Vec<SchemaChange>,
+        options: SchemaOptionsChange,
+    ) -> QResult<()> {
         self.with_space(space, |st| {
-            let idx = st.schemas.iter().position(|s| s.name == name && s.kind == kind).ok_or_else(|| kind.not_existed())?;
+            let idx =
+                st.schemas.iter().position(|s| s.name == name && s.kind == kind).ok_or_else(|| kind.not_existed())?;
             let old = st.schemas[idx].clone();
-            let indexed: Vec<&str> = st.indexes.iter().filter(|i| i.kind == kind && i.schema_id == old.id).flat_map(|i| i.fields.iter().map(|f| f.name.as_str())).collect();
+            let indexed: Vec<&str> = st
+                .indexes
+                .iter()
+                .filter(|i| i.kind == kind && i.schema_id == old.id)
+                .flat_map(|i| i.fields.iter().map(|f| f.name.as_str()))
+                .collect();
             let has_index = st.indexes.iter().any(|i| i.kind == kind && i.schema_id == old.id);
             for change in &changes {
                 let touched: Vec<&str> = match change {
@@ -273,7 +328,10 @@ impl Catalog for MetaStore {
                 }
             }
             // NebulaGraph: a TTL cannot be set on a tag or edge type that has an index.
-            if has_index && (options.ttl_col.as_ref().is_some_and(|c| !c.is_empty()) || options.ttl_duration.is_some_and(|d| d > 0)) {
+            if has_index
+                && (options.ttl_col.as_ref().is_some_and(|c| !c.is_empty())
+                    || options.ttl_duration.is_some_and(|d| d > 0))
+            {
                 return Err(QError::execution("Index with ttl!"));
             }
             let mut props = old.latest().props.clone();
@@ -300,7 +358,9 @@ impl Catalog for MetaStore {
                     SchemaChange::Drop(names) => {
                         for n in names {
                             if n == old.ttl_col && options.ttl_col.is_none() {
-                                return Err(QError::semantic(format!("Column `{n}' is the TTL column and cannot be dropped")));
+                                return Err(QError::semantic(format!(
+                                    "Column `{n}' is the TTL column and cannot be dropped"
+                                )));
                             }
                             let pos = props.iter().position(|q| q.name == n).ok_or_else(prop_missing)?;
                             props.remove(pos);
@@ -327,7 +387,13 @@ impl Catalog for MetaStore {
         })
     }
 
-    fn drop_schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, if_exists: bool) -> QResult<Option<SchemaRef>> {
+    fn drop_schema(
+        &self,
+        space: &SpaceDesc,
+        kind: SchemaKind,
+        name: &str,
+        if_exists: bool,
+    ) -> QResult<Option<SchemaRef>> {
         self.with_space(space, |st| {
             let Some(idx) = st.schemas.iter().position(|s| s.name == name && s.kind == kind) else {
                 return if if_exists { Ok(None) } else { Err(kind.not_existed()) };
@@ -358,7 +424,10 @@ impl Catalog for MetaStore {
 
     fn schemas(&self, space: &SpaceDesc, kind: SchemaKind) -> Vec<SchemaRef> {
         let spaces = self.spaces.read().expect("lock poisoned");
-        spaces.get(&space.name).map(|st| st.schemas.iter().filter(|s| s.kind == kind).cloned().collect()).unwrap_or_default()
+        spaces
+            .get(&space.name)
+            .map(|st| st.schemas.iter().filter(|s| s.kind == kind).cloned().collect())
+            .unwrap_or_default()
     }
 
     fn create_index(&self, space: &SpaceDesc, mut index: IndexDesc, if_not_exists: bool) -> QResult<Option<IndexRef>> {
@@ -366,7 +435,11 @@ impl Catalog for MetaStore {
             if st.indexes.iter().any(|i| i.name == index.name) {
                 return if if_not_exists { Ok(None) } else { Err(QError::execution("Existed!")) };
             }
-            let schema = st.schemas.iter().find(|s| s.name == index.schema_name && s.kind == index.kind).ok_or_else(|| index.kind.not_existed())?;
+            let schema = st
+                .schemas
+                .iter()
+                .find(|s| s.name == index.schema_name && s.kind == index.kind)
+                .ok_or_else(|| index.kind.not_existed())?;
             index.schema_id = schema.id;
             let latest = schema.latest();
             let mut fields = Vec::with_capacity(index.fields.len());
@@ -380,10 +453,14 @@ impl Catalog for MetaStore {
                 })?;
                 let len = match (p.ty, f.len) {
                     (PropType::String, None) => return Err(QError::execution("Invalid param!")),
-                    (PropType::String, Some(n)) if n == 0 || n > quiver_common::limits::INDEX_STRING_LEN_MAX => return Err(QError::execution("Invalid param!")),
+                    (PropType::String, Some(n)) if n == 0 || n > quiver_common::limits::INDEX_STRING_LEN_MAX => {
+                        return Err(QError::execution("Invalid param!"))
+                    }
                     (PropType::String, Some(n)) => Some(n),
                     (PropType::FixedString(n), None) => Some(n as u32),
-                    (PropType::FixedString(n), Some(l)) if l == 0 || l > n as u32 => return Err(QError::execution("Invalid param!")),
+                    (PropType::FixedString(n), Some(l)) if l == 0 || l > n as u32 => {
+                        return Err(QError::execution("Invalid param!"))
+                    }
                     (PropType::FixedString(_), Some(l)) => Some(l),
                     (PropType::Duration, _) => return Err(QError::execution("Unsupported!")),
                     (_, Some(_)) => return Err(QError::execution("Invalid param!")),
@@ -405,7 +482,13 @@ impl Catalog for MetaStore {
         })
     }
 
-    fn drop_index(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, if_exists: bool) -> QResult<Option<IndexRef>> {
+    fn drop_index(
+        &self,
+        space: &SpaceDesc,
+        kind: SchemaKind,
+        name: &str,
+        if_exists: bool,
+    ) -> QResult<Option<IndexRef>> {
         self.with_space(space, |st| {
             let Some(pos) = st.indexes.iter().position(|i| i.name == name && i.kind == kind) else {
                 return if if_exists { Ok(None) } else { Err(QError::execution("Index not existed!")) };

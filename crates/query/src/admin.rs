@@ -25,7 +25,9 @@ fn keyword(kind: SchemaKind) -> &'static str {
 /// How `DESCRIBE INDEX` prints a field: a string column is kept as a fixed-length prefix.
 fn field_type(f: &IndexField) -> String {
     match (f.ty, f.len) {
-        (quiver_common::PropType::String | quiver_common::PropType::FixedString(_), Some(n)) => format!("fixed_string({n})"),
+        (quiver_common::PropType::String | quiver_common::PropType::FixedString(_), Some(n)) => {
+            format!("fixed_string({n})")
+        }
         (ty, _) => ty.name(),
     }
 }
@@ -70,7 +72,11 @@ fn job_code(j: &JobInfo) -> &'static str {
 
 impl QueryEngine {
     fn index_by_name(&self, space: &SpaceDesc, kind: SchemaKind, name: &str) -> QResult<IndexRef> {
-        self.catalog.indexes(space).into_iter().find(|i| i.kind == kind && i.name == name).ok_or_else(|| QError::execution("Index not existed!"))
+        self.catalog
+            .indexes(space)
+            .into_iter()
+            .find(|i| i.kind == kind && i.name == name)
+            .ok_or_else(|| QError::execution("Index not existed!"))
     }
 
     pub(crate) fn admin_statement(&self, space: &SpaceDesc, stmt: &Statement) -> QResult<DataSet> {
@@ -78,7 +84,10 @@ impl QueryEngine {
             Statement::CreateIndex { kind, if_not_exists, name, schema, fields, comment } => {
                 let kind = kind_of(*kind);
                 if comment.as_ref().is_some_and(|c| c.len() > quiver_common::limits::COMMENT_BYTES_MAX) {
-                    return Err(QError::semantic(format!("Comment is longer than {} bytes", quiver_common::limits::COMMENT_BYTES_MAX)));
+                    return Err(QError::semantic(format!(
+                        "Comment is longer than {} bytes",
+                        quiver_common::limits::COMMENT_BYTES_MAX
+                    )));
                 }
                 let mut specs = Vec::with_capacity(fields.len());
                 for f in fields {
@@ -100,7 +109,9 @@ impl QueryEngine {
                     comment: comment.clone(),
                     state: IndexState::Building,
                 };
-                let Some(index) = self.catalog.create_index(space, desc, *if_not_exists)? else { return Ok(DataSet::empty()) };
+                let Some(index) = self.catalog.create_index(space, desc, *if_not_exists)? else {
+                    return Ok(DataSet::empty());
+                };
                 if let Some(job) = self.storage.index_created(space, &index)? {
                     log::info!("index `{}' is built by job {job}; it is used once the job finishes", index.name);
                 }
@@ -114,36 +125,50 @@ impl QueryEngine {
             }
             Statement::ShowIndexes { kind, by } => {
                 let kind = kind_of(*kind);
-                let mut indexes: Vec<IndexRef> = self.catalog.indexes(space).into_iter().filter(|i| i.kind == kind).collect();
+                let mut indexes: Vec<IndexRef> =
+                    self.catalog.indexes(space).into_iter().filter(|i| i.kind == kind).collect();
                 if let Some(by) = by {
                     self.catalog.schema(space, kind, by)?;
                     indexes.retain(|i| i.schema_name == *by);
                 }
                 indexes.sort_by(|a, b| a.name.cmp(&b.name));
-                let columns = |i: &IndexDesc| Value::List(i.fields.iter().map(|f| Value::str(f.name.clone())).collect());
+                let columns =
+                    |i: &IndexDesc| Value::List(i.fields.iter().map(|f| Value::str(f.name.clone())).collect());
                 Ok(match by {
                     None => DataSet::new(
                         vec!["Index Name".into(), by_column(kind).into(), "Columns".into()],
-                        indexes.iter().map(|i| vec![Value::str(i.name.clone()), Value::str(i.schema_name.clone()), columns(i)]).collect(),
+                        indexes
+                            .iter()
+                            .map(|i| vec![Value::str(i.name.clone()), Value::str(i.schema_name.clone()), columns(i)])
+                            .collect(),
                     ),
-                    Some(_) => DataSet::new(vec!["Index Name".into(), "Columns".into()], indexes.iter().map(|i| vec![Value::str(i.name.clone()), columns(i)]).collect()),
+                    Some(_) => DataSet::new(
+                        vec!["Index Name".into(), "Columns".into()],
+                        indexes.iter().map(|i| vec![Value::str(i.name.clone()), columns(i)]).collect(),
+                    ),
                 })
             }
             Statement::DescribeIndex { kind, name } => {
                 let i = self.index_by_name(space, kind_of(*kind), name)?;
-                let rows = i.fields.iter().map(|f| vec![Value::str(f.name.clone()), Value::str(field_type(f))]).collect();
+                let rows =
+                    i.fields.iter().map(|f| vec![Value::str(f.name.clone()), Value::str(field_type(f))]).collect();
                 Ok(DataSet::new(vec!["Field".into(), "Type".into()], rows))
             }
             Statement::ShowCreateIndex { kind, name } => {
                 let kind = kind_of(*kind);
                 let i = self.index_by_name(space, kind, name)?;
                 let k = keyword(kind);
-                Ok(DataSet::new(vec![format!("{k} Index Name"), format!("Create {k} Index")], vec![vec![Value::str(i.name.clone()), Value::str(show_create_index(&i))]]))
+                Ok(DataSet::new(
+                    vec![format!("{k} Index Name"), format!("Create {k} Index")],
+                    vec![vec![Value::str(i.name.clone()), Value::str(show_create_index(&i))]],
+                ))
             }
             Statement::ShowIndexStatus(kind) => {
                 let kind = kind_of(*kind);
                 let indexes = self.catalog.indexes(space);
-                let name_of = |id: &i32| indexes.iter().find(|i| i.id == *id).map(|i| i.name.clone()).unwrap_or_else(|| format!("#{id}"));
+                let name_of = |id: &i32| {
+                    indexes.iter().find(|i| i.id == *id).map(|i| i.name.clone()).unwrap_or_else(|| format!("#{id}"))
+                };
                 let mut rows: Vec<Vec<Value>> = Vec::new();
                 // The latest rebuild of each set of indexes, as NebulaGraph lists them.
                 for j in self.storage.jobs(space)? {
@@ -165,7 +190,10 @@ impl QueryEngine {
                 } else {
                     let mut v = Vec::new();
                     for n in names {
-                        v.push(self.index_by_name(space, kind, n).map_err(|_| QError::semantic(format!("Index not existed: {n}")))?);
+                        v.push(
+                            self.index_by_name(space, kind, n)
+                                .map_err(|_| QError::semantic(format!("Index not existed: {n}")))?,
+                        );
                     }
                     v
                 };
@@ -173,7 +201,11 @@ impl QueryEngine {
                 for i in &indexes {
                     self.catalog.set_index_state(space, i.id, IndexState::Building)?;
                 }
-                let id = self.storage.submit_job(space, JobKind::RebuildIndex(kind), indexes.iter().map(|i| i.id).collect())?;
+                let id = self.storage.submit_job(
+                    space,
+                    JobKind::RebuildIndex(kind),
+                    indexes.iter().map(|i| i.id).collect(),
+                )?;
                 Ok(DataSet::new(vec!["New Job Id".into()], vec![vec![Value::Int(id)]]))
             }
             Statement::SubmitJob(spec) => {
@@ -190,9 +222,20 @@ impl QueryEngine {
                     .storage
                     .jobs(space)?
                     .into_iter()
-                    .map(|j| vec![Value::Int(j.id), Value::String(j.kind.name().into()), Value::String(j.status.name().into()), job_time(j.start_secs), job_time(j.stop_secs)])
+                    .map(|j| {
+                        vec![
+                            Value::Int(j.id),
+                            Value::String(j.kind.name().into()),
+                            Value::String(j.status.name().into()),
+                            job_time(j.start_secs),
+                            job_time(j.stop_secs),
+                        ]
+                    })
                     .collect();
-                Ok(DataSet::new(["Job Id", "Command", "Status", "Start Time", "Stop Time"].iter().map(|c| c.to_string()).collect(), rows))
+                Ok(DataSet::new(
+                    ["Job Id", "Command", "Status", "Start Time", "Stop Time"].iter().map(|c| c.to_string()).collect(),
+                    rows,
+                ))
             }
             Statement::ShowJob(id) => {
                 let jobs = self.storage.jobs(space)?;
@@ -202,13 +245,29 @@ impl QueryEngine {
                 let code = job_code(&j);
                 let progress = match (j.kind, j.total) {
                     (JobKind::Stats, t) if t > 0 => format!("local: {} of {t} partitions", j.done),
-                    (JobKind::RebuildIndex(_), t) if t > 0 || j.done > 0 => format!("local: {} of {} rows", j.done, t.max(j.done)),
+                    (JobKind::RebuildIndex(_), t) if t > 0 || j.done > 0 => {
+                        format!("local: {} of {} rows", j.done, t.max(j.done))
+                    }
                     _ => "local".to_string(),
                 };
                 let task_code = if code == "E_JOB_SUBMITTED" { "" } else { code };
                 let mut rows = vec![
-                    vec![Value::Int(j.id), Value::String(j.kind.name().into()), Value::String(j.status.name().into()), job_time(j.start_secs), job_time(j.stop_secs), Value::String(code.into())],
-                    vec![Value::Int(0), Value::str(progress), Value::str(j.status.name()), job_time(j.start_secs), job_time(j.stop_secs), Value::str(task_code)],
+                    vec![
+                        Value::Int(j.id),
+                        Value::String(j.kind.name().into()),
+                        Value::String(j.status.name().into()),
+                        job_time(j.start_secs),
+                        job_time(j.stop_secs),
+                        Value::String(code.into()),
+                    ],
+                    vec![
+                        Value::Int(0),
+                        Value::str(progress),
+                        Value::str(j.status.name()),
+                        job_time(j.start_secs),
+                        job_time(j.stop_secs),
+                        Value::str(task_code),
+                    ],
                 ];
                 let count = |s: JobStatus| i32::from(j.status == s);
                 rows.push(vec![
@@ -219,7 +278,13 @@ impl QueryEngine {
                     Value::str(String::new()),
                     Value::str(j.error.clone().unwrap_or_default()),
                 ]);
-                Ok(DataSet::new(["Job Id(TaskId)", "Command(Dest)", "Status", "Start Time", "Stop Time", "Error Code"].iter().map(|c| c.to_string()).collect(), rows))
+                Ok(DataSet::new(
+                    ["Job Id(TaskId)", "Command(Dest)", "Status", "Start Time", "Stop Time", "Error Code"]
+                        .iter()
+                        .map(|c| c.to_string())
+                        .collect(),
+                    rows,
+                ))
             }
             Statement::StopJob(id) => {
                 self.storage.stop_job(space, *id)?;
@@ -233,11 +298,17 @@ impl QueryEngine {
                 let stats = self.storage.stats(space)?;
                 let mut tags: Vec<(String, i64)> = Vec::new();
                 for s in self.catalog.schemas(space, SchemaKind::Tag) {
-                    tags.push((s.name.clone(), stats.tags.iter().find(|(id, _)| *id == s.id).map(|(_, n)| *n).unwrap_or(0)));
+                    tags.push((
+                        s.name.clone(),
+                        stats.tags.iter().find(|(id, _)| *id == s.id).map(|(_, n)| *n).unwrap_or(0),
+                    ));
                 }
                 let mut edges: Vec<(String, i64)> = Vec::new();
                 for s in self.catalog.schemas(space, SchemaKind::Edge) {
-                    edges.push((s.name.clone(), stats.edges.iter().find(|(id, _)| *id == s.id).map(|(_, n)| *n).unwrap_or(0)));
+                    edges.push((
+                        s.name.clone(),
+                        stats.edges.iter().find(|(id, _)| *id == s.id).map(|(_, n)| *n).unwrap_or(0),
+                    ));
                 }
                 tags.sort();
                 edges.sort();
@@ -248,8 +319,16 @@ impl QueryEngine {
                 for (n, c) in edges {
                     rows.push(vec![Value::str("Edge"), Value::str(n), Value::Int(c)]);
                 }
-                rows.push(vec![Value::String("Space".into()), Value::String("vertices".into()), Value::Int(stats.vertices)]);
-                rows.push(vec![Value::String("Space".into()), Value::String("edges".into()), Value::Int(stats.total_edges)]);
+                rows.push(vec![
+                    Value::String("Space".into()),
+                    Value::String("vertices".into()),
+                    Value::Int(stats.vertices),
+                ]);
+                rows.push(vec![
+                    Value::String("Space".into()),
+                    Value::String("edges".into()),
+                    Value::Int(stats.total_edges),
+                ]);
                 Ok(DataSet::new(vec!["Type".into(), "Name".into(), "Count".into()], rows))
             }
             _ => unreachable!("not an admin statement: {stmt:?}"),

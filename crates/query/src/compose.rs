@@ -2,17 +2,17 @@
 //! ORDER BY, LIMIT, GROUP BY with aggregates).
 
 use crate::context::ParamContext;
-use crate::distinct::DistinctRows;
 use crate::dataset::window;
+use crate::distinct::DistinctRows;
 use crate::{DataSet, Params};
 use quiver_common::budget::Budget;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
 use quiver_common::expr::Expr;
+use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
 use quiver_common::value::NullKind;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{SetOp, YieldClause};
 use std::cmp::Ordering;
-use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
 
 /// The state of one request: its parameters, the variables its statements assign, and its budget.
 pub(crate) struct Request<'a> {
@@ -58,13 +58,18 @@ pub(crate) fn input_rows<'a>(e: &Expr, req: &'a Request<'a>, input: Option<&'a D
             Ok(RowSource { var: None, data })
         }
         Expr::VarProp { var, prop } => {
-            let (name, data) = req.vars.get_key_value(var).ok_or_else(|| QError::semantic(format!("`${var}.{prop}', not exist variable `{var}'")))?;
+            let (name, data) = req
+                .vars
+                .get_key_value(var)
+                .ok_or_else(|| QError::semantic(format!("`${var}.{prop}', not exist variable `{var}'")))?;
             if data.column_index(prop).is_none() {
                 return Err(QError::semantic(format!("`${var}.{prop}', not exist prop `{prop}'")));
             }
             Ok(RowSource { var: Some(name.as_str()), data })
         }
-        other => Err(QError::semantic(format!("`{other}', Only input and variable expression is acceptable when starts are evaluated at runtime."))),
+        other => Err(QError::semantic(format!(
+            "`{other}', Only input and variable expression is acceptable when starts are evaluated at runtime."
+        ))),
     }
 }
 
@@ -197,7 +202,12 @@ impl Acc {
                 let f = match &v {
                     Value::Int(i) => *i as f64,
                     Value::Float(f) => *f,
-                    other => return Err(QError::semantic(format!("`{}' is not a number, cannot be used in `{}'", other, self.name))),
+                    other => {
+                        return Err(QError::semantic(format!(
+                            "`{}' is not a number, cannot be used in `{}'",
+                            other, self.name
+                        )))
+                    }
                 };
                 self.sum_f += f;
                 self.sum_sq += f * f;
@@ -214,7 +224,11 @@ impl Acc {
                     None => true,
                     Some(b) => {
                         let o = v.total_cmp(b);
-                        if self.name == "max" { o == Ordering::Greater } else { o == Ordering::Less }
+                        if self.name == "max" {
+                            o == Ordering::Greater
+                        } else {
+                            o == Ordering::Less
+                        }
                     }
                 };
                 if better {
@@ -298,7 +312,13 @@ pub(crate) fn sort_rows(factors: &[(Expr, bool)], req: &Request<'_>, input: Opti
 
 /// `ORDER BY ... | LIMIT offset, count` without sorting every row: a bounded heap keeps the first
 /// `offset + count` rows by (keys, position), which is exactly what a stable sort followed by the limit keeps.
-pub(crate) fn top_n(factors: &[(Expr, bool)], offset: usize, count: usize, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+pub(crate) fn top_n(
+    factors: &[(Expr, bool)],
+    offset: usize,
+    count: usize,
+    req: &Request<'_>,
+    input: Option<&DataSet>,
+) -> QResult<DataSet> {
     let data = input.ok_or_else(|| QError::semantic("ORDER BY needs an input, as in `... | ORDER BY $-.c'"))?;
     let keep = offset.saturating_add(count);
     let src = RowSource { var: None, data };
@@ -348,8 +368,14 @@ pub(crate) fn limit_rows(offset: &Expr, count: &Expr, req: &Request<'_>, input: 
     Ok(data.slice(window(data.len(), offset, count)))
 }
 
-pub(crate) fn group_rows(keys: &[Expr], y: &YieldClause, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
-    let data = input.ok_or_else(|| QError::semantic("GROUP BY needs an input, as in `... | GROUP BY $-.c YIELD ...'"))?;
+pub(crate) fn group_rows(
+    keys: &[Expr],
+    y: &YieldClause,
+    req: &Request<'_>,
+    input: Option<&DataSet>,
+) -> QResult<DataSet> {
+    let data =
+        input.ok_or_else(|| QError::semantic("GROUP BY needs an input, as in `... | GROUP BY $-.c YIELD ...'"))?;
     group_by(keys, y, req, &RowSource { var: None, data })
 }
 
@@ -363,7 +389,11 @@ pub(crate) fn set_op(op: SetOp, l: DataSet, r: DataSet) -> QResult<DataSet> {
         return Ok(out);
     }
     // The rows that may enter, each kept once (in order) by the same hash-by-position DISTINCT uses.
-    let (right, more) = if op == SetOp::Union { (HashSet::default(), r.into_rows()) } else { (r.rows().collect::<HashSet<_>>(), Vec::new()) };
+    let (right, more) = if op == SetOp::Union {
+        (HashSet::default(), r.into_rows())
+    } else {
+        (r.rows().collect::<HashSet<_>>(), Vec::new())
+    };
     let mut out = l.empty_like();
     let mut seen = DistinctRows::default();
     for row in l.into_rows().into_iter().chain(more) {
@@ -381,7 +411,12 @@ pub(crate) fn set_op(op: SetOp, l: DataSet, r: DataSet) -> QResult<DataSet> {
 }
 
 /// The source a YIELD reads: the variable it names, else the piped input, else none (one row of constants).
-fn yield_source<'a>(y: &YieldClause, filter: Option<&Expr>, req: &'a Request<'a>, input: Option<&'a DataSet>) -> QResult<Option<RowSource<'a>>> {
+fn yield_source<'a>(
+    y: &YieldClause,
+    filter: Option<&Expr>,
+    req: &'a Request<'a>,
+    input: Option<&'a DataSet>,
+) -> QResult<Option<RowSource<'a>>> {
     let mut var = None;
     let mut first_input: Option<&str> = None;
     let exprs = y.columns.iter().map(|c| &c.expr).chain(filter);
@@ -411,7 +446,12 @@ fn yield_source<'a>(y: &YieldClause, filter: Option<&Expr>, req: &'a Request<'a>
     }
 }
 
-pub(crate) fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+pub(crate) fn yield_rows(
+    y: &YieldClause,
+    filter: Option<&Expr>,
+    req: &Request<'_>,
+    input: Option<&DataSet>,
+) -> QResult<DataSet> {
     let columns: Vec<String> = y.columns.iter().map(|c| c.name()).collect();
     let mut out = DataSet::from_columns(columns, Vec::new());
     let aggregated = y.columns.iter().any(|c| c.expr.has_aggregate());
@@ -423,7 +463,11 @@ pub(crate) fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'
             }
         }
         let exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
-        out.push_row(if aggregated { eval_group(&exprs, &[&ctx], &ctx)? } else { exprs.iter().map(|e| eval(e, &ctx)).collect::<QResult<_>>()? });
+        out.push_row(if aggregated {
+            eval_group(&exprs, &[&ctx], &ctx)?
+        } else {
+            exprs.iter().map(|e| eval(e, &ctx)).collect::<QResult<_>>()?
+        });
         return Ok(out);
     };
     // Rows that pass the filter.
@@ -477,7 +521,10 @@ pub(crate) fn yield_rows(y: &YieldClause, filter: Option<&Expr>, req: &Request<'
 fn group_by(keys: &[Expr], y: &YieldClause, req: &Request<'_>, src: &RowSource<'_>) -> QResult<DataSet> {
     for c in &y.columns {
         if !c.expr.has_aggregate() && c.expr.reads_input() && !keys.contains(&c.expr) {
-            return Err(QError::semantic(format!("Yield non-agg expression `{}' must be functionally dependent on items in GROUP BY clause", c.expr)));
+            return Err(QError::semantic(format!(
+                "Yield non-agg expression `{}' must be functionally dependent on items in GROUP BY clause",
+                c.expr
+            )));
         }
     }
     let columns: Vec<String> = y.columns.iter().map(|c| c.name()).collect();

@@ -14,7 +14,10 @@ pub struct ParamContext<'a> {
 
 impl EvalContext for ParamContext<'_> {
     fn param(&self, name: &str) -> QResult<Value> {
-        self.params.get(name).cloned().ok_or_else(|| QError::semantic(format!("Undefined parameter or variable `${name}'")))
+        self.params
+            .get(name)
+            .cloned()
+            .ok_or_else(|| QError::semantic(format!("Undefined parameter or variable `${name}'")))
     }
 
     fn label_prop(&self, _label: &str, _prop: &str) -> QResult<Value> {
@@ -98,7 +101,11 @@ pub struct UpdateContext<'a> {
 impl UpdateContext<'_> {
     fn prop(&self, prop: &str) -> QResult<Value> {
         self.props.get(prop).cloned().ok_or_else(|| {
-            QError::execution(if self.is_edge { "Storage Error: Edge prop not found." } else { "Storage Error: Tag prop not found." })
+            QError::execution(if self.is_edge {
+                "Storage Error: Edge prop not found."
+            } else {
+                "Storage Error: Tag prop not found."
+            })
         })
     }
 }

@@ -6,10 +6,10 @@ use crate::{DataSet, Params, QueryEngine};
 use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
 use quiver_common::expr::{Expr, VertexRef};
+use quiver_common::fasthash::FastSet as HashSet;
 use quiver_common::value::Edge;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{EdgeKey, Statement, UpdateTarget, YieldClause, YieldColumn};
-use quiver_common::fasthash::FastSet as HashSet;
 
 /// Where a VID is used decides NebulaGraph's message for one of the wrong type.
 #[derive(Clone, Copy)]
@@ -27,7 +27,9 @@ pub(crate) fn eval_vid(space: &SpaceDesc, e: &Expr, params: &Params, usage: VidU
     if !space.vid_type_matches(&v) {
         return Err(QError::semantic(match usage {
             VidUse::Mutation => format!("Wrong vertex id type: {e}"),
-            VidUse::Start => format!("Vid should be a {}", if space.vid_type == VidType::Int64 { "INT64" } else { "FIXED_STRING" }),
+            VidUse::Start => {
+                format!("Vid should be a {}", if space.vid_type == VidType::Int64 { "INT64" } else { "FIXED_STRING" })
+            }
             VidUse::FetchEdge { dst } => format!(
                 "the {} should be type of {}, but was`{}'",
                 if dst { "dst" } else { "src" },
@@ -104,14 +106,18 @@ fn check_no_aggregate(y: &YieldClause) -> QResult<()> {
 
 /// Appends the YIELD's row for `ctx` to `ds`; with DISTINCT, only if `seen` (which has seen every row of `ds`)
 /// finds no equal row.
-pub(crate) fn project(y: &YieldClause, ctx: &dyn EvalContext, ds: &mut DataSet, seen: &mut DistinctRows) -> QResult<()> {
+pub(crate) fn project(
+    y: &YieldClause,
+    ctx: &dyn EvalContext,
+    ds: &mut DataSet,
+    seen: &mut DistinctRows,
+) -> QResult<()> {
     ds.push_row_with(|i| eval(&y.columns[i].expr, ctx))?;
     if y.distinct {
         seen.admit_last(ds);
     }
     Ok(())
 }
-
 
 /// A YIELD column as NebulaGraph prints it in messages: the expression and its alias.
 pub(crate) fn column_text(c: &YieldColumn) -> String {
@@ -179,7 +185,9 @@ impl QueryEngine {
                                 }
                             };
                             if schema.latest().prop_index(prop).is_none() {
-                                return Err(QError::semantic(format!("`{label}.{prop}', not found the property `{prop}'.")));
+                                return Err(QError::semantic(format!(
+                                    "`{label}.{prop}', not found the property `{prop}'."
+                                )));
                             }
                             if edge.is_none() && !refs.tags.iter().any(|t| t.id == schema.id) {
                                 refs.tags.push(schema);
@@ -198,7 +206,9 @@ impl QueryEngine {
                         }
                         Expr::Vertex(VertexRef::Src | VertexRef::Dst) => refs.src_dst = true,
                         Expr::InputProp(_) | Expr::VarProp { .. } => refs.input_var = true,
-                        Expr::Aggregate { .. } => return Err(QError::not_supported(format!("Aggregate function `{e}' in FETCH"))),
+                        Expr::Aggregate { .. } => {
+                            return Err(QError::not_supported(format!("Aggregate function `{e}' in FETCH")))
+                        }
                         _ => {}
                     }
                     Ok(())
@@ -265,7 +275,8 @@ impl QueryEngine {
                         return Err(QError::semantic("Column count doesn't match value count."));
                     }
                     let vid = eval_vid(space, &row.vid, params, VidUse::Mutation)?;
-                    let values = row.values.iter().map(|e| eval(e, &ParamContext { params })).collect::<QResult<Vec<_>>>()?;
+                    let values =
+                        row.values.iter().map(|e| eval(e, &ParamContext { params })).collect::<QResult<Vec<_>>>()?;
                     let mut offset = 0;
                     let mut tag_rows = Vec::new();
                     for (schema, props) in &resolved {
@@ -287,18 +298,29 @@ impl QueryEngine {
                         return Err(QError::semantic("Column count doesn't match value count."));
                     }
                     let key = eval_edge_key(space, &row.key, schema.id, params, false)?;
-                    let values = row.values.iter().map(|e| eval(e, &ParamContext { params })).collect::<QResult<Vec<_>>>()?;
+                    let values =
+                        row.values.iter().map(|e| eval(e, &ParamContext { params })).collect::<QResult<Vec<_>>>()?;
                     let values = build_row(&schema, props, &values, params)?;
-                    mutations.push(Mutation::InsertEdge { key, schema: schema.clone(), values, if_not_exists: *if_not_exists });
+                    mutations.push(Mutation::InsertEdge {
+                        key,
+                        schema: schema.clone(),
+                        values,
+                        if_not_exists: *if_not_exists,
+                    });
                 }
                 self.storage.write(space, mutations)?;
                 Ok(DataSet::empty())
             }
-            Statement::Update { upsert, target, set, when, yield_clause } => self.update(space, *upsert, target, set, when.as_ref(), yield_clause.as_ref(), params),
+            Statement::Update { upsert, target, set, when, yield_clause } => {
+                self.update(space, *upsert, target, set, when.as_ref(), yield_clause.as_ref(), params)
+            }
             Statement::DeleteVertices { vids, with_edge } => {
                 let mut mutations = Vec::new();
                 for v in vids {
-                    mutations.push(Mutation::DeleteVertex { vid: eval_vid(space, v, params, VidUse::Mutation)?, with_edges: *with_edge });
+                    mutations.push(Mutation::DeleteVertex {
+                        vid: eval_vid(space, v, params, VidUse::Mutation)?,
+                        with_edges: *with_edge,
+                    });
                 }
                 self.storage.write(space, mutations)?;
                 Ok(DataSet::empty())
@@ -306,11 +328,19 @@ impl QueryEngine {
             Statement::DeleteTags { tags, vids } => {
                 let schemas = match tags {
                     None => None,
-                    Some(names) => Some(names.iter().map(|n| self.catalog.schema(space, SchemaKind::Tag, n)).collect::<QResult<Vec<_>>>()?),
+                    Some(names) => Some(
+                        names
+                            .iter()
+                            .map(|n| self.catalog.schema(space, SchemaKind::Tag, n))
+                            .collect::<QResult<Vec<_>>>()?,
+                    ),
                 };
                 let mut mutations = Vec::new();
                 for v in vids {
-                    mutations.push(Mutation::DeleteTags { vid: eval_vid(space, v, params, VidUse::Mutation)?, tags: schemas.clone() });
+                    mutations.push(Mutation::DeleteTags {
+                        vid: eval_vid(space, v, params, VidUse::Mutation)?,
+                        tags: schemas.clone(),
+                    });
                 }
                 self.storage.write(space, mutations)?;
                 Ok(DataSet::empty())
@@ -327,7 +357,10 @@ impl QueryEngine {
             Statement::FetchVertices { tags, vids, yield_clause } => {
                 let schemas = match tags {
                     None => self.catalog.schemas(space, SchemaKind::Tag),
-                    Some(names) => names.iter().map(|n| self.catalog.schema(space, SchemaKind::Tag, n)).collect::<QResult<Vec<_>>>()?,
+                    Some(names) => names
+                        .iter()
+                        .map(|n| self.catalog.schema(space, SchemaKind::Tag, n))
+                        .collect::<QResult<Vec<_>>>()?,
                 };
                 let refs = self.check_fetch_yield(space, yield_clause, None)?;
                 // Tags the YIELD reads but the FETCH does not list are read too; only listed ones decide
@@ -350,26 +383,45 @@ impl QueryEngine {
                 }
                 let mut ds = DataSet::new(yield_columns(yield_clause), Vec::new());
                 let mut seen = DistinctRows::default();
-                for data in self.storage.get_vertices(space, &ids, &schemas, &PropSelection::All)?.into_iter().flatten() {
-                    let (own, extra): (Vec<_>, Vec<_>) = data.tags.into_iter().partition(|(s, _)| listed_ids.contains(&s.id));
+                for data in self.storage.get_vertices(space, &ids, &schemas, &PropSelection::All)?.into_iter().flatten()
+                {
+                    let (own, extra): (Vec<_>, Vec<_>) =
+                        data.tags.into_iter().partition(|(s, _)| listed_ids.contains(&s.id));
                     if tags.is_some() && own.is_empty() {
                         continue;
                     }
-                    let vertex = make_vertex(data.vid, own.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect());
-                    let extra: Vec<(String, Props)> = extra.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect();
-                    project(yield_clause, &VertexContext { params, vertex: &vertex, extra: &extra }, &mut ds, &mut seen)?;
+                    let vertex =
+                        make_vertex(data.vid, own.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect());
+                    let extra: Vec<(String, Props)> =
+                        extra.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect();
+                    project(
+                        yield_clause,
+                        &VertexContext { params, vertex: &vertex, extra: &extra },
+                        &mut ds,
+                        &mut seen,
+                    )?;
                 }
                 Ok(ds)
             }
             Statement::FetchEdges { edge, keys, yield_clause } => {
                 let schema = self.catalog.schema(space, SchemaKind::Edge, edge)?;
                 self.check_fetch_yield(space, yield_clause, Some(&schema))?;
-                let keys = keys.iter().map(|k| eval_edge_key(space, k, schema.id, params, true)).collect::<QResult<Vec<_>>>()?;
+                let keys = keys
+                    .iter()
+                    .map(|k| eval_edge_key(space, k, schema.id, params, true))
+                    .collect::<QResult<Vec<_>>>()?;
                 let mut ds = DataSet::new(yield_columns(yield_clause), Vec::new());
                 let mut seen = DistinctRows::default();
                 for (key, props) in keys.iter().zip(self.storage.get_edges(space, &schema, &keys)?) {
                     let Some(props) = props else { continue };
-                    let e = Edge { src: key.src.clone(), dst: key.dst.clone(), edge_type: schema.id, name: schema.name.clone(), ranking: key.rank, props };
+                    let e = Edge {
+                        src: key.src.clone(),
+                        dst: key.dst.clone(),
+                        edge_type: schema.id,
+                        name: schema.name.clone(),
+                        ranking: key.rank,
+                        props,
+                    };
                     project(yield_clause, &EdgeContext { params, edge: &e }, &mut ds, &mut seen)?;
                 }
                 Ok(ds)
@@ -412,11 +464,21 @@ impl QueryEngine {
         }
         for (name, _) in set {
             if schema.latest().prop_index(name).is_none() {
-                return Err(QError::execution(if is_edge { "Storage Error: Edge prop not found." } else { "Storage Error: Tag prop not found." }));
+                return Err(QError::execution(if is_edge {
+                    "Storage Error: Edge prop not found."
+                } else {
+                    "Storage Error: Tag prop not found."
+                }));
             }
         }
         let key_ref = edge_key.as_ref().map(|k| (&k.src, &k.dst, k.rank, k.edge_type));
-        fn make<'a>(params: &'a Params, name: &'a str, props: &'a Props, is_edge: bool, key: Option<(&'a Value, &'a Value, i64, i32)>) -> UpdateContext<'a> {
+        fn make<'a>(
+            params: &'a Params,
+            name: &'a str,
+            props: &'a Props,
+            is_edge: bool,
+            key: Option<(&'a Value, &'a Value, i64, i32)>,
+        ) -> UpdateContext<'a> {
             UpdateContext { params, schema_name: name, props, is_edge, edge_key: key }
         }
         let mut decide = |current: Option<&Props>| -> QResult<RmwDecision> {
@@ -449,7 +511,12 @@ impl QueryEngine {
                 let def = &schema.latest().props[schema.latest().prop_index(name).expect("checked above")];
                 props.insert(name.clone(), coerce_update(def, v)?);
             }
-            let row = schema.latest().props.iter().map(|d| props.get(&d.name).cloned().unwrap_or(Value::NULL)).collect::<Vec<_>>();
+            let row = schema
+                .latest()
+                .props
+                .iter()
+                .map(|d| props.get(&d.name).cloned().unwrap_or(Value::NULL))
+                .collect::<Vec<_>>();
             for (d, v) in schema.latest().props.iter().zip(&row) {
                 coerce_update(d, v.clone())?;
             }
@@ -460,7 +527,9 @@ impl QueryEngine {
                 let vid = eval_vid(space, vid, params, VidUse::Mutation)?;
                 self.storage.rmw_vertex(space, &vid, &schema, &mut decide)?
             }
-            UpdateTarget::Edge { .. } => self.storage.rmw_edge(space, edge_key.as_ref().expect("edge"), &schema, &mut decide)?,
+            UpdateTarget::Edge { .. } => {
+                self.storage.rmw_edge(space, edge_key.as_ref().expect("edge"), &schema, &mut decide)?
+            }
         };
         let Some(y) = yield_clause else { return Ok(DataSet::empty()) };
         let mut ds = DataSet::new(yield_columns(y), Vec::new());
@@ -471,7 +540,6 @@ impl QueryEngine {
     }
 }
 
-
 /// Whether an expression reads a pipe (`$-.c`) or a variable (`$v.c`).
 fn reads_input(e: &Expr) -> bool {
     e.any(&|x| matches!(x, Expr::InputProp(_) | Expr::VarProp { .. }))
@@ -479,9 +547,12 @@ fn reads_input(e: &Expr) -> bool {
 
 /// Whether a FETCH or DELETE takes its vertex IDs or edge keys from a pipe or a variable.
 pub(crate) fn reads_input_rows(stmt: &Statement) -> bool {
-    let key_reads = |k: &EdgeKey| reads_input(&k.src) || reads_input(&k.dst) || k.rank.as_ref().is_some_and(reads_input);
+    let key_reads =
+        |k: &EdgeKey| reads_input(&k.src) || reads_input(&k.dst) || k.rank.as_ref().is_some_and(reads_input);
     match stmt {
-        Statement::FetchVertices { vids, .. } | Statement::DeleteVertices { vids, .. } | Statement::DeleteTags { vids, .. } => vids.iter().any(reads_input),
+        Statement::FetchVertices { vids, .. }
+        | Statement::DeleteVertices { vids, .. }
+        | Statement::DeleteTags { vids, .. } => vids.iter().any(reads_input),
         Statement::FetchEdges { keys, .. } | Statement::DeleteEdges { keys, .. } => keys.iter().any(key_reads),
         _ => false,
     }
@@ -495,11 +566,20 @@ pub(crate) fn reads_input_rows(stmt: &Statement) -> bool {
 /// VID of the space (or whose rank is not an integer) fetch nothing, as GO starts nothing from them. A DELETE, as
 /// NebulaGraph's, skips rows whose ID (or source) is NULL or EMPTY and fails, before anything is deleted, on one
 /// whose ID, source, destination or rank has the wrong type.
-pub(crate) fn of_input_rows(space: &SpaceDesc, stmt: &Statement, req: &crate::compose::Request<'_>, input: Option<&DataSet>) -> QResult<Statement> {
+pub(crate) fn of_input_rows(
+    space: &SpaceDesc,
+    stmt: &Statement,
+    req: &crate::compose::Request<'_>,
+    input: Option<&DataSet>,
+) -> QResult<Statement> {
     let is_vid = |v: &Value| space.vid_type_matches(v) && space.check_vid_len(v).is_ok();
-    let wrong = |what: &str, v: &Value, close: char| QError::execution(format!("Wrong {what} type `{}{close}, value `{v}'", v.type_name().to_uppercase()));
+    let wrong = |what: &str, v: &Value, close: char| {
+        QError::execution(format!("Wrong {what} type `{}{close}, value `{v}'", v.type_name().to_uppercase()))
+    };
     match stmt {
-        Statement::FetchVertices { vids, .. } | Statement::DeleteVertices { vids, .. } | Statement::DeleteTags { vids, .. } => {
+        Statement::FetchVertices { vids, .. }
+        | Statement::DeleteVertices { vids, .. }
+        | Statement::DeleteTags { vids, .. } => {
             let src = crate::compose::input_rows(&vids[0], req, input)?;
             let mut out = Vec::new();
             for row in 0..src.len() {
@@ -519,7 +599,9 @@ pub(crate) fn of_input_rows(space: &SpaceDesc, stmt: &Statement, req: &crate::co
                 out.push(Expr::Const(v));
             }
             Ok(match stmt.clone() {
-                Statement::FetchVertices { tags, yield_clause, .. } => Statement::FetchVertices { tags, vids: out, yield_clause },
+                Statement::FetchVertices { tags, yield_clause, .. } => {
+                    Statement::FetchVertices { tags, vids: out, yield_clause }
+                }
                 Statement::DeleteVertices { with_edge, .. } => Statement::DeleteVertices { vids: out, with_edge },
                 Statement::DeleteTags { tags, .. } => Statement::DeleteTags { tags, vids: out },
                 _ => unreachable!("matched above"),
@@ -529,7 +611,9 @@ pub(crate) fn of_input_rows(space: &SpaceDesc, stmt: &Statement, req: &crate::co
             let fetch = matches!(stmt, Statement::FetchEdges { .. });
             let [key] = keys.as_slice() else {
                 let verb = if fetch { "FETCH" } else { "DELETE" };
-                return Err(QError::semantic(format!("A {verb} of edges from a pipe or a variable takes one edge key.")));
+                return Err(QError::semantic(format!(
+                    "A {verb} of edges from a pipe or a variable takes one edge key."
+                )));
             };
             // The reference that names the input: every other one must read the same input.
             let mut reference = None;
@@ -573,7 +657,9 @@ pub(crate) fn of_input_rows(space: &SpaceDesc, stmt: &Statement, req: &crate::co
                 }
             }
             Ok(match stmt.clone() {
-                Statement::FetchEdges { edge, yield_clause, .. } => Statement::FetchEdges { edge, keys: out, yield_clause },
+                Statement::FetchEdges { edge, yield_clause, .. } => {
+                    Statement::FetchEdges { edge, keys: out, yield_clause }
+                }
                 Statement::DeleteEdges { edge, .. } => Statement::DeleteEdges { edge, keys: out },
                 _ => unreachable!("matched above"),
             })

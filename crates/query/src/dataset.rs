@@ -224,7 +224,10 @@ mod tests {
     use super::*;
 
     fn table(rows: &[[i64; 2]]) -> DataSet {
-        DataSet::new(vec!["a".into(), "b".into()], rows.iter().map(|r| r.iter().map(|&v| Value::Int(v)).collect()).collect())
+        DataSet::new(
+            vec!["a".into(), "b".into()],
+            rows.iter().map(|r| r.iter().map(|&v| Value::Int(v)).collect()).collect(),
+        )
     }
 
     #[test]
@@ -246,7 +249,8 @@ mod tests {
         assert_eq!(rest.take_front(5), table(&[[5, 6]]));
         assert!(rest.is_empty());
         let mut p = table(&[[1, 2]]);
-        let failed: Result<(), &str> = p.push_row_with(|c| if c == 0 { Ok(Value::Int(7)) } else { Err("second column") });
+        let failed: Result<(), &str> =
+            p.push_row_with(|c| if c == 0 { Ok(Value::Int(7)) } else { Err("second column") });
         assert_eq!(failed, Err("second column"));
         assert_eq!(p, table(&[[1, 2]]));
         p.push_row_with(|c| Ok::<_, ()>(Value::Int(c as i64))).unwrap();

@@ -17,10 +17,10 @@ use crate::{DataSet, QueryEngine};
 use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
 use quiver_common::expr::{EdgeMeta, Expr, VertexRef};
+use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
 use quiver_common::value::Edge;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{Direction, FromClause, GoStatement, YieldClause};
-use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
 
 /// Frontier vertices per storage read.
 const FRONTIER_BATCH: usize = 4096;
@@ -69,14 +69,21 @@ struct Step<'a> {
 }
 
 impl QueryEngine {
-    pub(crate) fn go(&self, space: &SpaceDesc, node: &GoNode, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+    pub(crate) fn go(
+        &self,
+        space: &SpaceDesc,
+        node: &GoNode,
+        req: &Request<'_>,
+        input: Option<&DataSet>,
+    ) -> QResult<DataSet> {
         let g = &node.stmt;
         let Some(yield_clause) = &g.yield_clause else {
             return Err(QError::semantic("Missing yield clause."));
         };
         let edges = self.over_edges(space, g)?;
         let needs = self.go_needs(space, g, node.storage_filter.as_ref(), yield_clause, &edges)?;
-        let props = node.props.clone().unwrap_or(if needs.edge_props { PropSelection::All } else { PropSelection::None });
+        let props =
+            node.props.clone().unwrap_or(if needs.edge_props { PropSelection::All } else { PropSelection::None });
         let columns: Vec<String> = yield_clause.columns.iter().map(|c| c.name()).collect();
         let min_steps = g.min_steps.max(1);
         if g.max_steps == 0 || g.max_steps < min_steps {
@@ -91,13 +98,16 @@ impl QueryEngine {
         let bounds = self.step_bounds(g, req)?;
         let mut sampler = g.bounds.as_ref().filter(|b| b.sample).map(|_| {
             use std::hash::BuildHasher;
-            quiver_common::rng::Rng(std::collections::hash_map::RandomState::new().hash_one(std::time::Instant::now()) | 1)
+            quiver_common::rng::Rng(
+                std::collections::hash_map::RandomState::new().hash_one(std::time::Instant::now()) | 1,
+            )
         });
 
         // Start vertices, and for a join, the input rows of each.
         let (starts, source) = match &g.from {
             FromClause::Vids(exprs) => {
-                let vids = exprs.iter().map(|e| eval_vid(space, e, req.params, VidUse::Start)).collect::<QResult<Vec<_>>>()?;
+                let vids =
+                    exprs.iter().map(|e| eval_vid(space, e, req.params, VidUse::Start)).collect::<QResult<Vec<_>>>()?;
                 (vids, None)
             }
             FromClause::Ref(e) => {
@@ -133,7 +143,8 @@ impl QueryEngine {
                 break;
             }
             // The step's distinct sources, each with its position in `vids`.
-            let mut vid_pos: HashMap<&Value, usize> = HashMap::with_capacity_and_hasher(frontier.len(), Default::default());
+            let mut vid_pos: HashMap<&Value, usize> =
+                HashMap::with_capacity_and_hasher(frontier.len(), Default::default());
             let mut vids: Vec<Value> = Vec::new();
             for (_, v) in &frontier {
                 vid_pos.entry(v).or_insert_with(|| {
@@ -195,7 +206,8 @@ impl QueryEngine {
                 let (dst_of, dst_vertices) = if needs.dst_tags.is_empty() {
                     (Vec::new(), Vec::new())
                 } else {
-                    let mut dst_pos: HashMap<&Value, usize> = HashMap::with_capacity_and_hasher(neighbors.len(), Default::default());
+                    let mut dst_pos: HashMap<&Value, usize> =
+                        HashMap::with_capacity_and_hasher(neighbors.len(), Default::default());
                     let mut dsts: Vec<Value> = Vec::new();
                     let dst_of: Vec<usize> = neighbors
                         .iter()
@@ -304,7 +316,14 @@ impl QueryEngine {
     }
 
     /// Checks the expressions of a GO against the catalog and collects what they read.
-    pub(crate) fn go_needs(&self, space: &SpaceDesc, g: &GoStatement, storage_filter: Option<&Expr>, y: &YieldClause, edges: &[(i32, SchemaRef)]) -> QResult<Needs> {
+    pub(crate) fn go_needs(
+        &self,
+        space: &SpaceDesc,
+        g: &GoStatement,
+        storage_filter: Option<&Expr>,
+        y: &YieldClause,
+        edges: &[(i32, SchemaRef)],
+    ) -> QResult<Needs> {
         let mut needs = Needs::default();
         let mut exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
         exprs.extend(g.filter.iter().chain(storage_filter));
@@ -336,7 +355,9 @@ impl QueryEngine {
                                 return Ok(());
                             };
                             if s.latest().prop_index(prop).is_none() {
-                                return Err(QError::semantic(format!("`{label}.{prop}', not found the property `{prop}'.")));
+                                return Err(QError::semantic(format!(
+                                    "`{label}.{prop}', not found the property `{prop}'."
+                                )));
                             }
                             needs.edge_props = true;
                         }
@@ -350,7 +371,9 @@ impl QueryEngine {
                             let s = self.catalog.schema(space, SchemaKind::Tag, tag)?;
                             if s.latest().prop_index(prop).is_none() {
                                 let side = if matches!(x, Expr::SrcProp { .. }) { "$^" } else { "$$" };
-                                return Err(QError::semantic(format!("`{side}.{tag}.{prop}', not found the property `{prop}'.")));
+                                return Err(QError::semantic(format!(
+                                    "`{side}.{tag}.{prop}', not found the property `{prop}'."
+                                )));
                             }
                             if matches!(x, Expr::SrcProp { .. }) {
                                 add(&mut needs.src_tags, s);
@@ -388,7 +411,13 @@ impl QueryEngine {
 
     /// The vertices of `vids` with the given tags, in the order of `vids` (`None`: no such vertex); nothing is
     /// read when no tag is needed.
-    fn vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &VertexProps) -> QResult<Vec<TagColumns>> {
+    fn vertices(
+        &self,
+        space: &SpaceDesc,
+        vids: &[Value],
+        tags: &[SchemaRef],
+        props: &VertexProps,
+    ) -> QResult<Vec<TagColumns>> {
         if tags.is_empty() {
             return Ok(Vec::new());
         }
@@ -431,11 +460,18 @@ enum Sink {
 impl Sink {
     fn new(node: &GoNode, y: &YieldClause, columns: Vec<String>) -> Sink {
         match &node.top {
-            None => Sink::All { out: DataSet::from_columns(columns, Vec::new()), distinct: y.distinct.then(DistinctRows::default) },
+            None => Sink::All {
+                out: DataSet::from_columns(columns, Vec::new()),
+                distinct: y.distinct.then(DistinctRows::default),
+            },
             Some(t) => Sink::Top {
                 top: TopRows::new(t.keys.iter().map(|&(_, asc)| asc).collect(), t.keep),
                 keys: t.keys.iter().map(|&(i, _)| i).collect(),
-                lazy: y.columns.iter().enumerate().all(|(i, c)| t.keys.iter().any(|&(k, _)| k == i) || cannot_fail(&c.expr, None)),
+                lazy: y
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .all(|(i, c)| t.keys.iter().any(|&(k, _)| k == i) || cannot_fail(&c.expr, None)),
                 kept: y.distinct.then(HashSet::default),
                 columns,
             },
@@ -594,7 +630,14 @@ impl EvalContext for GoContext<'_> {
             VertexRef::Current => return Err(QError::semantic("`VERTEX' is not support in go sentence.")),
         };
         let present = v.tags.iter().filter(|t| t.present[v.pos]);
-        let tags = present.map(|t| (t.schema.name.clone(), t.names.iter().cloned().zip(t.columns.iter().map(|c| c[v.pos].clone())).collect())).collect();
+        let tags = present
+            .map(|t| {
+                (
+                    t.schema.name.clone(),
+                    t.names.iter().cloned().zip(t.columns.iter().map(|c| c[v.pos].clone())).collect(),
+                )
+            })
+            .collect();
         Ok(Value::Vertex(Box::new(make_vertex(id.clone(), tags))))
     }
 
@@ -602,4 +645,3 @@ impl EvalContext for GoContext<'_> {
         Ok(Value::Edge(Box::new(self.edge_value())))
     }
 }
-

@@ -90,7 +90,9 @@ impl QueryEngine {
         let mut last = DataSet::empty();
         for stmt in &statements {
             last = match stmt {
-                Statement::Explain { profile, format, body } => self.explain(session, body, *profile, *format, &mut req)?,
+                Statement::Explain { profile, format, body } => {
+                    self.explain(session, body, *profile, *format, &mut req)?
+                }
                 _ => {
                     let plan = self.plan(session, stmt, &req)?;
                     Executor { engine: self, session, req: &mut req, profiles: None }.run(&plan, None)?
@@ -126,7 +128,14 @@ impl QueryEngine {
 
     /// EXPLAIN returns the plans of `body` as rows; PROFILE runs them and returns the last one's rows, with the
     /// plans and per-operator rows and times in [`DataSet::plan`].
-    fn explain(&self, session: &mut Session, body: &[Statement], profile: bool, format: PlanFormat, req: &mut Request<'_>) -> QResult<DataSet> {
+    fn explain(
+        &self,
+        session: &mut Session,
+        body: &[Statement],
+        profile: bool,
+        format: PlanFormat,
+        req: &mut Request<'_>,
+    ) -> QResult<DataSet> {
         let mut plans = Vec::new();
         let mut last = DataSet::empty();
         let mut profiles = Profiles::new();
@@ -153,21 +162,31 @@ impl QueryEngine {
     }
 
     fn show_sessions(&self, only: Option<i64>) -> DataSet {
-        let mut ds = DataSet::with_columns(&["SessionId", "UserName", "SpaceName", "CreateTime", "UpdateTime", "GraphAddr", "Timezone", "ClientIp"]);
+        let mut ds = DataSet::with_columns(&[
+            "SessionId",
+            "UserName",
+            "SpaceName",
+            "CreateTime",
+            "UpdateTime",
+            "GraphAddr",
+            "Timezone",
+            "ClientIp",
+        ]);
         let mut sessions = self.sessions.as_ref().map(|r| r.sessions()).unwrap_or_default();
         sessions.retain(|s| only.is_none_or(|id| s.id == id));
         sessions.sort_by_key(|s| std::cmp::Reverse(s.created_us));
-        let time = |us: i64| quiver_common::datetime::DateTime::from_micros(us).map(Value::DateTime).unwrap_or(Value::NULL);
+        let time =
+            |us: i64| quiver_common::datetime::DateTime::from_micros(us).map(Value::DateTime).unwrap_or(Value::NULL);
         for s in sessions {
             ds.push_row([
-                    Value::Int(s.id),
-                    Value::str(s.user),
-                    Value::str(s.space.unwrap_or_default()),
-                    time(s.created_us),
-                    time(s.updated_us),
-                    Value::str(s.graph_addr),
-                    Value::Int(s.timezone_offset_secs),
-                    Value::str(s.client_ip),
+                Value::Int(s.id),
+                Value::str(s.user),
+                Value::str(s.space.unwrap_or_default()),
+                time(s.created_us),
+                time(s.updated_us),
+                Value::str(s.graph_addr),
+                Value::Int(s.timezone_offset_secs),
+                Value::str(s.client_ip),
             ]);
         }
         ds
@@ -178,7 +197,12 @@ impl QueryEngine {
         self.catalog.space(name)
     }
 
-    pub(crate) fn execute_statement(&self, session: &mut Session, stmt: &Statement, params: &Params) -> QResult<DataSet> {
+    pub(crate) fn execute_statement(
+        &self,
+        session: &mut Session,
+        stmt: &Statement,
+        params: &Params,
+    ) -> QResult<DataSet> {
         match stmt {
             Statement::CreateSpace { .. }
             | Statement::DropSpace { .. }

@@ -7,7 +7,7 @@
 //! ranges do not answer exactly (`!=`, other fields, strings longer than the index keeps) are re-checked on the rows.
 //! Only indexes that are ready are used: no query sees an index whose build has not finished.
 
-use crate::context::{make_vertex, ParamContext, VertexContext, EdgeContext};
+use crate::context::{make_vertex, EdgeContext, ParamContext, VertexContext};
 use crate::data::{project, yield_columns};
 use crate::{DataSet, Params, QueryEngine};
 use quiver_api::*;
@@ -109,10 +109,18 @@ fn fit(value: Value, ty: PropType, op: BinaryOp, prop: &str) -> QResult<Value> {
 
 impl QueryEngine {
     /// Validates a LOOKUP and chooses its index ranges (the catalog only; no storage).
-    pub(crate) fn plan_lookup(&self, space: &SpaceDesc, stmt: &LookupStatement, params: &Params) -> QResult<LookupPlan> {
+    pub(crate) fn plan_lookup(
+        &self,
+        space: &SpaceDesc,
+        stmt: &LookupStatement,
+        params: &Params,
+    ) -> QResult<LookupPlan> {
         let schema = match self.catalog.schema(space, SchemaKind::Edge, &stmt.schema) {
             Ok(s) => s,
-            Err(_) => self.catalog.schema(space, SchemaKind::Tag, &stmt.schema).map_err(|_| QError::new(ErrorCode::SemanticError, format!("Schema not exist: {}", stmt.schema)))?,
+            Err(_) => self
+                .catalog
+                .schema(space, SchemaKind::Tag, &stmt.schema)
+                .map_err(|_| QError::new(ErrorCode::SemanticError, format!("Schema not exist: {}", stmt.schema)))?,
         };
         let branches = match &stmt.filter {
             None => vec![Vec::new()],
@@ -126,14 +134,22 @@ impl QueryEngine {
         };
         let yield_clause = stmt.yield_clause.clone().ok_or_else(|| QError::semantic("Missing yield clause."))?;
         self.check_lookup_yield(&schema, &yield_clause)?;
-        let all: Vec<IndexRef> = self.catalog.indexes(space).into_iter().filter(|i| i.kind == schema.kind && i.schema_id == schema.id).collect();
+        let all: Vec<IndexRef> = self
+            .catalog
+            .indexes(space)
+            .into_iter()
+            .filter(|i| i.kind == schema.kind && i.schema_id == schema.id)
+            .collect();
         if all.is_empty() {
             return Err(QError::execution("There is no index to use at runtime"));
         }
         let ready: Vec<IndexRef> = all.iter().filter(|i| i.state == IndexState::Ready).cloned().collect();
         if ready.is_empty() {
             let names: Vec<&str> = all.iter().map(|i| i.name.as_str()).collect();
-            return Err(QError::execution(format!("There is no index to use at runtime: {} not finished building yet (see SHOW JOBS)", names.join(", "))));
+            return Err(QError::execution(format!(
+                "There is no index to use at runtime: {} not finished building yet (see SHOW JOBS)",
+                names.join(", ")
+            )));
         }
         let mut scans = Vec::new();
         let mut exact = true;
@@ -142,7 +158,9 @@ impl QueryEngine {
             exact &= ex;
             scans.append(&mut s);
         }
-        let fetch = !exact || schema.ttl_duration > 0 && !schema.ttl_col.is_empty() || yield_clause.columns.iter().any(|c| needs_row(&c.expr));
+        let fetch = !exact
+            || schema.ttl_duration > 0 && !schema.ttl_col.is_empty()
+            || yield_clause.columns.iter().any(|c| needs_row(&c.expr));
         Ok(LookupPlan { schema, scans, fetch, filter: stmt.filter.clone(), yield_clause })
     }
 
@@ -168,11 +186,31 @@ impl QueryEngine {
                 }
                 Ok(out)
             }
-            Expr::Binary { op: BinaryOp::Regex | BinaryOp::Contains | BinaryOp::NotContains | BinaryOp::EndsWith | BinaryOp::NotStartsWith | BinaryOp::NotEndsWith, .. } => {
-                Err(QError::semantic(format!("Expression {e} is not supported, please use full-text index as an optimal solution")))
-            }
+            Expr::Binary {
+                op:
+                    BinaryOp::Regex
+                    | BinaryOp::Contains
+                    | BinaryOp::NotContains
+                    | BinaryOp::EndsWith
+                    | BinaryOp::NotStartsWith
+                    | BinaryOp::NotEndsWith,
+                ..
+            } => Err(QError::semantic(format!(
+                "Expression {e} is not supported, please use full-text index as an optimal solution"
+            ))),
             Expr::Binary { op, lhs, rhs }
-                if matches!(op, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::In | BinaryOp::NotIn | BinaryOp::StartsWith) =>
+                if matches!(
+                    op,
+                    BinaryOp::Eq
+                        | BinaryOp::Ne
+                        | BinaryOp::Lt
+                        | BinaryOp::Le
+                        | BinaryOp::Gt
+                        | BinaryOp::Ge
+                        | BinaryOp::In
+                        | BinaryOp::NotIn
+                        | BinaryOp::StartsWith
+                ) =>
             {
                 let (prop_side, const_side, op) = match (&**lhs, &**rhs) {
                     (Expr::LabelProp { .. }, Expr::LabelProp { .. }) => return Err(not_supported_yet(e)),
@@ -187,7 +225,12 @@ impl QueryEngine {
                 if !is_constant(const_side) {
                     return Err(QError::semantic(format!("'{const_side}' is not an evaluable expression.")));
                 }
-                let def = schema.latest().props.iter().find(|p| p.name == *prop).ok_or_else(|| QError::semantic(format!("Invalid column: {prop}")))?;
+                let def = schema
+                    .latest()
+                    .props
+                    .iter()
+                    .find(|p| p.name == *prop)
+                    .ok_or_else(|| QError::semantic(format!("Invalid column: {prop}")))?;
                 let v = eval(const_side, &ParamContext { params })?;
                 let value = fit(v, def.ty, op, prop)?;
                 Ok(vec![vec![Pred { prop: prop.clone(), op, value }]])
@@ -220,10 +263,16 @@ impl QueryEngine {
                     Expr::LabelProp { label, prop } if schema.latest().prop_index(prop).is_none() => {
                         err = Some(QError::semantic(format!("`{label}.{prop}', not found the property `{prop}'.")));
                     }
-                    Expr::EdgeMetaProp { .. } if schema.kind == SchemaKind::Tag => err = Some(QError::semantic(format!("Schema name error: {}", schema.name))),
-                    Expr::SrcProp { .. } | Expr::DstProp { .. } | Expr::Vertex(VertexRef::Src | VertexRef::Dst) => src_dst = true,
+                    Expr::EdgeMetaProp { .. } if schema.kind == SchemaKind::Tag => {
+                        err = Some(QError::semantic(format!("Schema name error: {}", schema.name)))
+                    }
+                    Expr::SrcProp { .. } | Expr::DstProp { .. } | Expr::Vertex(VertexRef::Src | VertexRef::Dst) => {
+                        src_dst = true
+                    }
                     Expr::InputProp(_) | Expr::VarProp { .. } => input_var = true,
-                    Expr::Aggregate { .. } => err = Some(QError::not_supported(format!("Aggregate function `{e}' in LOOKUP"))),
+                    Expr::Aggregate { .. } => {
+                        err = Some(QError::not_supported(format!("Aggregate function `{e}' in LOOKUP")))
+                    }
                     _ => {}
                 }
             });
@@ -240,7 +289,13 @@ impl QueryEngine {
         Ok(())
     }
 
-    pub(crate) fn run_lookup(&self, space: &SpaceDesc, plan: &LookupPlan, params: &Params, budget: &Budget) -> QResult<DataSet> {
+    pub(crate) fn run_lookup(
+        &self,
+        space: &SpaceDesc,
+        plan: &LookupPlan,
+        params: &Params,
+        budget: &Budget,
+    ) -> QResult<DataSet> {
         let hits = self.storage.scan_index(space, &plan.scans, budget)?;
         let y = &plan.yield_clause;
         let mut ds = DataSet::new(yield_columns(y), Vec::new());
@@ -254,7 +309,8 @@ impl QueryEngine {
         };
         match schema.kind {
             SchemaKind::Tag => {
-                let vids: Vec<Value> = hits.into_iter().filter_map(|h| if let IndexHit::Vertex(v) = h { Some(v) } else { None }).collect();
+                let vids: Vec<Value> =
+                    hits.into_iter().filter_map(|h| if let IndexHit::Vertex(v) = h { Some(v) } else { None }).collect();
                 for chunk in vids.chunks(1024) {
                     budget.check()?;
                     let rows: Vec<Option<VertexData>> = if plan.fetch {
@@ -267,7 +323,10 @@ impl QueryEngine {
                             // An entry whose row is gone (expired, or removed since the scan).
                             continue;
                         }
-                        let vertex = make_vertex(data.vid, data.tags.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect());
+                        let vertex = make_vertex(
+                            data.vid,
+                            data.tags.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect(),
+                        );
                         let ctx = VertexContext { params, vertex: &vertex, extra: &[] };
                         if keep(&ctx)? {
                             project(y, &ctx, &mut ds, &mut seen)?;
@@ -278,14 +337,31 @@ impl QueryEngine {
             SchemaKind::Edge => {
                 let keys: Vec<EdgeKeyVal> = hits
                     .into_iter()
-                    .filter_map(|h| if let IndexHit::Edge(src, rank, dst) = h { Some(EdgeKeyVal { src, edge_type: schema.id, rank, dst }) } else { None })
+                    .filter_map(|h| {
+                        if let IndexHit::Edge(src, rank, dst) = h {
+                            Some(EdgeKeyVal { src, edge_type: schema.id, rank, dst })
+                        } else {
+                            None
+                        }
+                    })
                     .collect();
                 for chunk in keys.chunks(1024) {
                     budget.check()?;
-                    let rows: Vec<Option<Props>> = if plan.fetch { self.storage.get_edges(space, schema, chunk)? } else { chunk.iter().map(|_| Some(Props::new())).collect() };
+                    let rows: Vec<Option<Props>> = if plan.fetch {
+                        self.storage.get_edges(space, schema, chunk)?
+                    } else {
+                        chunk.iter().map(|_| Some(Props::new())).collect()
+                    };
                     for (key, props) in chunk.iter().zip(rows) {
                         let Some(props) = props else { continue };
-                        let e = Edge { src: key.src.clone(), dst: key.dst.clone(), edge_type: schema.id, name: schema.name.clone(), ranking: key.rank, props };
+                        let e = Edge {
+                            src: key.src.clone(),
+                            dst: key.dst.clone(),
+                            edge_type: schema.id,
+                            name: schema.name.clone(),
+                            ranking: key.rank,
+                            props,
+                        };
                         let ctx = EdgeContext { params, edge: &e };
                         if keep(&ctx)? {
                             project(y, &ctx, &mut ds, &mut seen)?;
@@ -331,7 +407,8 @@ fn choose(ready: &[IndexRef], preds: &[Pred]) -> (Vec<IndexScan>, bool) {
             })
         })
     };
-    let is_range = |p: &Pred| matches!(p.op, BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::StartsWith);
+    let is_range =
+        |p: &Pred| matches!(p.op, BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::StartsWith);
     let score = |i: &IndexRef| -> (usize, bool) {
         let mut eq = 0;
         for f in &i.fields {
@@ -425,7 +502,8 @@ fn choose(ready: &[IndexRef], preds: &[Pred]) -> (Vec<IndexScan>, bool) {
         range = Some(r);
     }
     exact &= used.iter().all(|u| *u);
-    let scans = prefixes.into_iter().map(|prefix| IndexScan { index: best.clone(), prefix, range: range.clone() }).collect();
+    let scans =
+        prefixes.into_iter().map(|prefix| IndexScan { index: best.clone(), prefix, range: range.clone() }).collect();
     (scans, exact)
 }
 
@@ -450,7 +528,8 @@ pub(crate) fn scan_name(plan: &LookupPlan) -> &'static str {
 
 /// One scan as EXPLAIN shows it: `index[field==v, field>v AND field<=v]`, `index[*]` for a whole index.
 pub(crate) fn describe_scan(s: &IndexScan) -> String {
-    let mut parts: Vec<String> = s.index.fields.iter().zip(&s.prefix).map(|(f, v)| format!("{}=={v}", f.name)).collect();
+    let mut parts: Vec<String> =
+        s.index.fields.iter().zip(&s.prefix).map(|(f, v)| format!("{}=={v}", f.name)).collect();
     if let Some(r) = &s.range {
         let f = &s.index.fields[s.prefix.len()].name;
         let mut b = Vec::new();

@@ -20,14 +20,22 @@ pub(crate) fn kind_of(k: ast::SchemaKind) -> SchemaKind {
 
 fn check_comment(c: &Option<String>) -> QResult<()> {
     match c {
-        Some(c) if c.len() > COMMENT_BYTES_MAX => Err(QError::semantic(format!("Comment is longer than {COMMENT_BYTES_MAX} bytes"))),
+        Some(c) if c.len() > COMMENT_BYTES_MAX => {
+            Err(QError::semantic(format!("Comment is longer than {COMMENT_BYTES_MAX} bytes")))
+        }
         _ => Ok(()),
     }
 }
 
 /// Turns a property declaration into a catalog entry, checking that its DEFAULT fits its type.
 fn prop_def(spec: &PropSpec) -> QResult<PropDef> {
-    let mut def = PropDef { name: spec.name.clone(), ty: spec.ty, nullable: spec.nullable, default: None, comment: spec.comment.clone() };
+    let mut def = PropDef {
+        name: spec.name.clone(),
+        ty: spec.ty,
+        nullable: spec.nullable,
+        default: None,
+        comment: spec.comment.clone(),
+    };
     if let Some(e) = &spec.default {
         let v = eval_const(e)?;
         // A DEFAULT must be a value of the property's type; NULL only for a nullable property.
@@ -57,7 +65,9 @@ impl QueryEngine {
             Statement::CreateSpace { if_not_exists, name, partition_num, replica_factor, vid_type, comment } => {
                 let parts = partition_num.unwrap_or(DEFAULT_PARTITION_NUM);
                 if parts <= 0 || parts > PARTITIONS_MAX as i64 {
-                    return Err(QError::semantic(format!("partition_num must be between 1 and {PARTITIONS_MAX}, got {parts}")));
+                    return Err(QError::semantic(format!(
+                        "partition_num must be between 1 and {PARTITIONS_MAX}, got {parts}"
+                    )));
                 }
                 let replicas = replica_factor.unwrap_or(1);
                 if replicas <= 0 {
@@ -68,13 +78,21 @@ impl QueryEngine {
                     Some(VidTypeSpec::Int64) => VidType::Int64,
                     Some(VidTypeSpec::FixedString(n)) => {
                         if *n <= 0 || *n > VID_BYTES_MAX as i64 {
-                            return Err(QError::semantic(format!("Only support fixed string vid type with length between 1 and {VID_BYTES_MAX}, got {n}")));
+                            return Err(QError::semantic(format!(
+                                "Only support fixed string vid type with length between 1 and {VID_BYTES_MAX}, got {n}"
+                            )));
                         }
                         VidType::FixedString(*n as u32)
                     }
                 };
                 check_comment(comment)?;
-                let space = NewSpace { name: name.clone(), partition_num: parts as u32, replica_factor: replicas as u32, vid_type, comment: comment.clone() };
+                let space = NewSpace {
+                    name: name.clone(),
+                    partition_num: parts as u32,
+                    replica_factor: replicas as u32,
+                    vid_type,
+                    comment: comment.clone(),
+                };
                 self.catalog.create_space(space, *if_not_exists)?;
                 Ok(DataSet::empty())
             }
@@ -102,7 +120,16 @@ impl QueryEngine {
             Statement::DescribeSpace(name) => {
                 let s = self.catalog.space(name)?;
                 let mut ds = DataSet::with_columns(&[
-                    "ID", "Name", "Partition Number", "Replica Factor", "Charset", "Collate", "Vid Type", "Atomic Edge", "Zones", "Comment",
+                    "ID",
+                    "Name",
+                    "Partition Number",
+                    "Replica Factor",
+                    "Charset",
+                    "Collate",
+                    "Vid Type",
+                    "Atomic Edge",
+                    "Zones",
+                    "Comment",
                 ]);
                 ds.push_row([
                     Value::Int(s.id as i64),
@@ -150,12 +177,18 @@ impl QueryEngine {
                 for op in ops {
                     changes.push(match op {
                         AlterOp::Add(specs) => SchemaChange::Add(specs.iter().map(prop_def).collect::<QResult<_>>()?),
-                        AlterOp::Change(specs) => SchemaChange::Change(specs.iter().map(prop_def).collect::<QResult<_>>()?),
+                        AlterOp::Change(specs) => {
+                            SchemaChange::Change(specs.iter().map(prop_def).collect::<QResult<_>>()?)
+                        }
                         AlterOp::Drop(names) => SchemaChange::Drop(names.clone()),
                     });
                 }
                 check_comment(&options.comment)?;
-                let opts = SchemaOptionsChange { ttl_duration: options.ttl_duration, ttl_col: options.ttl_col.clone(), comment: options.comment.clone() };
+                let opts = SchemaOptionsChange {
+                    ttl_duration: options.ttl_duration,
+                    ttl_col: options.ttl_col.clone(),
+                    comment: options.comment.clone(),
+                };
                 self.catalog.alter_schema(space, kind_of(*kind), name, changes, opts)?;
                 Ok(DataSet::empty())
             }
@@ -167,13 +200,15 @@ impl QueryEngine {
             }
             Statement::ShowSchemas(kind) => {
                 let mut ds = DataSet::with_columns(&["Name"]);
-                let mut names: Vec<String> = self.catalog.schemas(space, kind_of(*kind)).iter().map(|s| s.name.clone()).collect();
+                let mut names: Vec<String> =
+                    self.catalog.schemas(space, kind_of(*kind)).iter().map(|s| s.name.clone()).collect();
                 names.sort();
                 names.into_iter().for_each(|n| ds.push_row([Value::str(n)]));
                 Ok(ds)
             }
             Statement::DescribeSchema { kind, name } => {
-                let schema = self.catalog.schema(space, kind_of(*kind), name).map_err(|_| kind_of(*kind).not_existed())?;
+                let schema =
+                    self.catalog.schema(space, kind_of(*kind), name).map_err(|_| kind_of(*kind).not_existed())?;
                 let mut ds = DataSet::with_columns(&["Field", "Type", "Null", "Default", "Comment"]);
                 for p in &schema.latest().props {
                     ds.push_row([
@@ -187,7 +222,8 @@ impl QueryEngine {
                 Ok(ds)
             }
             Statement::ShowCreateSchema { kind, name } => {
-                let schema = self.catalog.schema(space, kind_of(*kind), name).map_err(|_| kind_of(*kind).not_existed())?;
+                let schema =
+                    self.catalog.schema(space, kind_of(*kind), name).map_err(|_| kind_of(*kind).not_existed())?;
                 let (c1, c2) = match kind {
                     ast::SchemaKind::Tag => ("Tag", "Create Tag"),
                     ast::SchemaKind::Edge => ("Edge", "Create Edge"),
@@ -195,7 +231,12 @@ impl QueryEngine {
                 let mut text = format!("CREATE {} `{}` (\n", kind.keyword(), schema.name);
                 let props = &schema.latest().props;
                 for (i, p) in props.iter().enumerate() {
-                    text.push_str(&format!(" `{}` {} {}", p.name, p.ty.name(), if p.nullable { "NULL" } else { "NOT NULL" }));
+                    text.push_str(&format!(
+                        " `{}` {} {}",
+                        p.name,
+                        p.ty.name(),
+                        if p.nullable { "NULL" } else { "NOT NULL" }
+                    ));
                     if let Some((t, _)) = &p.default {
                         text.push_str(&format!(" DEFAULT {t}"));
                     }

@@ -1,11 +1,11 @@
 //! The `quiver` binary: `quiver serve` runs the embedded server, `quiver console` the shell.
 
 use clap::{Parser, Subcommand};
+use quiver_common::budget::Limits;
+use quiver_server::sessions::SessionManager;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use quiver_common::budget::Limits;
 use std::process::ExitCode;
-use quiver_server::sessions::SessionManager;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -108,13 +108,32 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { data_dir, http_addr, graph_addr, session_idle_timeout_secs, client_white_list, max_frame_mb, demo, datasets, query_timeout_ms, query_memory_mb, disabled_rules } => {
-            let limits = Limits { timeout: Duration::from_millis(query_timeout_ms), memory_bytes: query_memory_mb.saturating_mul(1 << 20) };
+        Command::Serve {
+            data_dir,
+            http_addr,
+            graph_addr,
+            session_idle_timeout_secs,
+            client_white_list,
+            max_frame_mb,
+            demo,
+            datasets,
+            query_timeout_ms,
+            query_memory_mb,
+            disabled_rules,
+        } => {
+            let limits = Limits {
+                timeout: Duration::from_millis(query_timeout_ms),
+                memory_bytes: query_memory_mb.saturating_mul(1 << 20),
+            };
             let graph = GraphOptions {
                 addr: graph_addr,
                 idle_timeout: Duration::from_secs(session_idle_timeout_secs.max(1)),
                 config: quiver_server::graphd::GraphConfig {
-                    client_versions: client_white_list.split(':').filter(|v| !v.is_empty()).map(str::to_string).collect(),
+                    client_versions: client_white_list
+                        .split(':')
+                        .filter(|v| !v.is_empty())
+                        .map(str::to_string)
+                        .collect(),
                     max_frame_bytes: max_frame_mb.max(1).saturating_mul(1 << 20),
                     ..Default::default()
                 },
@@ -135,7 +154,12 @@ fn main() -> ExitCode {
                 out_dir,
                 social_scale: scale.unwrap_or_else(|| if quick { "sf1".into() } else { "sf10".into() }),
                 ldbc_dir,
-                peers: peers.split(',').map(str::trim).filter(|p| !p.is_empty() && *p != "none").map(str::to_string).collect(),
+                peers: peers
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty() && *p != "none")
+                    .map(str::to_string)
+                    .collect(),
                 python,
                 scripts: PathBuf::from("bench"),
                 seed,
@@ -165,11 +189,21 @@ fn main() -> ExitCode {
         Command::Console { addr, exec, file } => {
             let mut client = quiver_console::Client::new(&addr);
             if let Some(stmt) = exec {
-                return if quiver_console::run_script(&mut client, &stmt) { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+                return if quiver_console::run_script(&mut client, &stmt) {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                };
             }
             if let Some(path) = file {
                 return match std::fs::read_to_string(&path) {
-                    Ok(text) => if quiver_console::run_script(&mut client, &text) { ExitCode::SUCCESS } else { ExitCode::FAILURE },
+                    Ok(text) => {
+                        if quiver_console::run_script(&mut client, &text) {
+                            ExitCode::SUCCESS
+                        } else {
+                            ExitCode::FAILURE
+                        }
+                    }
                     Err(e) => {
                         eprintln!("quiver console: cannot read {}: {e}", path.display());
                         ExitCode::FAILURE
@@ -230,7 +264,15 @@ struct GraphOptions {
     config: quiver_server::graphd::GraphConfig,
 }
 
-fn serve(data_dir: PathBuf, http_addr: SocketAddr, graph: GraphOptions, demo: bool, datasets: PathBuf, limits: Limits, disabled_rules: Vec<String>) -> Result<(), String> {
+fn serve(
+    data_dir: PathBuf,
+    http_addr: SocketAddr,
+    graph: GraphOptions,
+    demo: bool,
+    datasets: PathBuf,
+    limits: Limits,
+    disabled_rules: Vec<String>,
+) -> Result<(), String> {
     let known = quiver_query::optimizer::rule_names();
     if let Some(bad) = disabled_rules.iter().find(|r| !known.contains(&r.as_str())) {
         return Err(format!("unknown optimizer rule `{bad}' (rules: {})", known.join(", ")));
@@ -255,12 +297,28 @@ fn serve(data_dir: PathBuf, http_addr: SocketAddr, graph: GraphOptions, demo: bo
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(http_addr).await.map_err(|e| format!("cannot listen on {http_addr}: {e}"))?;
-        let graph_listener = tokio::net::TcpListener::bind(graph.addr).await.map_err(|e| format!("cannot listen on {}: {e}", graph.addr))?;
-        log::info!("quiver serving HTTP on {http_addr} and the graph protocol on {} (data in {})", graph.addr, data_dir.display());
-        let graph_task = tokio::spawn(quiver_server::graphd::serve(graph_listener, db.clone(), sessions, graph.config, graph.idle_timeout));
+        let listener =
+            tokio::net::TcpListener::bind(http_addr).await.map_err(|e| format!("cannot listen on {http_addr}: {e}"))?;
+        let graph_listener = tokio::net::TcpListener::bind(graph.addr)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", graph.addr))?;
+        log::info!(
+            "quiver serving HTTP on {http_addr} and the graph protocol on {} (data in {})",
+            graph.addr,
+            data_dir.display()
+        );
+        let graph_task = tokio::spawn(quiver_server::graphd::serve(
+            graph_listener,
+            db.clone(),
+            sessions,
+            graph.config,
+            graph.idle_timeout,
+        ));
         let app = quiver_server::http::router(db.clone());
-        let served = axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await.map_err(|e| format!("server error: {e}"));
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown_signal())
+            .await
+            .map_err(|e| format!("server error: {e}"));
         graph_task.abort();
         served?;
         db.flush().map_err(|e| e.to_string())?;

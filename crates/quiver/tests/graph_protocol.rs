@@ -103,9 +103,19 @@ fn framed_compact_and_pipelined_calls_are_answered_in_order() {
     let stream = c.stream();
     // Three calls written at once, two header-framed and one framed-compact; replies come back in order.
     let mut batch = Vec::new();
-    for (seq, framing) in [(11, Framing::Header { flags: 0, seq_id: 11, protocol: PROTOCOL_COMPACT }), (12, Framing::FramedCompact), (13, Framing::Header { flags: 0, seq_id: 13, protocol: PROTOCOL_COMPACT })] {
+    for (seq, framing) in [
+        (11, Framing::Header { flags: 0, seq_id: 11, protocol: PROTOCOL_COMPACT }),
+        (12, Framing::FramedCompact),
+        (13, Framing::Header { flags: 0, seq_id: 13, protocol: PROTOCOL_COMPACT }),
+    ] {
         let stmt = format!("YIELD {seq} AS s");
-        batch.extend(encode_frame(framing, &encode_call(seq, &Call::Execute { session_id: sid, stmt: stmt.into_bytes(), params: BTreeMap::new(), json: false })));
+        batch.extend(encode_frame(
+            framing,
+            &encode_call(
+                seq,
+                &Call::Execute { session_id: sid, stmt: stmt.into_bytes(), params: BTreeMap::new(), json: false },
+            ),
+        ));
     }
     stream.write_all(&batch).unwrap();
     for seq in [11, 12, 13] {
@@ -135,10 +145,16 @@ fn idle_sessions_expire_and_signed_out_sessions_are_gone() {
     assert_ne!(idle, gone);
     c.call(&Call::Signout { session_id: gone }).unwrap();
     let r = c.execute(gone, "YIELD 1", BTreeMap::new()).unwrap();
-    assert_eq!((r.error_code, r.error_msg.unwrap()), (-1002, format!("Get sessionId[{gone}] failed: Session `{gone}' not found: Session not existed!")));
+    assert_eq!(
+        (r.error_code, r.error_msg.unwrap()),
+        (-1002, format!("Get sessionId[{gone}] failed: Session `{gone}' not found: Session not existed!"))
+    );
     std::thread::sleep(Duration::from_millis(2500));
     let r = c.execute(idle, "YIELD 1", BTreeMap::new()).unwrap();
-    assert_eq!((r.error_code, r.error_msg.unwrap()), (-1002, format!("Get sessionId[{idle}] failed: Session `{idle}' not found: Session not existed!")));
+    assert_eq!(
+        (r.error_code, r.error_msg.unwrap()),
+        (-1002, format!("Get sessionId[{idle}] failed: Session `{idle}' not found: Session not existed!"))
+    );
     // A new session lists only itself.
     let fresh = c.open_session("root", "nebula").unwrap();
     let r = c.execute(fresh, "SHOW SESSIONS", BTreeMap::new()).unwrap();
@@ -152,7 +168,15 @@ fn client_versions_outside_the_configured_list_are_refused() {
     let s = Server::start_with(dir.path(), &["--client-white-list", "3.0.0:3.8.0"]);
     let mut c = client(&s);
     let r = c.call(&Call::VerifyClientVersion { version: "2.6.0".into() }).unwrap().unwrap().unwrap();
-    assert_eq!(r, Reply::Verify { error_code: -3061, error_msg: Some("Graph client version(2.6.0) is not accepted, current graph client white list: 3.0.0:3.8.0.".into()) });
+    assert_eq!(
+        r,
+        Reply::Verify {
+            error_code: -3061,
+            error_msg: Some(
+                "Graph client version(2.6.0) is not accepted, current graph client white list: 3.0.0:3.8.0.".into()
+            )
+        }
+    );
     let r = c.call(&Call::VerifyClientVersion { version: "3.8.0".into() }).unwrap().unwrap().unwrap();
     assert_eq!(r, Reply::Verify { error_code: 0, error_msg: None });
 }

@@ -29,7 +29,10 @@ fn kill9_keeps_every_acknowledged_write_and_no_half_write() {
             let mut i = w;
             while !stop.load(Ordering::Relaxed) {
                 // Two tags in one statement: both or neither may survive. The edge goes in the next statement.
-                let stmt = format!("INSERT VERTEX a(x), b(y) VALUES {i}:({i}, {i}); INSERT EDGE e(w) VALUES {i}->{}:({i})", i + 1);
+                let stmt = format!(
+                    "INSERT VERTEX a(x), b(y) VALUES {i}:({i}, {i}); INSERT EDGE e(w) VALUES {i}->{}:({i})",
+                    i + 1
+                );
                 match exec_at(&addr, &stmt, Some("d")) {
                     Ok(j) if code(&j) == 0 => acked.lock().unwrap().push(i),
                     _ => break,
@@ -129,7 +132,8 @@ fn http_api_answers_in_execute_json_shape() {
 fn console_runs_statements_and_exits_nonzero_on_error() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path());
-    let out = Command::new(BIN).args(["console", "--addr", &server.addr, "-e", "YIELD 1 AS a, \"x\" AS b"]).output().unwrap();
+    let out =
+        Command::new(BIN).args(["console", "--addr", &server.addr, "-e", "YIELD 1 AS a, \"x\" AS b"]).output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("| a | b   |"), "{text}");
@@ -141,7 +145,8 @@ fn console_runs_statements_and_exits_nonzero_on_error() {
 
     let script = dir.path().join("s.ngql");
     std::fs::write(&script, "CREATE SPACE c(vid_type=INT64);\nUSE c;\nCREATE TAG t(a int);\nINSERT VERTEX t(a) VALUES 1:(5);\nFETCH PROP ON t 1\n  YIELD t.a;\n").unwrap();
-    let out = Command::new(BIN).args(["console", "--addr", &server.addr, "-f", script.to_str().unwrap()]).output().unwrap();
+    let out =
+        Command::new(BIN).args(["console", "--addr", &server.addr, "-f", script.to_str().unwrap()]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("| 5   |"), "USE carries over between statements of a file");
 }
@@ -153,9 +158,16 @@ fn sigterm_stops_cleanly_and_startup_errors_are_clear() {
 
     // A taken port is a clear error and a non-zero exit.
     let other = tempfile::tempdir().unwrap();
-    let out = Command::new(BIN).args(["serve", "--data-dir", other.path().to_str().unwrap(), "--http-addr", &server.addr]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["serve", "--data-dir", other.path().to_str().unwrap(), "--http-addr", &server.addr])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen on"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot listen on"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // An unusable data directory (a file) is a clear error and a non-zero exit.
     let file = dir.path().join("afile");
@@ -165,7 +177,11 @@ fn sigterm_stops_cleanly_and_startup_errors_are_clear() {
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("data directory"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("data directory"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let pid = server.child.id().to_string();
     assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());

@@ -11,7 +11,10 @@ use crate::Database;
 use quiver_common::{ErrorCode, QError};
 use quiver_query::{Params, PlanDesc};
 use quiver_wire::frame::{decode_frame, encode_frame, frame_len, Framing};
-use quiver_wire::graph::{decode_call, encode_exception, encode_reply, AuthResponse, Call, CallError, ExecutionResponse, Plan, PlanNode, Reply, Table, E_CLIENT_SERVER_INCOMPATIBLE, UNKNOWN_METHOD};
+use quiver_wire::graph::{
+    decode_call, encode_exception, encode_reply, AuthResponse, Call, CallError, ExecutionResponse, Plan, PlanNode,
+    Reply, Table, E_CLIENT_SERVER_INCOMPATIBLE, UNKNOWN_METHOD,
+};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,7 +22,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 /// NebulaGraph 3.x's default `client_white_list`.
-pub const DEFAULT_CLIENT_VERSIONS: &[&str] = &["3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0", "3.6.0", "3.7.0", "3.8.0"];
+pub const DEFAULT_CLIENT_VERSIONS: &[&str] =
+    &["3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0", "3.6.0", "3.7.0", "3.8.0"];
 
 #[derive(Debug, Clone)]
 pub struct GraphConfig {
@@ -47,7 +51,13 @@ struct Service {
 }
 
 /// Accepts connections until the task is dropped; idle sessions are reaped in the background.
-pub async fn serve(listener: TcpListener, db: Arc<Database>, sessions: Arc<SessionManager>, config: GraphConfig, idle_timeout: Duration) {
+pub async fn serve(
+    listener: TcpListener,
+    db: Arc<Database>,
+    sessions: Arc<SessionManager>,
+    config: GraphConfig,
+    idle_timeout: Duration,
+) {
     let service = Arc::new(Service { db, sessions: sessions.clone(), config });
     let _reaper = AbortOnDrop(tokio::spawn(async move {
         let period = (idle_timeout / 2).clamp(Duration::from_millis(100), Duration::from_secs(60));
@@ -102,7 +112,9 @@ impl Service {
             match tokio::time::timeout(self.config.frame_timeout, stream.read_exact(&mut body)).await {
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => return Err(format!("disconnected inside a frame of {len} bytes: {e}")),
-                Err(_) => return Err(format!("a frame of {len} bytes did not arrive within {:?}", self.config.frame_timeout)),
+                Err(_) => {
+                    return Err(format!("a frame of {len} bytes did not arrive within {:?}", self.config.frame_timeout))
+                }
             }
             let (framing, payload) = decode_frame(&body).map_err(|e| e.to_string())?;
             let (msg, call) = match decode_call(payload) {
@@ -133,7 +145,10 @@ impl Service {
                 if versions.is_empty() || versions.contains(&version) {
                     Some(Reply::Verify { error_code: 0, error_msg: None })
                 } else {
-                    let msg = format!("Graph client version({version}) is not accepted, current graph client white list: {}.", versions.join(":"));
+                    let msg = format!(
+                        "Graph client version({version}) is not accepted, current graph client white list: {}.",
+                        versions.join(":")
+                    );
                     Some(Reply::Verify { error_code: E_CLIENT_SERVER_INCOMPATIBLE, error_msg: Some(msg) })
                 }
             }
@@ -142,9 +157,19 @@ impl Service {
                 let reply = match self.sessions.create(&username, &peer.ip().to_string()) {
                     Ok(id) => {
                         log::info!("session {id} opened for user {username} from {peer}");
-                        AuthResponse { error_code: 0, session_id: Some(id), time_zone_offset_seconds: Some(0), time_zone_name: Some("UTC".into()), ..AuthResponse::default() }
+                        AuthResponse {
+                            error_code: 0,
+                            session_id: Some(id),
+                            time_zone_offset_seconds: Some(0),
+                            time_zone_name: Some("UTC".into()),
+                            ..AuthResponse::default()
+                        }
                     }
-                    Err(e) => AuthResponse { error_code: ErrorCode::SessionInvalid.as_i32(), error_msg: Some(e.message), ..AuthResponse::default() },
+                    Err(e) => AuthResponse {
+                        error_code: ErrorCode::SessionInvalid.as_i32(),
+                        error_msg: Some(e.message),
+                        ..AuthResponse::default()
+                    },
                 };
                 Some(Reply::Auth(reply))
             }
@@ -154,7 +179,9 @@ impl Service {
                 }
                 None
             }
-            Call::Execute { session_id, stmt, params, json } => Some(self.execute(session_id, stmt, params, json).await),
+            Call::Execute { session_id, stmt, params, json } => {
+                Some(self.execute(session_id, stmt, params, json).await)
+            }
         }
     }
 
@@ -198,7 +225,11 @@ fn error_reply(e: QError, json: bool) -> Reply {
     if json {
         return Reply::Json(crate::http::response_json(&Err(e), None, 0).to_string().into_bytes());
     }
-    Reply::Execution(ExecutionResponse { error_code: e.code.as_i32(), error_msg: Some(e.message), ..ExecutionResponse::default() })
+    Reply::Execution(ExecutionResponse {
+        error_code: e.code.as_i32(),
+        error_msg: Some(e.message),
+        ..ExecutionResponse::default()
+    })
 }
 
 fn wire_plan(p: &PlanDesc) -> Plan {

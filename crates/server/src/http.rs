@@ -87,7 +87,8 @@ fn plan_json(p: &PlanDesc) -> J {
             node
         })
         .collect();
-    let index: serde_json::Map<String, J> = p.nodes.iter().enumerate().map(|(i, n)| (n.id.to_string(), json!(i))).collect();
+    let index: serde_json::Map<String, J> =
+        p.nodes.iter().enumerate().map(|(i, n)| (n.id.to_string(), json!(i))).collect();
     json!({"planNodeDescs": nodes, "nodeIndexMap": index, "format": p.format, "optimize_time_in_us": p.optimize_time_us})
 }
 
@@ -114,14 +115,18 @@ async fn exec(State(db): State<Arc<Database>>, body: Bytes) -> Response {
         }
         Some(_) => return bad_request("`params' must be an object".into()),
     }
-    let session = Session { space: match req.get("space") {
-        None | Some(J::Null) => None,
-        Some(J::String(s)) if s.is_empty() => None,
-        Some(J::String(s)) => Some(s.clone()),
-        Some(_) => return bad_request("`space' must be a string".into()),
-    }, ..Session::default() };
+    let session = Session {
+        space: match req.get("space") {
+            None | Some(J::Null) => None,
+            Some(J::String(s)) if s.is_empty() => None,
+            Some(J::String(s)) => Some(s.clone()),
+            Some(_) => return bad_request("`space' must be a string".into()),
+        },
+        ..Session::default()
+    };
     let started = Instant::now();
-    let (result, session) = db.execute_blocking(session, stmt, params).await.unwrap_or_else(|e| (Err(e), Session::default()));
+    let (result, session) =
+        db.execute_blocking(session, stmt, params).await.unwrap_or_else(|e| (Err(e), Session::default()));
     let latency = started.elapsed().as_micros();
     axum::Json(response_json(&result, session.space.as_deref(), latency)).into_response()
 }

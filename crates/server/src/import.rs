@@ -69,7 +69,11 @@ impl VidCol {
 
     fn value(&self, space: &SpaceDesc, rec: &csv::StringRecord) -> Result<Value, String> {
         let raw = column(rec, self.index)?;
-        let vid = if self.hash { Value::Int(quiver_common::murmur::nebula_hash(raw.as_bytes())) } else { self.ty.value(raw)? };
+        let vid = if self.hash {
+            Value::Int(quiver_common::murmur::nebula_hash(raw.as_bytes()))
+        } else {
+            self.ty.value(raw)?
+        };
         if !space.vid_type_matches(&vid) {
             return Err(format!("VID `{raw}' is not of the space's VID type {}", space.vid_value_type()));
         }
@@ -121,7 +125,11 @@ fn plan_file(db: &Database, space: &SpaceDesc, file: &FileCfg) -> QResult<FilePl
     match (&file.vertex, &file.edge) {
         (Some(v), None) => Ok(FilePlan::Vertex {
             vid: VidCol::new(&v.vid)?,
-            tags: v.tags.iter().map(|t| Props::new(catalog.schema(space, SchemaKind::Tag, &t.name)?, &t.props)).collect::<QResult<_>>()?,
+            tags: v
+                .tags
+                .iter()
+                .map(|t| Props::new(catalog.schema(space, SchemaKind::Tag, &t.name)?, &t.props))
+                .collect::<QResult<_>>()?,
         }),
         (None, Some(e)) => Ok(FilePlan::Edge {
             props: Props::new(catalog.schema(space, SchemaKind::Edge, &e.name)?, &e.props)?,
@@ -134,11 +142,18 @@ fn plan_file(db: &Database, space: &SpaceDesc, file: &FileCfg) -> QResult<FilePl
 }
 
 /// Adds one CSV line to `run`.
-fn add_row(plan: &FilePlan, space: &SpaceDesc, rec: &csv::StringRecord, params: &Params, run: &mut BulkRun) -> Result<(), String> {
+fn add_row(
+    plan: &FilePlan,
+    space: &SpaceDesc,
+    rec: &csv::StringRecord,
+    params: &Params,
+    run: &mut BulkRun,
+) -> Result<(), String> {
     match plan {
         FilePlan::Vertex { vid, tags } => {
             let vid = vid.value(space, rec)?;
-            let rows = tags.iter().map(|t| Ok((t.schema.id, t.row(rec, params)?))).collect::<Result<Vec<_>, String>>()?;
+            let rows =
+                tags.iter().map(|t| Ok((t.schema.id, t.row(rec, params)?))).collect::<Result<Vec<_>, String>>()?;
             run.vertex(space, &vid, rows);
         }
         FilePlan::Edge { props, src, dst, rank } => {

@@ -28,8 +28,10 @@ pub struct Database {
 impl Database {
     /// Opens (or creates) a durable database in `dir`.
     pub fn open(dir: &Path) -> QResult<Database> {
-        std::fs::create_dir_all(dir).map_err(|e| QError::storage(format!("cannot create data directory {}: {e}", dir.display())))?;
-        let kv = RocksEngine::open(&dir.join("kv")).map_err(|e| QError::storage(format!("cannot open data directory {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| QError::storage(format!("cannot create data directory {}: {e}", dir.display())))?;
+        let kv = RocksEngine::open(&dir.join("kv"))
+            .map_err(|e| QError::storage(format!("cannot open data directory {}: {e}", dir.display())))?;
         Database::with_engine(Arc::new(kv))
     }
 
@@ -54,7 +56,12 @@ impl Database {
 
     /// Runs a request on the blocking pool, so a long query never stalls the async front ends; returns the result
     /// with the session as the request left it, or the internal error if the query task itself failed.
-    pub async fn execute_blocking(self: &Arc<Self>, mut session: Session, stmt: String, params: Params) -> QResult<(QResult<DataSet>, Session)> {
+    pub async fn execute_blocking(
+        self: &Arc<Self>,
+        mut session: Session,
+        stmt: String,
+        params: Params,
+    ) -> QResult<(QResult<DataSet>, Session)> {
         let db = self.clone();
         let joined = tokio::task::spawn_blocking(move || {
             let r = db.execute(&mut session, &stmt, &params);

@@ -1,11 +1,11 @@
 //! Loads a dataset described by a NebulaGraph-test-style `config.yaml` (space options, schema as nGQL, and how each
 //! CSV column maps to a VID, a tag or edge property, or a rank) by running the schema and batched INSERTs.
 
+use crate::mapping::{read_config, ColType, Config, VidCfg};
 use crate::Database;
 use quiver_common::value::write_quoted;
 use quiver_common::{QError, QResult};
 use quiver_query::Params;
-use crate::mapping::{read_config, ColType, Config, VidCfg};
 use std::path::Path;
 
 /// Rows per generated INSERT statement.
@@ -80,11 +80,24 @@ fn load_config(db: &Database, dir: &Path, cfg: &Config) -> QResult<LoadReport> {
         let mut rdr = file.reader(&path)?;
         let mut rows = Vec::new();
         let head = if let Some(v) = &file.vertex {
-            let tags: Vec<String> =
-                v.tags.iter().map(|t| format!("`{}`({})", t.name, t.props.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(","))).collect();
+            let tags: Vec<String> = v
+                .tags
+                .iter()
+                .map(|t| {
+                    format!(
+                        "`{}`({})",
+                        t.name,
+                        t.props.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(",")
+                    )
+                })
+                .collect();
             format!("INSERT VERTEX {} VALUES ", tags.join(","))
         } else if let Some(e) = &file.edge {
-            format!("INSERT EDGE `{}`({}) VALUES ", e.name, e.props.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(","))
+            format!(
+                "INSERT EDGE `{}`({}) VALUES ",
+                e.name,
+                e.props.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(",")
+            )
         } else {
             return Err(bad(format!("{name}: neither vertex nor edge")));
         };
@@ -109,7 +122,11 @@ fn load_config(db: &Database, dir: &Path, cfg: &Config) -> QResult<LoadReport> {
                     Some(r) => format!("@{}", literal("int", field(&rec, r.index, &name, line)?)?),
                     None => String::new(),
                 };
-                let vals = e.props.iter().map(|p| literal(&p.ty, field(&rec, p.index, &name, line)?)).collect::<QResult<Vec<_>>>()?;
+                let vals = e
+                    .props
+                    .iter()
+                    .map(|p| literal(&p.ty, field(&rec, p.index, &name, line)?))
+                    .collect::<QResult<Vec<_>>>()?;
                 report.edges += 1;
                 format!("{src}->{dst}{rank}:({})", vals.join(","))
             };

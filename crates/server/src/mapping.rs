@@ -84,7 +84,6 @@ pub struct EdgeCfg {
     pub props: Vec<PropCfg>,
 }
 
-
 fn bad(msg: impl std::fmt::Display) -> QError {
     QError::execution(format!("load error: {msg}"))
 }

@@ -70,11 +70,23 @@ impl Progress {
         const WIDTH: usize = 30;
         let bar = if self.total > 0 {
             let filled = ((self.done.min(self.total) as f64 / self.total as f64) * WIDTH as f64) as usize;
-            format!("[{}{}] {:>3}% ", "=".repeat(filled), " ".repeat(WIDTH - filled), self.done.min(self.total) * 100 / self.total)
+            format!(
+                "[{}{}] {:>3}% ",
+                "=".repeat(filled),
+                " ".repeat(WIDTH - filled),
+                self.done.min(self.total) * 100 / self.total
+            )
         } else {
             String::new()
         };
-        let line = format!("{:<28} {bar}{} {} {:.1}s ({}/s)", self.label, human(self.done as f64), self.unit, secs, human(rate));
+        let line = format!(
+            "{:<28} {bar}{} {} {:.1}s ({}/s)",
+            self.label,
+            human(self.done as f64),
+            self.unit,
+            secs,
+            human(rate)
+        );
         let mut err = std::io::stderr().lock();
         if self.tty {
             let _ = write!(err, "\r\x1b[2K{line}");

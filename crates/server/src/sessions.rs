@@ -43,7 +43,10 @@ fn now_us() -> i64 {
 
 /// The error NebulaGraph gives for a session id it does not know (never created, signed out, or expired).
 pub fn session_not_found(id: i64) -> QError {
-    QError::new(ErrorCode::SessionInvalid, format!("Get sessionId[{id}] failed: Session `{id}' not found: Session not existed!"))
+    QError::new(
+        ErrorCode::SessionInvalid,
+        format!("Get sessionId[{id}] failed: Session `{id}' not found: Session not existed!"),
+    )
 }
 
 impl SessionManager {
@@ -59,12 +62,23 @@ impl SessionManager {
         let now = now_us();
         let mut sessions = self.lock();
         loop {
-            let id = (getrandom::u64().map_err(|e| QError::execution(format!("cannot draw a session id: {e}")))? >> 1) as i64;
+            let id = (getrandom::u64().map_err(|e| QError::execution(format!("cannot draw a session id: {e}")))? >> 1)
+                as i64;
             if id == 0 || sessions.contains_key(&id) {
                 continue;
             }
             let state = Session { space: None, disabled_rules: self.disabled_rules.clone() };
-            sessions.insert(id, Entry { user: user.to_string(), client_ip: client_ip.to_string(), created_us: now, updated_us: now, last_used: Instant::now(), state });
+            sessions.insert(
+                id,
+                Entry {
+                    user: user.to_string(),
+                    client_ip: client_ip.to_string(),
+                    created_us: now,
+                    updated_us: now,
+                    last_used: Instant::now(),
+                    state,
+                },
+            );
             return Ok(id);
         }
     }
@@ -155,7 +169,10 @@ mod tests {
         assert_eq!(m.sessions().len(), 2);
         assert_eq!(m.checkout(0).unwrap_err().message, "Invalid session id");
         let e = m.checkout(12345).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), (ErrorCode::SessionInvalid, "Get sessionId[12345] failed: Session `12345' not found: Session not existed!"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (ErrorCode::SessionInvalid, "Get sessionId[12345] failed: Session `12345' not found: Session not existed!")
+        );
         std::thread::sleep(Duration::from_millis(250));
         assert!(m.sessions().is_empty());
         assert_eq!(m.checkout(a).unwrap_err().code, ErrorCode::SessionInvalid);

@@ -41,7 +41,10 @@ fn head_of(key: &[u8]) -> (u128, u128) {
     let mut b = [0u8; 32];
     let n = key.len().min(32);
     b[..n].copy_from_slice(&key[..n]);
-    (u128::from_be_bytes(b[..16].try_into().expect("16 bytes")), u128::from_be_bytes(b[16..].try_into().expect("16 bytes")))
+    (
+        u128::from_be_bytes(b[..16].try_into().expect("16 bytes")),
+        u128::from_be_bytes(b[16..].try_into().expect("16 bytes")),
+    )
 }
 
 impl BulkRun {
@@ -95,7 +98,10 @@ impl BulkRun {
         });
         let mut keep = Vec::with_capacity(entries.len());
         for i in 0..entries.len() {
-            if i + 1 == entries.len() || entries[i].head != entries[i + 1].head || self.key(&entries[i]) != self.key(&entries[i + 1]) {
+            if i + 1 == entries.len()
+                || entries[i].head != entries[i + 1].head
+                || self.key(&entries[i]) != self.key(&entries[i + 1])
+            {
                 keep.push(i);
             }
         }
@@ -148,9 +154,16 @@ impl EmbeddedStorage {
             let counted: Vec<QResult<Vec<(u32, PartCounters)>>> = std::thread::scope(|s| {
                 let handles: Vec<_> = parts
                     .chunks(parts.len().div_ceil(threads))
-                    .map(|chunk| s.spawn(move || chunk.iter().map(|&p| Ok((p, self.count_part(space, p)?))).collect::<QResult<Vec<_>>>()))
+                    .map(|chunk| {
+                        s.spawn(move || {
+                            chunk.iter().map(|&p| Ok((p, self.count_part(space, p)?))).collect::<QResult<Vec<_>>>()
+                        })
+                    })
                     .collect();
-                handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(QError::storage("a counting thread panicked")))).collect()
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err(QError::storage("a counting thread panicked"))))
+                    .collect()
             });
             let mut counters = Vec::with_capacity(parts.len());
             let mut b = quiver_kv::WriteBatch::new();

@@ -178,11 +178,13 @@ impl<'a> RowReader<'a> {
             PropType::Float => Value::Float(f32::from_le_bytes(arr(4).try_into().expect("slot")) as f64),
             PropType::Double => Value::Float(f64::from_le_bytes(arr(8).try_into().expect("slot"))),
             PropType::Date => Value::Date(
-                Date::new(i16::from_le_bytes([b[0], b[1]]) as i64, b[2] as i64, b[3] as i64).ok_or_else(|| corrupt("bad date"))?,
+                Date::new(i16::from_le_bytes([b[0], b[1]]) as i64, b[2] as i64, b[3] as i64)
+                    .ok_or_else(|| corrupt("bad date"))?,
             ),
             PropType::Time => Value::Time(Time::from_micros(i64::from_le_bytes(arr(8).try_into().expect("slot")))),
             PropType::DateTime => {
-                let date = Date::new(i16::from_le_bytes([b[0], b[1]]) as i64, b[2] as i64, b[3] as i64).ok_or_else(|| corrupt("bad datetime"))?;
+                let date = Date::new(i16::from_le_bytes([b[0], b[1]]) as i64, b[2] as i64, b[3] as i64)
+                    .ok_or_else(|| corrupt("bad datetime"))?;
                 let time = Time::from_micros(i64::from_le_bytes(b[4..12].try_into().expect("slot")));
                 Value::DateTime(DateTime { date, time })
             }

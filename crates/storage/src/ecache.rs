@@ -142,7 +142,8 @@ pub struct HotEdges {
 impl HotEdges {
     /// Counts `n` vertex reads of an edge type; true when it has just become hot.
     pub fn count(&self, space: u32, edge_type: i32, n: u64) -> bool {
-        !self.refused.read().expect("lock poisoned").contains(&(space, edge_type)) && self.reads.count(space, edge_type, n, HOT_READS)
+        !self.refused.read().expect("lock poisoned").contains(&(space, edge_type))
+            && self.reads.count(space, edge_type, n, HOT_READS)
     }
 
     /// Starts counting an edge type again (its cache was dropped).
@@ -183,7 +184,9 @@ impl crate::EmbeddedStorage {
                 continue;
             }
             seen.push(et);
-            let cached = existing.as_ref().and_then(|t| t.read().expect("lock poisoned").edge_props.get(&et).map(EdgeColumns::version));
+            let cached = existing
+                .as_ref()
+                .and_then(|t| t.read().expect("lock poisoned").edge_props.get(&et).map(EdgeColumns::version));
             let reader = schema.latest().version;
             match cached {
                 Some(v) if v == reader => {}
@@ -191,12 +194,20 @@ impl crate::EmbeddedStorage {
                 Some(v) if v > reader => all_cached = false,
                 Some(_) => {
                     // The type was altered since the cache was built.
-                    existing.as_ref().expect("a cache lives in a topology").write().expect("lock poisoned").edge_props.remove(&et);
+                    existing
+                        .as_ref()
+                        .expect("a cache lives in a topology")
+                        .write()
+                        .expect("lock poisoned")
+                        .edge_props
+                        .remove(&et);
                     self.hot_edges.cool(space.id, et);
                     all_cached = false;
                 }
                 None => {
-                    if !self.hot_edges.count(space.id, et, req.vids.len() as u64) || !self.build_edge_cache(space, schema, &self.topology(space)?)? {
+                    if !self.hot_edges.count(space.id, et, req.vids.len() as u64)
+                        || !self.build_edge_cache(space, schema, &self.topology(space)?)?
+                    {
                         all_cached = false;
                     }
                 }
@@ -220,10 +231,19 @@ impl crate::EmbeddedStorage {
                     adj.for_each(v, &mut |(rank, to)| {
                         let (s, d) = if *et > 0 { (v, to) } else { (to, v) };
                         let edge = match cache.get(s, rank, d, &projection.picked) {
-                            None => Err(QError::storage(format!("edge property cache of type {} is missing an edge", et.abs()))),
+                            None => Err(QError::storage(format!(
+                                "edge property cache of type {} is missing an edge",
+                                et.abs()
+                            ))),
                             Some(values) => {
                                 let props = projection.decoded.as_ref().map(|n| PropRow { names: n.clone(), values });
-                                let edge = NeighborEdge { from: vid.clone(), edge_type: *et, rank, to: t.dict.value(to), props };
+                                let edge = NeighborEdge {
+                                    from: vid.clone(),
+                                    edge_type: *et,
+                                    rank,
+                                    to: t.dict.value(to),
+                                    props,
+                                };
                                 projection.finish(edge, req.filter.as_ref(), schema, names)
                             }
                         };
@@ -238,7 +258,12 @@ impl crate::EmbeddedStorage {
 
     /// Loads an edge type's rows into its property cache, under the writers' lock and the topology's write lock;
     /// false when the type is too large, or changed (a newer schema version) while being read.
-    fn build_edge_cache(&self, space: &SpaceDesc, schema: &SchemaRef, topo: &Arc<RwLock<SpaceTopology>>) -> QResult<bool> {
+    fn build_edge_cache(
+        &self,
+        space: &SpaceDesc,
+        schema: &SchemaRef,
+        topo: &Arc<RwLock<SpaceTopology>>,
+    ) -> QResult<bool> {
         if self.rows_of(space, SchemaKind::Edge, schema.id)? > MAX_EDGES {
             self.hot_edges.refuse(space.id, schema.id);
             return Ok(false);
@@ -270,7 +295,8 @@ impl crate::EmbeddedStorage {
                         }
                         let from = &k[crate::keys::PREFIX_LEN..crate::keys::PREFIX_LEN + vl];
                         let missing = || QError::storage("an edge's end is not in the topology");
-                        let (s, d) = (t.dict.get_key(from).ok_or_else(missing)?, t.dict.get_key(to).ok_or_else(missing)?);
+                        let (s, d) =
+                            (t.dict.get_key(from).ok_or_else(missing)?, t.dict.get_key(to).ok_or_else(missing)?);
                         cols.push(s, rank, d, crate::codec::decode_indices(schema, v, &all)?);
                         Ok(())
                     })();

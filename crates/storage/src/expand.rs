@@ -52,7 +52,12 @@ pub(crate) struct EdgeSink<'a> {
 
 impl<'a> EdgeSink<'a> {
     pub fn new(req: &'a NeighborsRequest) -> EdgeSink<'a> {
-        EdgeSink { out: Vec::new(), limit: req.limit.unwrap_or(usize::MAX), meter: EdgeMeter::new(&req.budget), failed: None }
+        EdgeSink {
+            out: Vec::new(),
+            limit: req.limit.unwrap_or(usize::MAX),
+            meter: EdgeMeter::new(&req.budget),
+            failed: None,
+        }
     }
 
     /// Takes the outcome of one stored edge (`None`: filtered out or expired); false once the read should stop.
@@ -93,7 +98,11 @@ impl<'a> EdgeSink<'a> {
 
 impl EmbeddedStorage {
     /// `get_neighbors` without properties or filter: answered from the topology, in key order.
-    pub(crate) fn neighbors_from_topology(&self, space: &SpaceDesc, req: &NeighborsRequest) -> QResult<Vec<NeighborEdge>> {
+    pub(crate) fn neighbors_from_topology(
+        &self,
+        space: &SpaceDesc,
+        req: &NeighborsRequest,
+    ) -> QResult<Vec<NeighborEdge>> {
         let topo = self.topology(space)?;
         let limit = req.limit.unwrap_or(usize::MAX);
         let mut out = Vec::new();
@@ -109,7 +118,13 @@ impl EmbeddedStorage {
                         if out.len() >= limit {
                             return false;
                         }
-                        out.push(NeighborEdge { from: vid.clone(), edge_type: *et, rank, to: t.dict.value(to), props: None });
+                        out.push(NeighborEdge {
+                            from: vid.clone(),
+                            edge_type: *et,
+                            rank,
+                            to: t.dict.value(to),
+                            props: None,
+                        });
                         if let Err(e) = meter.tick() {
                             failed = Some(e);
                             return false;
@@ -134,7 +149,10 @@ impl EmbeddedStorage {
         if let Some(c) = self.catalog() {
             for et in req.hops.iter().flat_map(|h| &h.edge_types) {
                 if c.schema_by_id(space, SchemaKind::Edge, et.abs()).is_some_and(|s| crate::ttl::has_ttl(&s)) {
-                    return Err(QError::execution(format!("edge type {} has a TTL: a fused traversal cannot see which edges expired", et.abs())));
+                    return Err(QError::execution(format!(
+                        "edge type {} has a TTL: a fused traversal cannot see which edges expired",
+                        et.abs()
+                    )));
                 }
             }
         }
@@ -231,7 +249,9 @@ fn collect(counts: &mut [u64], touched: &mut Vec<u32>, frontier: &mut Vec<(u32, 
 
 fn finish(r: ExpandResult) -> QResult<ExpandResult> {
     if r.paths == u64::MAX || r.ends.iter().any(|(_, m)| *m == u64::MAX) {
-        return Err(QError::execution("The traversal reaches more than 18446744073709551614 paths, which cannot be counted"));
+        return Err(QError::execution(
+            "The traversal reaches more than 18446744073709551614 paths, which cannot be counted",
+        ));
     }
     Ok(r)
 }

@@ -65,7 +65,9 @@ pub fn encode_field(f: &IndexField, v: &Value, out: &mut Vec<u8>) -> QResult<()>
     let start = out.len();
     match (f.ty, v) {
         (PropType::Bool, Value::Bool(b)) => out.push(*b as u8),
-        (PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64 | PropType::Timestamp, Value::Int(i)) => out.extend_from_slice(&flip64(*i)),
+        (PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64 | PropType::Timestamp, Value::Int(i)) => {
+            out.extend_from_slice(&flip64(*i))
+        }
         (PropType::Float | PropType::Double, Value::Float(x)) => {
             let x = if *x == 0.0 { 0.0 } else { *x };
             let bits = x.to_bits();
@@ -83,7 +85,13 @@ pub fn encode_field(f: &IndexField, v: &Value, out: &mut Vec<u8>) -> QResult<()>
             date_bytes(&dt.date, out);
             out.extend_from_slice(&flip64(time_micros(&dt.time)));
         }
-        _ => return Err(QError::storage(format!("value {v} does not fit index field `{}' of type {}", f.name, f.ty.name()))),
+        _ => {
+            return Err(QError::storage(format!(
+                "value {v} does not fit index field `{}' of type {}",
+                f.name,
+                f.ty.name()
+            )))
+        }
     }
     debug_assert_eq!(out.len(), start + w);
     Ok(())
@@ -117,7 +125,14 @@ pub fn vertex_entry(space: &SpaceDesc, index: &IndexDesc, vid: &Value, values: &
 }
 
 /// The entry of an out-edge, stored in the partition of its source.
-pub fn edge_entry(space: &SpaceDesc, index: &IndexDesc, src: &Value, rank: i64, dst: &Value, values: &[Value]) -> QResult<Vec<u8>> {
+pub fn edge_entry(
+    space: &SpaceDesc,
+    index: &IndexDesc,
+    src: &Value,
+    rank: i64,
+    dst: &Value,
+    values: &[Value],
+) -> QResult<Vec<u8>> {
     let mut k = index_prefix(space.id, keys::part_of(space, src), index.id);
     for (f, v) in index.fields.iter().zip(values) {
         encode_field(f, v, &mut k)?;
@@ -187,7 +202,9 @@ pub fn scan_range(space_id: u32, part: u32, scan: &IndexScan) -> QResult<(Vec<u8
             k
         }
         Some((v, true)) => bound(v)?,
-        Some((v, false)) => quiver_kv::prefix_end(&bound(v)?).ok_or_else(|| QError::storage("index bound has no end"))?,
+        Some((v, false)) => {
+            quiver_kv::prefix_end(&bound(v)?).ok_or_else(|| QError::storage("index bound has no end"))?
+        }
     };
     let end = match upper {
         None => {
@@ -195,7 +212,9 @@ pub fn scan_range(space_id: u32, part: u32, scan: &IndexScan) -> QResult<(Vec<u8
             k.push(VALUE_FLAG + 1);
             k
         }
-        Some((v, true)) => quiver_kv::prefix_end(&bound(v)?).ok_or_else(|| QError::storage("index bound has no end"))?,
+        Some((v, true)) => {
+            quiver_kv::prefix_end(&bound(v)?).ok_or_else(|| QError::storage("index bound has no end"))?
+        }
         Some((v, false)) => bound(v)?,
     };
     Ok((start, end))
@@ -234,11 +253,15 @@ mod tests {
             if x.is_nan() || y.is_nan() {
                 continue;
             }
-            let (kx, ky) = (key(PropType::Double, None, &Value::Float(x)), key(PropType::Double, None, &Value::Float(y)));
+            let (kx, ky) =
+                (key(PropType::Double, None, &Value::Float(x)), key(PropType::Double, None, &Value::Float(y)));
             assert_eq!(kx.cmp(&ky), x.partial_cmp(&y).unwrap(), "{x} vs {y}");
             let s: String = (0..r.below(6)).map(|_| (b'a' + r.below(3) as u8) as char).collect();
             let t: String = (0..r.below(6)).map(|_| (b'a' + r.below(3) as u8) as char).collect();
-            let (ks, kt) = (key(PropType::String, Some(8), &Value::str(s.clone())), key(PropType::String, Some(8), &Value::str(t.clone())));
+            let (ks, kt) = (
+                key(PropType::String, Some(8), &Value::str(s.clone())),
+                key(PropType::String, Some(8), &Value::str(t.clone())),
+            );
             assert_eq!(ks.cmp(&kt), s.cmp(&t), "{s:?} vs {t:?}");
         }
         let null = key(PropType::Int64, None, &Value::NULL);

@@ -120,7 +120,18 @@ impl EmbeddedStorage {
     pub fn submit_job_internal(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {
         let mut st = self.jobs.state.lock().expect("lock poisoned");
         let next = self.next_job_id(&st)?;
-        let job = JobInfo { id: next, space_id: space.id, kind, indexes, status: JobStatus::Queue, start_secs: 0, stop_secs: 0, done: 0, total: 0, error: None };
+        let job = JobInfo {
+            id: next,
+            space_id: space.id,
+            kind,
+            indexes,
+            status: JobStatus::Queue,
+            start_secs: 0,
+            stop_secs: 0,
+            done: 0,
+            total: 0,
+            error: None,
+        };
         self.save_job(&job)?;
         st.queue.push_back(job.id);
         st.cancel.insert(job.id, Arc::default());
@@ -165,7 +176,9 @@ impl EmbeddedStorage {
             return Err(QError::execution("Job not existed in chosen space!"));
         }
         if job.status.is_done() {
-            return Err(QError::execution("Finished job or failed job can not be stopped, please start another job instead"));
+            return Err(QError::execution(
+                "Finished job or failed job can not be stopped, please start another job instead",
+            ));
         }
         if let Some(c) = st.cancel.get(&id) {
             c.store(true, Ordering::Release);
@@ -184,7 +197,12 @@ impl EmbeddedStorage {
     /// Queues the failed and stopped jobs of `space` again; returns how many.
     pub fn recover_jobs_internal(&self, space: &SpaceDesc) -> QResult<usize> {
         let mut st = self.jobs.state.lock().expect("lock poisoned");
-        let ids: Vec<i64> = st.jobs.values().filter(|j| j.space_id == space.id && matches!(j.status, JobStatus::Failed | JobStatus::Stopped)).map(|j| j.id).collect();
+        let ids: Vec<i64> = st
+            .jobs
+            .values()
+            .filter(|j| j.space_id == space.id && matches!(j.status, JobStatus::Failed | JobStatus::Stopped))
+            .map(|j| j.id)
+            .collect();
         for id in &ids {
             let job = st.jobs.get_mut(id).expect("listed above");
             job.status = JobStatus::Queue;
@@ -264,7 +282,11 @@ impl EmbeddedStorage {
 
     fn execute_job(&self, job: &JobInfo, cancel: &AtomicBool, progress: &dyn Fn(u64, u64)) -> QResult<()> {
         let catalog = self.catalog().ok_or_else(|| QError::storage("jobs need the catalog"))?;
-        let space = catalog.spaces().into_iter().find(|s| s.id == job.space_id).ok_or_else(|| QError::execution("Space not existed!"))?;
+        let space = catalog
+            .spaces()
+            .into_iter()
+            .find(|s| s.id == job.space_id)
+            .ok_or_else(|| QError::execution("Space not existed!"))?;
         match job.kind {
             JobKind::Compact => {
                 let (start, end) = keys::space_range(space.id);
@@ -297,7 +319,10 @@ impl EmbeddedStorage {
             JobKind::RebuildIndex(kind) => {
                 let all = catalog.indexes(&space);
                 for id in &job.indexes {
-                    let index = all.iter().find(|i| i.id == *id && i.kind == kind).ok_or_else(|| QError::execution("Index not existed!"))?;
+                    let index = all
+                        .iter()
+                        .find(|i| i.id == *id && i.kind == kind)
+                        .ok_or_else(|| QError::execution("Index not existed!"))?;
                     self.build_index(&space, index, Some(cancel), progress)?;
                     catalog.set_index_state(&space, index.id, IndexState::Ready)?;
                 }
@@ -319,7 +344,13 @@ impl EmbeddedStorage {
 
     /// Removes an index's entries and writes one for every row of its tag or edge type, chunk by chunk under the
     /// writers' lock. `progress` gets (rows done, rows expected).
-    pub(crate) fn build_index(&self, space: &SpaceDesc, index: &IndexDesc, cancel: Option<&AtomicBool>, progress: &dyn Fn(u64, u64)) -> QResult<()> {
+    pub(crate) fn build_index(
+        &self,
+        space: &SpaceDesc,
+        index: &IndexDesc,
+        cancel: Option<&AtomicBool>,
+        progress: &dyn Fn(u64, u64),
+    ) -> QResult<()> {
         let catalog = self.catalog().ok_or_else(|| QError::storage("index builds need the catalog"))?;
         let expected = self.rows_of(space, index.kind, index.schema_id)?.max(0) as u64;
         self.drop_index_data(space, index.id)?;
@@ -334,7 +365,8 @@ impl EmbeddedStorage {
                     return Err(QError::execution("stopped"));
                 }
                 let guard = self.lock_writers();
-                let schema = catalog.schema_by_id(space, index.kind, index.schema_id).ok_or_else(|| index.kind.not_existed())?;
+                let schema =
+                    catalog.schema_by_id(space, index.kind, index.schema_id).ok_or_else(|| index.kind.not_existed())?;
                 let mut b = Batch::default();
                 let mut scanned = 0usize;
                 let mut last: Option<Vec<u8>> = None;

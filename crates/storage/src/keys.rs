@@ -42,7 +42,9 @@ pub fn encode_vid(space: &SpaceDesc, vid: &Value, out: &mut Vec<u8>) {
 
 pub fn decode_vid(space: &SpaceDesc, bytes: &[u8]) -> QResult<Value> {
     match space.vid_type {
-        VidType::Int64 => Ok(Value::Int(i64::from_le_bytes(bytes.try_into().map_err(|_| QError::storage("bad VID length in key"))?))),
+        VidType::Int64 => {
+            Ok(Value::Int(i64::from_le_bytes(bytes.try_into().map_err(|_| QError::storage("bad VID length in key"))?)))
+        }
         VidType::FixedString(_) => {
             let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
             String::from_utf8(bytes[..end].to_vec()).map(Value::str).map_err(|_| QError::storage("VID is not UTF-8"))

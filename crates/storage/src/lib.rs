@@ -13,6 +13,7 @@
 //! and return without an fsync of their own. A reader may see a batch a moment before its writer is
 //! acknowledged; a crash in that window loses the batch whole, and its writer was never told it succeeded.
 
+pub mod bulk;
 pub mod codec;
 pub mod ecache;
 mod expand;
@@ -20,10 +21,9 @@ pub mod index;
 pub mod jobs;
 pub mod keys;
 pub mod topology;
-pub mod vcache;
 mod ttl;
+pub mod vcache;
 mod write;
-pub mod bulk;
 
 pub use write::PartCounters;
 
@@ -80,7 +80,11 @@ enum TopoOp {
     Clear,
     DropEdgeType(i32),
     /// A tag row of a vertex was written (its bytes) or deleted.
-    Tag { vid: Value, tag: i32, row: Option<Vec<u8>> },
+    Tag {
+        vid: Value,
+        tag: i32,
+        row: Option<Vec<u8>>,
+    },
     DropTag(i32),
 }
 
@@ -273,7 +277,13 @@ impl EmbeddedStorage {
         let mut guard = self.lock_writers();
         let now = now_secs();
         // An expired row is absent: UPDATE does not find it, UPSERT writes a new one.
-        let current = self.kv.get(&key).map_err(kv_err)?.map(|r| codec::decode(schema, &r)).transpose()?.filter(|p| !ttl::expired(schema, p, now));
+        let current = self
+            .kv
+            .get(&key)
+            .map_err(kv_err)?
+            .map(|r| codec::decode(schema, &r))
+            .transpose()?
+            .filter(|p| !ttl::expired(schema, p, now));
         match decide(current.as_ref())? {
             RmwDecision::Keep => {
                 self.commit(guard, space, Batch::default())?;
@@ -382,14 +392,21 @@ impl EmbeddedStorage {
 
     /// The cache of tag `schema` for a read of `n` vertices: built (under the writers' lock) when this read makes
     /// the tag hot; `None` when it is not cached.
-    fn tag_cache(&self, space: &SpaceDesc, schema: &SchemaRef, n: usize) -> QResult<Option<Arc<RwLock<vcache::TagColumns>>>> {
+    fn tag_cache(
+        &self,
+        space: &SpaceDesc,
+        schema: &SchemaRef,
+        n: usize,
+    ) -> QResult<Option<Arc<RwLock<vcache::TagColumns>>>> {
         if ttl::has_ttl(schema) {
             return Ok(None);
         }
         if let Some(c) = self.vcache.get(space.id, schema) {
             return Ok(Some(c));
         }
-        if !self.vcache.count_reads(space.id, schema.id, n as u64) || self.rows_of(space, SchemaKind::Tag, schema.id)? > vcache::MAX_ROWS {
+        if !self.vcache.count_reads(space.id, schema.id, n as u64)
+            || self.rows_of(space, SchemaKind::Tag, schema.id)? > vcache::MAX_ROWS
+        {
             return Ok(None);
         }
         let _guard = self.lock_writers();
@@ -402,7 +419,8 @@ impl EmbeddedStorage {
                     if keys::tag_id_of_key(space, k) != schema.id {
                         return true;
                     }
-                    let r = codec::decode(schema, v).and_then(|props| cols.set_key(&k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl], props));
+                    let r = codec::decode(schema, v)
+                        .and_then(|props| cols.set_key(&k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl], props));
                     err = r.err();
                     err.is_none()
                 })
@@ -438,9 +456,13 @@ struct EdgeProjection {
 impl EdgeProjection {
     fn new(schema: &SchemaDesc, returned: &PropSelection, filter_props: &[String]) -> EdgeProjection {
         let latest = schema.latest();
-        let mut picked: Vec<usize> = (0..latest.props.len()).filter(|&i| returned.wants(&latest.props[i].name)).collect();
+        let mut picked: Vec<usize> =
+            (0..latest.props.len()).filter(|&i| returned.wants(&latest.props[i].name)).collect();
         let n_returned = picked.len();
-        picked.extend((0..latest.props.len()).filter(|&i| !returned.wants(&latest.props[i].name) && filter_props.contains(&latest.props[i].name)));
+        picked.extend(
+            (0..latest.props.len())
+                .filter(|&i| !returned.wants(&latest.props[i].name) && filter_props.contains(&latest.props[i].name)),
+        );
         let names = |idx: &[usize]| -> Arc<[String]> { idx.iter().map(|&i| latest.props[i].name.clone()).collect() };
         let returns = *returned != PropSelection::None;
         EdgeProjection {
@@ -453,7 +475,13 @@ impl EdgeProjection {
 
 impl EdgeProjection {
     /// Applies the request's filter to an edge decoded by this projection, then drops what only the filter read.
-    fn finish(&self, mut edge: NeighborEdge, filter: Option<&Expr>, schema: &SchemaDesc, request_types: &[&str]) -> QResult<Option<NeighborEdge>> {
+    fn finish(
+        &self,
+        mut edge: NeighborEdge,
+        filter: Option<&Expr>,
+        schema: &SchemaDesc,
+        request_types: &[&str],
+    ) -> QResult<Option<NeighborEdge>> {
         let Some(filter) = filter else { return Ok(Some(edge)) };
         let ctx = EdgeFilterContext { edge: &edge, schema, request_types };
         if !eval_condition(filter, &ctx)? {
@@ -499,7 +527,11 @@ impl EvalContext for EdgeFilterContext<'_> {
 
     fn edge_meta(&self, edge: &str, meta: EdgeMeta) -> QResult<Value> {
         if edge != self.schema.name {
-            return if self.request_types.contains(&edge) { Ok(Value::Empty) } else { Err(QError::semantic(format!("Invalid label identifiers: {edge}"))) };
+            return if self.request_types.contains(&edge) {
+                Ok(Value::Empty)
+            } else {
+                Err(QError::semantic(format!("Invalid label identifiers: {edge}")))
+            };
         }
         Ok(match meta {
             EdgeMeta::Src => self.edge.from.clone(),
@@ -511,7 +543,13 @@ impl EvalContext for EdgeFilterContext<'_> {
 }
 
 impl StorageClient for EmbeddedStorage {
-    fn get_vertices(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> QResult<Vec<Option<VertexData>>> {
+    fn get_vertices(
+        &self,
+        space: &SpaceDesc,
+        vids: &[Value],
+        tags: &[SchemaRef],
+        props: &PropSelection,
+    ) -> QResult<Vec<Option<VertexData>>> {
         let mut out = Vec::with_capacity(vids.len());
         let now = now_secs();
         let caches = tags.iter().map(|t| self.tag_cache(space, t, vids.len())).collect::<QResult<Vec<_>>>()?;
@@ -520,11 +558,13 @@ impl StorageClient for EmbeddedStorage {
         // The tags read from the store.
         let stored: Vec<&SchemaRef> = tags.iter().zip(&cached).filter(|(_, c)| c.is_none()).map(|(t, _)| t).collect();
         // Per tag, once: the selected properties of its current version, under names every row shares.
-        let projections: Vec<(Vec<usize>, Arc<[String]>)> = tags.iter().map(|t| TagColumns::selected(t, props)).collect();
+        let projections: Vec<(Vec<usize>, Arc<[String]>)> =
+            tags.iter().map(|t| TagColumns::selected(t, props)).collect();
         for vid in vids {
             let mut data = VertexData { vid: vid.clone(), tags: Vec::new() };
             let keys: Vec<Vec<u8>> = stored.iter().map(|t| keys::tag_key(space, vid, t.id)).collect();
-            let mut rows = if keys.is_empty() { Vec::new() } else { self.kv.multi_get(&keys).map_err(kv_err)? }.into_iter();
+            let mut rows =
+                if keys.is_empty() { Vec::new() } else { self.kv.multi_get(&keys).map_err(kv_err)? }.into_iter();
             let mut expired = false;
             for ((t, c), (picked, names)) in tags.iter().zip(&cached).zip(&projections) {
                 if let Some(c) = c {
@@ -535,7 +575,8 @@ impl StorageClient for EmbeddedStorage {
                 }
                 if let Some(row) = rows.next().flatten() {
                     // The TTL column is decoded for the expiry check even when not selected.
-                    let mut decoded = codec::decode_only(t, &row, &|n| props.wants(n) || (ttl::has_ttl(t) && n == t.ttl_col))?;
+                    let mut decoded =
+                        codec::decode_only(t, &row, &|n| props.wants(n) || (ttl::has_ttl(t) && n == t.ttl_col))?;
                     if ttl::expired(t, &decoded, now) {
                         expired = true;
                     } else {
@@ -545,13 +586,20 @@ impl StorageClient for EmbeddedStorage {
                 }
             }
             // A vertex whose read tags have all expired is gone, as a vertex whose only tag expired.
-            let exists = !data.tags.is_empty() || (!expired && self.kv.get(&keys::vertex_key(space, vid)).map_err(kv_err)?.is_some());
+            let exists = !data.tags.is_empty()
+                || (!expired && self.kv.get(&keys::vertex_key(space, vid)).map_err(kv_err)?.is_some());
             out.push(exists.then_some(data));
         }
         Ok(out)
     }
 
-    fn get_tag_columns(&self, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> QResult<Vec<TagColumns>> {
+    fn get_tag_columns(
+        &self,
+        space: &SpaceDesc,
+        vids: &[Value],
+        tags: &[SchemaRef],
+        props: &PropSelection,
+    ) -> QResult<Vec<TagColumns>> {
         let mut out = Vec::with_capacity(tags.len());
         for t in tags {
             // Reads count towards a tag turning hot once, in `get_vertices` when the tag is not cached yet.
@@ -571,14 +619,22 @@ impl StorageClient for EmbeddedStorage {
         Ok(out)
     }
 
-    fn get_edges(&self, space: &SpaceDesc, schema: &SchemaRef, edge_keys: &[EdgeKeyVal]) -> QResult<Vec<Option<Props>>> {
-        let ks: Vec<Vec<u8>> = edge_keys.iter().map(|k| keys::edge_key(space, &k.src, k.edge_type, k.rank, &k.dst)).collect();
+    fn get_edges(
+        &self,
+        space: &SpaceDesc,
+        schema: &SchemaRef,
+        edge_keys: &[EdgeKeyVal],
+    ) -> QResult<Vec<Option<Props>>> {
+        let ks: Vec<Vec<u8>> =
+            edge_keys.iter().map(|k| keys::edge_key(space, &k.src, k.edge_type, k.rank, &k.dst)).collect();
         let now = now_secs();
         self.kv
             .multi_get(&ks)
             .map_err(kv_err)?
             .into_iter()
-            .map(|row| Ok(row.map(|r| codec::decode(schema, &r)).transpose()?.filter(|p| !ttl::expired(schema, p, now))))
+            .map(|row| {
+                Ok(row.map(|r| codec::decode(schema, &r)).transpose()?.filter(|p| !ttl::expired(schema, p, now)))
+            })
             .collect()
     }
 
@@ -601,7 +657,8 @@ impl StorageClient for EmbeddedStorage {
         let names: Vec<&str> = req.edge_types.iter().map(|(_, s)| s.name.as_str()).collect();
         // Per edge type, once: which properties are decoded (returned ones first, then those only the filter
         // reads), under names every row of that type shares.
-        let projections: Vec<EdgeProjection> = req.edge_types.iter().map(|(_, schema)| EdgeProjection::new(schema, &req.props, &filter_props)).collect();
+        let projections: Vec<EdgeProjection> =
+            req.edge_types.iter().map(|(_, schema)| EdgeProjection::new(schema, &req.props, &filter_props)).collect();
         if !any_ttl {
             if let Some(out) = self.neighbors_from_edge_cache(space, req, &projections, &names)? {
                 return Ok(out);
@@ -622,7 +679,10 @@ impl StorageClient for EmbeddedStorage {
                             }
                             let props = match &projection.decoded {
                                 None => None,
-                                Some(names) => Some(PropRow { names: names.clone(), values: codec::decode_indices(schema, v, &projection.picked)? }),
+                                Some(names) => Some(PropRow {
+                                    names: names.clone(),
+                                    values: codec::decode_indices(schema, v, &projection.picked)?,
+                                }),
                             };
                             let edge = NeighborEdge { from: vid.clone(), edge_type: *et, rank, to, props };
                             projection.finish(edge, req.filter.as_ref(), schema, &names)
@@ -656,7 +716,9 @@ impl StorageClient for EmbeddedStorage {
                     }
                 }
                 Mutation::InsertEdge { key, schema, values, if_not_exists } => {
-                    if if_not_exists && tx.visible(&keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst), &schema)? {
+                    if if_not_exists
+                        && tx.visible(&keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst), &schema)?
+                    {
                         continue;
                     }
                     tx.put_edge(w, &key, &schema, codec::encode(schema.latest(), &values))?;
@@ -690,7 +752,9 @@ impl StorageClient for EmbeddedStorage {
         schema: &SchemaRef,
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
     ) -> QResult<Option<Props>> {
-        self.rmw(keys::tag_key(space, vid, schema.id), schema, decide, space, |tx, w, row| tx.put_tag(w, vid, schema, row))
+        self.rmw(keys::tag_key(space, vid, schema.id), schema, decide, space, |tx, w, row| {
+            tx.put_tag(w, vid, schema, row)
+        })
     }
 
     fn rmw_edge(
@@ -776,11 +840,20 @@ impl StorageClient for EmbeddedStorage {
                 })
                 .map_err(kv_err)?;
         }
-        b.topo.push(if schema.kind == SchemaKind::Edge { TopoOp::DropEdgeType(schema.id) } else { TopoOp::DropTag(schema.id) });
+        b.topo.push(if schema.kind == SchemaKind::Edge {
+            TopoOp::DropEdgeType(schema.id)
+        } else {
+            TopoOp::DropTag(schema.id)
+        });
         self.commit(guard, space, b)
     }
 
-    fn scan_index(&self, space: &SpaceDesc, scans: &[IndexScan], budget: &quiver_common::budget::Budget) -> QResult<Vec<IndexHit>> {
+    fn scan_index(
+        &self,
+        space: &SpaceDesc,
+        scans: &[IndexScan],
+        budget: &quiver_common::budget::Budget,
+    ) -> QResult<Vec<IndexHit>> {
         let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
         let mut meter = expand::EdgeMeter::new(budget);

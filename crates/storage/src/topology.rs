@@ -15,9 +15,9 @@
 //! appended to the log, so it always equals the edges in the key-value store (see `docs/design/topology.md`).
 
 use quiver_api::{SpaceDesc, VidType};
+use quiver_common::fasthash::FastMap;
 use quiver_common::{QError, QResult, Value};
 use std::cmp::Ordering;
-use quiver_common::fasthash::FastMap;
 use std::collections::HashMap;
 
 /// Vertices per page.
@@ -136,7 +136,10 @@ pub type Neighbor = (i64, u32);
 enum Slot<'a> {
     Delta(&'a [Neighbor]),
     /// `ranks` is empty when every rank in the page is 0.
-    Base { targets: &'a [u32], ranks: &'a [i64] },
+    Base {
+        targets: &'a [u32],
+        ranks: &'a [i64],
+    },
 }
 
 impl Slot<'_> {
@@ -227,7 +230,11 @@ impl Page {
 
     fn bytes(&self) -> usize {
         let delta = self.delta.as_ref().map_or(0, |d| d.lists.values().map(|l| l.capacity() * 16 + 32).sum());
-        self.offsets.capacity() * 4 + self.targets.capacity() * 4 + self.ranks.capacity() * 8 + delta + std::mem::size_of::<Page>()
+        self.offsets.capacity() * 4
+            + self.targets.capacity() * 4
+            + self.ranks.capacity() * 8
+            + delta
+            + std::mem::size_of::<Page>()
     }
 }
 
@@ -353,7 +360,10 @@ impl SpaceTopology {
 
     /// Builds the topology from stored edge keys `(from key bytes, signed type, rank, to key bytes)`, given in key
     /// order (so each `from` vertex's edges of one type arrive together and sorted).
-    pub fn build(space: &SpaceDesc, keys: &mut dyn FnMut(&mut dyn FnMut(&[u8], i32, i64, &[u8]) -> QResult<()>) -> QResult<()>) -> QResult<SpaceTopology> {
+    pub fn build(
+        space: &SpaceDesc,
+        keys: &mut dyn FnMut(&mut dyn FnMut(&[u8], i32, i64, &[u8]) -> QResult<()>) -> QResult<()>,
+    ) -> QResult<SpaceTopology> {
         let mut t = SpaceTopology::new(space);
         let mut edges: HashMap<i32, Vec<(u32, i64, u32)>> = HashMap::new();
         keys(&mut |from, et, rank, to| {

@@ -64,7 +64,9 @@ impl EmbeddedStorage {
                 return false;
             }
             let id = match key[8] {
-                keys::KIND_TAG if key.len() == keys::PREFIX_LEN + space.vid_type.key_len() + 4 => keys::tag_id_of_key(&space, key),
+                keys::KIND_TAG if key.len() == keys::PREFIX_LEN + space.vid_type.key_len() + 4 => {
+                    keys::tag_id_of_key(&space, key)
+                }
                 keys::KIND_EDGE => match keys::parse_edge_key_raw(&space, key) {
                     Ok((et, _, _)) => et.abs(),
                     Err(_) => return false,

@@ -42,7 +42,12 @@ pub struct TagColumns {
 impl TagColumns {
     pub fn new(space: &SpaceDesc, schema: SchemaRef) -> TagColumns {
         let props = schema.latest().props.len();
-        TagColumns { schema, slots: VidDict::new(space.vid_type), present: Vec::new(), columns: vec![Vec::new(); props] }
+        TagColumns {
+            schema,
+            slots: VidDict::new(space.vid_type),
+            present: Vec::new(),
+            columns: vec![Vec::new(); props],
+        }
     }
 
     fn version(&self) -> u32 {
@@ -120,7 +125,13 @@ impl TagColumns {
 pub(crate) fn value_bytes(v: &Value) -> usize {
     std::mem::size_of::<Value>()
         + match v {
-            Value::String(s) => if s.is_heap_allocated() { 2 * std::mem::size_of::<usize>() + s.len() } else { 0 },
+            Value::String(s) => {
+                if s.is_heap_allocated() {
+                    2 * std::mem::size_of::<usize>() + s.len()
+                } else {
+                    0
+                }
+            }
             _ => 0,
         }
 }

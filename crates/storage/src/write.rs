@@ -123,7 +123,9 @@ impl<'s> Tx<'s> {
             return Ok(());
         }
         // The catalog's latest version reads every row, also one written after the caller's schema was taken.
-        let schema = self.schema_of(kind, id).ok_or_else(|| QError::storage(format!("{kind:?} {id} has indexes but no schema")))?;
+        let schema = self
+            .schema_of(kind, id)
+            .ok_or_else(|| QError::storage(format!("{kind:?} {id} has indexes but no schema")))?;
         let old = old.map(|r| codec::decode(&schema, r)).transpose()?;
         let new = new.map(|r| codec::decode(&schema, r)).transpose()?;
         for i in &indexes {
@@ -146,7 +148,9 @@ impl<'s> Tx<'s> {
             self.count(w, keys::part_of(self.space, vid), |c| *c.tags.entry(schema.id).or_default() += 1);
         }
         let space = self.space;
-        self.reindex(SchemaKind::Tag, schema.id, old.as_deref(), Some(&row), &|i, v| index::vertex_entry(space, i, vid, v))?;
+        self.reindex(SchemaKind::Tag, schema.id, old.as_deref(), Some(&row), &|i, v| {
+            index::vertex_entry(space, i, vid, v)
+        })?;
         // Exact: a cache is built under the writers' lock, which this batch holds.
         if self.st.vcache.is_cached(self.space.id, schema.id) {
             self.b.topo.push(TopoOp::Tag { vid: vid.clone(), tag: schema.id, row: Some(row.clone()) });
@@ -185,7 +189,9 @@ impl<'s> Tx<'s> {
             self.count(w, keys::part_of(self.space, &key.src), |c| *c.edges.entry(key.edge_type).or_default() += 1);
         }
         let space = self.space;
-        self.reindex(SchemaKind::Edge, schema.id, old.as_deref(), Some(&row), &|i, v| index::edge_entry(space, i, &key.src, key.rank, &key.dst, v))?;
+        self.reindex(SchemaKind::Edge, schema.id, old.as_deref(), Some(&row), &|i, v| {
+            index::edge_entry(space, i, &key.src, key.rank, &key.dst, v)
+        })?;
         self.put(keys::edge_key(self.space, &key.dst, -key.edge_type, key.rank, &key.src), row.clone());
         self.put(out_key, row.clone());
         self.b.topo.push(TopoOp::Add(crate::topo_edge(key), row));
@@ -198,7 +204,9 @@ impl<'s> Tx<'s> {
         let Some(old) = self.current(&out_key)? else { return Ok(()) };
         self.count(w, keys::part_of(self.space, &key.src), |c| *c.edges.entry(key.edge_type).or_default() -= 1);
         let space = self.space;
-        self.reindex(SchemaKind::Edge, key.edge_type, Some(&old), None, &|i, v| index::edge_entry(space, i, &key.src, key.rank, &key.dst, v))?;
+        self.reindex(SchemaKind::Edge, key.edge_type, Some(&old), None, &|i, v| {
+            index::edge_entry(space, i, &key.src, key.rank, &key.dst, v)
+        })?;
         self.delete(keys::edge_key(self.space, &key.dst, -key.edge_type, key.rank, &key.src));
         self.delete(out_key);
         self.b.topo.push(TopoOp::Remove(crate::topo_edge(key)));
@@ -235,7 +243,8 @@ impl EmbeddedStorage {
         let mut all = Vec::with_capacity(space.partition_num as usize);
         for part in 1..=space.partition_num {
             let c = match self.kv.get(&counters_key(space.id, part)).map_err(kv_err)? {
-                Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| QError::storage(format!("corrupt counters of part {part}: {e}")))?,
+                Some(bytes) => serde_json::from_slice(&bytes)
+                    .map_err(|e| QError::storage(format!("corrupt counters of part {part}: {e}")))?,
                 None => self.count_part(space, part)?,
             };
             all.push(c);
@@ -261,7 +270,9 @@ impl EmbeddedStorage {
             .map_err(kv_err)?;
         let mut bad = None;
         self.kv
-            .scan_prefix(&keys::prefix(space.id, part, keys::KIND_EDGE), &mut |k, _| match keys::parse_edge_key_raw(space, k) {
+            .scan_prefix(&keys::prefix(space.id, part, keys::KIND_EDGE), &mut |k, _| match keys::parse_edge_key_raw(
+                space, k,
+            ) {
                 Ok((et, _, _)) => {
                     if et > 0 {
                         *c.edges.entry(et).or_default() += 1;

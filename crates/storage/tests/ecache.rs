@@ -44,16 +44,35 @@ type Model = BTreeMap<(i32, u64, i64, u64), Vec<Value>>;
 type Row = (Value, i32, i64, Value, Option<Props>);
 
 fn request(vids: &[Value], types: &[(i32, SchemaRef)], props: PropSelection, filter: Option<Expr>) -> NeighborsRequest {
-    NeighborsRequest { vids: vids.to_vec(), edge_types: types.to_vec(), props, filter, limit: None, budget: Budget::unlimited() }
+    NeighborsRequest {
+        vids: vids.to_vec(),
+        edge_types: types.to_vec(),
+        props,
+        filter,
+        limit: None,
+        budget: Budget::unlimited(),
+    }
 }
 
 fn read(s: &EmbeddedStorage, space: &SpaceDesc, req: &NeighborsRequest) -> Vec<Row> {
-    let mut rows: Vec<Row> = s.get_neighbors(space, req).unwrap().into_iter().map(|e| (e.from, e.edge_type, e.rank, e.to, e.props.map(|p| p.to_map()))).collect();
+    let mut rows: Vec<Row> = s
+        .get_neighbors(space, req)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.from, e.edge_type, e.rank, e.to, e.props.map(|p| p.to_map())))
+        .collect();
     rows.sort_by_key(|r| format!("{r:?}"));
     rows
 }
 
-fn expected(model: &Model, space: &SpaceDesc, vids: &[u64], types: &[(i32, SchemaRef)], props: &PropSelection, min_w: Option<i64>) -> Vec<Row> {
+fn expected(
+    model: &Model,
+    space: &SpaceDesc,
+    vids: &[u64],
+    types: &[(i32, SchemaRef)],
+    props: &PropSelection,
+    min_w: Option<i64>,
+) -> Vec<Row> {
     let mut out = Vec::new();
     for &v in vids {
         for (et, schema) in types {
@@ -72,7 +91,14 @@ fn expected(model: &Model, space: &SpaceDesc, vids: &[u64], types: &[(i32, Schem
                 }
                 let p: Option<Props> = match props {
                     PropSelection::None => None,
-                    sel => Some(names.iter().zip(values).filter(|(n, _)| sel.wants(n)).map(|(n, v)| ((*n).clone(), v.clone())).collect()),
+                    sel => Some(
+                        names
+                            .iter()
+                            .zip(values)
+                            .filter(|(n, _)| sel.wants(n))
+                            .map(|(n, v)| ((*n).clone(), v.clone()))
+                            .collect(),
+                    ),
                 };
                 out.push((vid(space, from), *et, *rank, vid(space, to), p));
             }
@@ -118,7 +144,9 @@ fn random_writes_agree(vid_type: VidType, seed: u64) {
                 7..=8 => {
                     let et = if rng.below(2) == 0 { 5 } else { 6 };
                     model.remove(&(et, a, rank, b));
-                    Mutation::DeleteEdge { key: EdgeKeyVal { src: vid(&space, a), edge_type: et, rank, dst: vid(&space, b) } }
+                    Mutation::DeleteEdge {
+                        key: EdgeKeyVal { src: vid(&space, a), edge_type: et, rank, dst: vid(&space, b) },
+                    }
                 }
                 _ => {
                     model.retain(|(_, src, _, dst), _| *src != a && *dst != a);
@@ -127,22 +155,36 @@ fn random_writes_agree(vid_type: VidType, seed: u64) {
             };
             s.write(&space, vec![m]).unwrap();
         }
-        for sel in [PropSelection::All, PropSelection::Only(vec!["note".into()]), PropSelection::Only(vec!["score".into()])] {
+        for sel in
+            [PropSelection::All, PropSelection::Only(vec!["note".into()]), PropSelection::Only(vec!["score".into()])]
+        {
             let got = read(&s, &space, &request(&all_vids, &both, sel.clone(), None));
             assert_eq!(got, expected(&model, &space, &all, &both, &sel, None), "seed {seed}, round {round}, {sel:?}");
             let got = read(&s, &space, &request(&all_vids, &both, sel.clone(), Some(w_above(40))));
-            assert_eq!(got, expected(&model, &space, &all, &both, &sel, Some(40)), "seed {seed}, round {round}, {sel:?}, filtered");
+            assert_eq!(
+                got,
+                expected(&model, &space, &all, &both, &sel, Some(40)),
+                "seed {seed}, round {round}, {sel:?}, filtered"
+            );
         }
         // The filter alone (no property returned) reads through the cache too.
         let got = read(&s, &space, &request(&all_vids, &both, PropSelection::None, Some(w_above(60))));
-        assert_eq!(got, expected(&model, &space, &all, &both, &PropSelection::None, Some(60)), "seed {seed}, round {round}, filter only");
+        assert_eq!(
+            got,
+            expected(&model, &space, &all, &both, &PropSelection::None, Some(60)),
+            "seed {seed}, round {round}, filter only"
+        );
         if round == 1 {
             assert!(s.edge_cache_stats(&space).is_empty(), "cached before the types were hot");
             for _ in 0..HOT_READS / n + 1 {
                 s.get_neighbors(&space, &request(&all_vids, &both, PropSelection::All, None)).unwrap();
             }
             let stats = s.edge_cache_stats(&space);
-            assert_eq!(stats.iter().map(|(t, _, _)| *t).collect::<Vec<_>>(), vec![5, 6], "both types cached: {stats:?}");
+            assert_eq!(
+                stats.iter().map(|(t, _, _)| *t).collect::<Vec<_>>(),
+                vec![5, 6],
+                "both types cached: {stats:?}"
+            );
             let edges = |et: i32| model.keys().filter(|k| k.0 == et).count();
             assert_eq!(stats.iter().map(|(_, r, _)| *r).collect::<Vec<_>>(), vec![edges(5), edges(6)]);
         }
@@ -150,7 +192,11 @@ fn random_writes_agree(vid_type: VidType, seed: u64) {
     let stats = s.edge_cache_stats(&space);
     assert_eq!(stats.len(), 2, "still cached after the writes");
     let edges = |et: i32| model.keys().filter(|k| k.0 == et).count();
-    assert_eq!(stats.iter().map(|(_, r, _)| *r).collect::<Vec<_>>(), vec![edges(5), edges(6)], "the cache holds exactly the stored edges");
+    assert_eq!(
+        stats.iter().map(|(_, r, _)| *r).collect::<Vec<_>>(),
+        vec![edges(5), edges(6)],
+        "the cache holds exactly the stored edges"
+    );
 }
 
 #[test]
@@ -180,28 +226,64 @@ fn insert(s: &EmbeddedStorage, space: &SpaceDesc, schema: &SchemaRef, a: &Value,
 
 #[test]
 fn a_newer_schema_version_drops_the_cache_and_reads_stay_right() {
-    let space = SpaceDesc { id: 9, name: "g".into(), partition_num: 2, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+    let space = SpaceDesc {
+        id: 9,
+        name: "g".into(),
+        partition_num: 2,
+        replica_factor: 1,
+        vid_type: VidType::Int64,
+        comment: None,
+    };
     let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let (a, b) = (Value::Int(1), Value::Int(2));
     insert(&s, &space, &knows(), &a, &b, vec![Value::Int(7), Value::String("x".into())]);
     make_hot(&s, &space, &[a.clone(), b.clone()], &[(5, knows())]);
     assert_eq!(s.edge_cache_stats(&space).len(), 1);
     // ALTER EDGE knows ADD (extra int): a write of the new version the cache cannot decode drops it...
-    let v1 = edge_type(5, "knows", vec![vec![prop("w", PropType::Int64), prop("note", PropType::String)], vec![prop("w", PropType::Int64), prop("note", PropType::String), prop("extra", PropType::Int64)]], None);
+    let v1 = edge_type(
+        5,
+        "knows",
+        vec![
+            vec![prop("w", PropType::Int64), prop("note", PropType::String)],
+            vec![prop("w", PropType::Int64), prop("note", PropType::String), prop("extra", PropType::Int64)],
+        ],
+        None,
+    );
     insert(&s, &space, &v1, &b, &a, vec![Value::Int(8), Value::String("y".into()), Value::Int(9)]);
     assert!(s.edge_cache_stats(&space).is_empty(), "a row of an unknown version drops the cache");
     // ... reads of the new version are right, from the store and, once hot again, from a rebuilt cache.
-    let want = vec![(a.clone(), 5, 0, b.clone(), Some(Props::from([("w".into(), Value::Int(7)), ("note".into(), Value::String("x".into())), ("extra".into(), Value::NULL)])))];
+    let want = vec![(
+        a.clone(),
+        5,
+        0,
+        b.clone(),
+        Some(Props::from([
+            ("w".into(), Value::Int(7)),
+            ("note".into(), Value::String("x".into())),
+            ("extra".into(), Value::NULL),
+        ])),
+    )];
     assert_eq!(read(&s, &space, &request(&[a.clone()], &[(5, v1.clone())], PropSelection::All, None)), want);
     make_hot(&s, &space, &[a.clone(), b.clone()], &[(5, v1.clone())]);
     assert_eq!(s.edge_cache_stats(&space).len(), 1, "rebuilt for the new version");
     assert_eq!(read(&s, &space, &request(&[a.clone()], &[(5, v1.clone())], PropSelection::All, None)), want);
     // A reader still holding the old version reads the store, in its own shape, and leaves the cache.
-    let old = vec![(a.clone(), 5, 0, b.clone(), Some(Props::from([("w".into(), Value::Int(7)), ("note".into(), Value::String("x".into()))])))];
+    let old = vec![(
+        a.clone(),
+        5,
+        0,
+        b.clone(),
+        Some(Props::from([("w".into(), Value::Int(7)), ("note".into(), Value::String("x".into()))])),
+    )];
     assert_eq!(read(&s, &space, &request(&[a.clone()], &[(5, knows())], PropSelection::All, None)), old);
     assert_eq!(s.edge_cache_stats(&space).len(), 1);
     // A reader of an even newer version drops it.
-    let v2 = edge_type(5, "knows", vec![v1.versions[0].props.clone(), v1.versions[1].props.clone(), vec![prop("w", PropType::Int64)]], None);
+    let v2 = edge_type(
+        5,
+        "knows",
+        vec![v1.versions[0].props.clone(), v1.versions[1].props.clone(), vec![prop("w", PropType::Int64)]],
+        None,
+    );
     let got = read(&s, &space, &request(&[a.clone()], &[(5, v2)], PropSelection::All, None));
     assert_eq!(got, vec![(a.clone(), 5, 0, b.clone(), Some(Props::from([("w".into(), Value::Int(7))])))]);
     assert!(s.edge_cache_stats(&space).is_empty());
@@ -209,7 +291,14 @@ fn a_newer_schema_version_drops_the_cache_and_reads_stay_right() {
 
 #[test]
 fn ttl_types_are_never_cached_and_dropping_data_drops_the_cache() {
-    let space = SpaceDesc { id: 9, name: "g".into(), partition_num: 2, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+    let space = SpaceDesc {
+        id: 9,
+        name: "g".into(),
+        partition_num: 2,
+        replica_factor: 1,
+        vid_type: VidType::Int64,
+        comment: None,
+    };
     let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let (a, b) = (Value::Int(1), Value::Int(2));
     let timed = edge_type(7, "timed", vec![vec![prop("t", PropType::Int64)]], Some((1_000_000, "t")));

@@ -21,7 +21,11 @@ impl KvEngine for SlowSync {
         self.inner.get(key)
     }
     fn write_buffered(&self, batch: WriteBatch) -> KvResult<()> {
-        let keys: Vec<Vec<u8>> = batch.ops.iter().filter_map(|op| if let WriteOp::Put(k, _) = op { Some(k.clone()) } else { None }).collect();
+        let keys: Vec<Vec<u8>> = batch
+            .ops
+            .iter()
+            .filter_map(|op| if let WriteOp::Put(k, _) = op { Some(k.clone()) } else { None })
+            .collect();
         // Appending to the log and recording it happen together, as in a real engine's log.
         let mut buffered = self.buffered.lock().unwrap();
         self.inner.write_buffered(batch)?;
@@ -82,7 +86,11 @@ fn group_commit_acknowledges_only_durable_writes_and_shares_fsyncs() {
             s.spawn(move || {
                 for i in 0..per_thread {
                     let vid = Value::Int(t * 1000 + i);
-                    let m = Mutation::InsertVertex { vid: vid.clone(), tags: vec![(tag.clone(), vec![Value::Int(i)])], if_not_exists: false };
+                    let m = Mutation::InsertVertex {
+                        vid: vid.clone(),
+                        tags: vec![(tag.clone(), vec![Value::Int(i)])],
+                        if_not_exists: false,
+                    };
                     storage.write(&sp, vec![m]).unwrap();
                     let key = quiver_storage::keys::tag_key(&sp, &vid, tag.id);
                     assert!(engine.durable.lock().unwrap().contains(&key), "a write was acknowledged before its fsync");
@@ -119,7 +127,8 @@ fn a_write_with_nothing_to_write_costs_no_fsync() {
 fn graph() -> (EmbeddedStorage, SpaceDesc, SchemaRef, SchemaRef) {
     let storage = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let sp = space();
-    let like = schema(SchemaKind::Edge, 2, "like", vec![prop("likeness", PropType::Int64), prop("note", PropType::String)]);
+    let like =
+        schema(SchemaKind::Edge, 2, "like", vec![prop("likeness", PropType::Int64), prop("note", PropType::String)]);
     let serve = schema(SchemaKind::Edge, 3, "serve", vec![prop("start_year", PropType::Int64)]);
     let mut ms = Vec::new();
     let mut edge = |src: i64, dst: i64, schema: &SchemaRef, values: Vec<Value>| {
@@ -140,7 +149,14 @@ fn graph() -> (EmbeddedStorage, SpaceDesc, SchemaRef, SchemaRef) {
 }
 
 fn request(types: Vec<(i32, SchemaRef)>, props: PropSelection, filter: Option<Expr>) -> NeighborsRequest {
-    NeighborsRequest { vids: vec![Value::Int(1)], edge_types: types, props, filter, limit: None, budget: quiver_common::budget::Budget::unlimited() }
+    NeighborsRequest {
+        vids: vec![Value::Int(1)],
+        edge_types: types,
+        props,
+        filter,
+        limit: None,
+        budget: quiver_common::budget::Budget::unlimited(),
+    }
 }
 
 fn prop_ref(label: &str, prop: &str) -> Expr {
@@ -153,11 +169,16 @@ fn neighbors_project_only_the_requested_properties() {
     let all = st.get_neighbors(&sp, &request(vec![(2, like.clone())], PropSelection::All, None)).unwrap();
     assert_eq!(all.len(), 3);
     assert_eq!(&*all[0].props.as_ref().unwrap().names, &["likeness".to_string(), "note".to_string()]);
-    let only = st.get_neighbors(&sp, &request(vec![(2, like.clone())], PropSelection::Only(vec!["likeness".into()]), None)).unwrap();
+    let only = st
+        .get_neighbors(&sp, &request(vec![(2, like.clone())], PropSelection::Only(vec!["likeness".into()]), None))
+        .unwrap();
     assert_eq!(&*only[2].props.as_ref().unwrap().names, &["likeness".to_string()]);
     let none = st.get_neighbors(&sp, &request(vec![(2, like)], PropSelection::None, None)).unwrap();
     assert!(none.iter().all(|e| e.props.is_none()));
-    assert_eq!(none.iter().map(|e| e.to.clone()).collect::<Vec<_>>(), vec![Value::Int(2), Value::Int(3), Value::Int(4)]);
+    assert_eq!(
+        none.iter().map(|e| e.to.clone()).collect::<Vec<_>>(),
+        vec![Value::Int(2), Value::Int(3), Value::Int(4)]
+    );
 }
 
 #[test]
@@ -169,22 +190,46 @@ fn neighbors_filter_is_evaluated_in_storage() {
     assert_eq!(got.iter().map(|e| e.to.clone()).collect::<Vec<_>>(), vec![Value::Int(3), Value::Int(4)]);
     assert!(got.iter().all(|e| e.props.is_none()));
     // ... or while returning another one: only that one comes back.
-    let note = st.get_neighbors(&sp, &request(vec![(2, like.clone())], PropSelection::Only(vec!["note".into()]), Some(gt(40)))).unwrap();
-    let rows: Vec<_> = note.iter().map(|e| e.props.as_ref().unwrap().to_map().into_iter().collect::<Vec<_>>()).collect();
-    assert_eq!(rows, vec![vec![("note".to_string(), Value::String("n3".into()))], vec![("note".to_string(), Value::String("n4".into()))]]);
+    let note = st
+        .get_neighbors(&sp, &request(vec![(2, like.clone())], PropSelection::Only(vec!["note".into()]), Some(gt(40))))
+        .unwrap();
+    let rows: Vec<_> =
+        note.iter().map(|e| e.props.as_ref().unwrap().to_map().into_iter().collect::<Vec<_>>()).collect();
+    assert_eq!(
+        rows,
+        vec![
+            vec![("note".to_string(), Value::String("n3".into()))],
+            vec![("note".to_string(), Value::String("n4".into()))]
+        ]
+    );
     // On a `serve` row, `like.likeness` is EMPTY, so the condition is not true and the row is dropped.
-    let both = st.get_neighbors(&sp, &request(vec![(2, like.clone()), (3, serve.clone())], PropSelection::All, Some(gt(40)))).unwrap();
+    let both = st
+        .get_neighbors(&sp, &request(vec![(2, like.clone()), (3, serve.clone())], PropSelection::All, Some(gt(40))))
+        .unwrap();
     assert_eq!(both.len(), 2);
     let empty = Expr::unary(quiver_common::expr::UnaryOp::IsEmpty, prop_ref("like", "likeness"));
-    let serves = st.get_neighbors(&sp, &request(vec![(2, like.clone()), (3, serve.clone())], PropSelection::All, Some(empty))).unwrap();
+    let serves = st
+        .get_neighbors(&sp, &request(vec![(2, like.clone()), (3, serve.clone())], PropSelection::All, Some(empty)))
+        .unwrap();
     assert_eq!(serves.iter().map(|e| e.edge_type).collect::<Vec<_>>(), vec![3]);
     // `_dst` is the far end; the limit counts rows after the filter.
-    let dst = Expr::binary(BinaryOp::Ne, Expr::EdgeMetaProp { edge: "like".into(), meta: EdgeMeta::Dst }, Expr::Const(Value::Int(2)));
+    let dst = Expr::binary(
+        BinaryOp::Ne,
+        Expr::EdgeMetaProp { edge: "like".into(), meta: EdgeMeta::Dst },
+        Expr::Const(Value::Int(2)),
+    );
     let mut req = request(vec![(2, like.clone())], PropSelection::None, Some(dst));
     req.limit = Some(1);
-    assert_eq!(st.get_neighbors(&sp, &req).unwrap().iter().map(|e| e.to.clone()).collect::<Vec<_>>(), vec![Value::Int(3)]);
+    assert_eq!(
+        st.get_neighbors(&sp, &req).unwrap().iter().map(|e| e.to.clone()).collect::<Vec<_>>(),
+        vec![Value::Int(3)]
+    );
     // Reverse: in-edges of 1 come from 5, and `_dst` is 5.
-    let rev = Expr::binary(BinaryOp::Eq, Expr::EdgeMetaProp { edge: "like".into(), meta: EdgeMeta::Dst }, Expr::Const(Value::Int(5)));
+    let rev = Expr::binary(
+        BinaryOp::Eq,
+        Expr::EdgeMetaProp { edge: "like".into(), meta: EdgeMeta::Dst },
+        Expr::Const(Value::Int(5)),
+    );
     let got = st.get_neighbors(&sp, &request(vec![(-2, like)], PropSelection::All, Some(rev))).unwrap();
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].props.as_ref().unwrap().get("note"), Some(&Value::NULL));

@@ -20,7 +20,13 @@ fn edge_schema(id: i32, name: &str) -> SchemaRef {
         name: name.into(),
         versions: vec![SchemaVersion {
             version: 0,
-            props: vec![PropDef { name: "w".into(), ty: PropType::Int64, nullable: true, default: None, comment: None }],
+            props: vec![PropDef {
+                name: "w".into(),
+                ty: PropType::Int64,
+                nullable: true,
+                default: None,
+                comment: None,
+            }],
         }],
         ttl_duration: 0,
         ttl_col: String::new(),
@@ -35,8 +41,21 @@ fn vid(space: &SpaceDesc, i: u64) -> Value {
     }
 }
 
-fn neighbors(s: &EmbeddedStorage, space: &SpaceDesc, vids: &[Value], types: &[(i32, SchemaRef)], props: PropSelection) -> Vec<(Value, i32, i64, Value)> {
-    let req = NeighborsRequest { vids: vids.to_vec(), edge_types: types.to_vec(), props, filter: None, limit: None, budget: Budget::unlimited() };
+fn neighbors(
+    s: &EmbeddedStorage,
+    space: &SpaceDesc,
+    vids: &[Value],
+    types: &[(i32, SchemaRef)],
+    props: PropSelection,
+) -> Vec<(Value, i32, i64, Value)> {
+    let req = NeighborsRequest {
+        vids: vids.to_vec(),
+        edge_types: types.to_vec(),
+        props,
+        filter: None,
+        limit: None,
+        budget: Budget::unlimited(),
+    };
     s.get_neighbors(space, &req).unwrap().into_iter().map(|e| (e.from, e.edge_type, e.rank, e.to)).collect()
 }
 
@@ -56,7 +75,9 @@ fn random_writes_agree(vid_type: VidType, seed: u64, n: u64, ops: usize) {
             let rank = if rng.below(5) == 0 { rng.below(3) as i64 - 1 } else { 0 };
             let key = EdgeKeyVal { src: x.clone(), edge_type: schema.id, rank, dst: y };
             let m = match rng.below(10) {
-                0..=5 => Mutation::InsertEdge { key, schema, values: vec![Value::Int(1)], if_not_exists: rng.below(2) == 0 },
+                0..=5 => {
+                    Mutation::InsertEdge { key, schema, values: vec![Value::Int(1)], if_not_exists: rng.below(2) == 0 }
+                }
                 6..=8 => Mutation::DeleteEdge { key },
                 _ => Mutation::DeleteVertex { vid: x, with_edges: true },
             };
@@ -90,13 +111,25 @@ fn topology_equals_the_store_after_random_writes_string_vids() {
 
 #[test]
 fn deltas_are_merged_in_the_background() {
-    let space = SpaceDesc { id: 9, name: "m".into(), partition_num: 2, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+    let space = SpaceDesc {
+        id: 9,
+        name: "m".into(),
+        partition_num: 2,
+        replica_factor: 1,
+        vid_type: VidType::Int64,
+        comment: None,
+    };
     let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let e = edge_schema(3, "a");
     assert_eq!(s.topology_stats(&space).unwrap().directed_edges, 0);
     // One hub gets enough edges for its page's delta to pass the merge threshold.
     let mutations = (0..DELTA_MERGE_EDGES as i64 + 10)
-        .map(|i| Mutation::InsertEdge { key: EdgeKeyVal { src: Value::Int(0), edge_type: 3, rank: 0, dst: Value::Int(i + 1) }, schema: e.clone(), values: vec![Value::NULL], if_not_exists: false })
+        .map(|i| Mutation::InsertEdge {
+            key: EdgeKeyVal { src: Value::Int(0), edge_type: 3, rank: 0, dst: Value::Int(i + 1) },
+            schema: e.clone(),
+            values: vec![Value::NULL],
+            if_not_exists: false,
+        })
         .collect();
     s.write(&space, mutations).unwrap();
     // Ten pages got a delta: the hub's out-edge page, and nine pages of in-edges (one per 256 far ends), each
@@ -140,7 +173,14 @@ fn reference_paths(edges: &[(u64, u64)], starts: &[u64], hops: &[(bool, u32)]) -
 
 #[test]
 fn expansion_counts_match_a_reference_traversal() {
-    let space = SpaceDesc { id: 11, name: "x".into(), partition_num: 3, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+    let space = SpaceDesc {
+        id: 11,
+        name: "x".into(),
+        partition_num: 3,
+        replica_factor: 1,
+        vid_type: VidType::Int64,
+        comment: None,
+    };
     let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let e = edge_schema(5, "e");
     let mut rng = Rng(42);
@@ -152,11 +192,21 @@ fn expansion_counts_match_a_reference_traversal() {
             continue;
         }
         edges.push((x, y));
-        mutations.push(Mutation::InsertEdge { key: EdgeKeyVal { src: Value::Int(x as i64), edge_type: 5, rank: 0, dst: Value::Int(y as i64) }, schema: e.clone(), values: vec![Value::NULL], if_not_exists: false });
+        mutations.push(Mutation::InsertEdge {
+            key: EdgeKeyVal { src: Value::Int(x as i64), edge_type: 5, rank: 0, dst: Value::Int(y as i64) },
+            schema: e.clone(),
+            values: vec![Value::NULL],
+            if_not_exists: false,
+        });
     }
     // A vertex with in-edges only: walks from it end after one step.
     edges.push((0, 999));
-    mutations.push(Mutation::InsertEdge { key: EdgeKeyVal { src: Value::Int(0), edge_type: 5, rank: 0, dst: Value::Int(999) }, schema: e.clone(), values: vec![Value::NULL], if_not_exists: false });
+    mutations.push(Mutation::InsertEdge {
+        key: EdgeKeyVal { src: Value::Int(0), edge_type: 5, rank: 0, dst: Value::Int(999) },
+        schema: e.clone(),
+        values: vec![Value::NULL],
+        if_not_exists: false,
+    });
     s.write(&space, mutations).unwrap();
     let starts = [3u64, 3, 17];
     let cases: [&[(bool, u32)]; 6] = [
@@ -178,14 +228,29 @@ fn expansion_counts_match_a_reference_traversal() {
         assert_eq!(s.expand(&space, &req(ExpandOutput::Count)).unwrap().paths, paths, "hops {hops:?}");
         let got = s.expand(&space, &req(ExpandOutput::Ends)).unwrap();
         assert_eq!(got.paths, paths);
-        let got: HashMap<u64, u64> = got.ends.into_iter().map(|(v, m)| (match v { Value::Int(i) => i as u64, other => panic!("{other}") }, m)).collect();
+        let got: HashMap<u64, u64> = got
+            .ends
+            .into_iter()
+            .map(|(v, m)| {
+                (
+                    match v {
+                        Value::Int(i) => i as u64,
+                        other => panic!("{other}"),
+                    },
+                    m,
+                )
+            })
+            .collect();
         assert_eq!(got, ends, "hops {hops:?}");
     }
     // Billions of steps: over nothing they end at once; around a cycle they stop at the deadline.
     let sink = 999;
     let many = |start: u64, budget: Budget| ExpandRequest {
         starts: vec![Value::Int(start as i64)],
-        hops: vec![ExpandHop { edge_types: vec![5], distinct: false, times: 1 }, ExpandHop { edge_types: vec![5], distinct: true, times: u32::MAX }],
+        hops: vec![
+            ExpandHop { edge_types: vec![5], distinct: false, times: 1 },
+            ExpandHop { edge_types: vec![5], distinct: true, times: u32::MAX },
+        ],
         output: ExpandOutput::Count,
         budget,
     };
@@ -194,7 +259,12 @@ fn expansion_counts_match_a_reference_traversal() {
     let err = s.expand(&space, &many(3, short)).unwrap_err();
     assert!(err.message.starts_with("Execution had been killed"), "{}", err.message);
     // Reversed hops follow in-edges.
-    let rev = ExpandRequest { starts: vec![Value::Int(3)], hops: vec![ExpandHop { edge_types: vec![-5], distinct: false, times: 1 }], output: ExpandOutput::Count, budget: Budget::unlimited() };
+    let rev = ExpandRequest {
+        starts: vec![Value::Int(3)],
+        hops: vec![ExpandHop { edge_types: vec![-5], distinct: false, times: 1 }],
+        output: ExpandOutput::Count,
+        budget: Budget::unlimited(),
+    };
     assert_eq!(s.expand(&space, &rev).unwrap().paths, edges.iter().filter(|(_, y)| *y == 3).count() as u64);
     // A query past its deadline stops with a clear error.
     let late = ExpandRequest { budget: Budget::new(Limits { timeout: Duration::ZERO, memory_bytes: 1 << 30 }), ..rev };
@@ -205,7 +275,14 @@ fn expansion_counts_match_a_reference_traversal() {
 /// stored in both directions), ranks all 0, INT64 VIDs, after every delta is merged.
 #[test]
 fn topology_bytes_per_edge() {
-    let space = SpaceDesc { id: 12, name: "likes".into(), partition_num: 8, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+    let space = SpaceDesc {
+        id: 12,
+        name: "likes".into(),
+        partition_num: 8,
+        replica_factor: 1,
+        vid_type: VidType::Int64,
+        comment: None,
+    };
     let kv = Arc::new(MemEngine::new());
     let e = edge_schema(5, "likes");
     let mut rng = Rng(7);
@@ -215,7 +292,12 @@ fn topology_bytes_per_edge() {
         for p in 0..20_000i64 {
             let mutations = (0..50)
                 .map(|_| Mutation::InsertEdge {
-                    key: EdgeKeyVal { src: Value::Int(p), edge_type: 5, rank: 0, dst: Value::Int(1_000_000 + rng.below(2000) as i64) },
+                    key: EdgeKeyVal {
+                        src: Value::Int(p),
+                        edge_type: 5,
+                        rank: 0,
+                        dst: Value::Int(1_000_000 + rng.below(2000) as i64),
+                    },
                     schema: e.clone(),
                     values: vec![Value::NULL],
                     if_not_exists: false,
@@ -228,7 +310,10 @@ fn topology_bytes_per_edge() {
     let st = s.topology_stats(&space).unwrap();
     let edges = st.directed_edges / 2;
     let per_edge = st.bytes as f64 / edges as f64;
-    println!("topology: {} vertices, {edges} edges, {} bytes, {per_edge:.2} bytes per edge (both directions)", st.vertices, st.bytes);
+    println!(
+        "topology: {} vertices, {edges} edges, {} bytes, {per_edge:.2} bytes per edge (both directions)",
+        st.vertices, st.bytes
+    );
     assert!(edges > 950_000, "random duplicates removed only a few edges: {edges}");
     // Reported, not asserted (speed is the benchmark's business): the RageDB-shaped 3-hop count from one person.
     let req = ExpandRequest {
@@ -248,7 +333,14 @@ fn topology_bytes_per_edge() {
 /// instead of after the whole vertex.
 #[test]
 fn a_super_vertex_is_read_under_the_budget() {
-    let space = SpaceDesc { id: 9, name: "g".into(), partition_num: 1, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+    let space = SpaceDesc {
+        id: 9,
+        name: "g".into(),
+        partition_num: 1,
+        replica_factor: 1,
+        vid_type: VidType::Int64,
+        comment: None,
+    };
     let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let like = edge_schema(3, "like");
     let n = 200_000;
@@ -267,7 +359,14 @@ fn a_super_vertex_is_read_under_the_budget() {
     let edge = std::mem::size_of::<NeighborEdge>();
     for props in [PropSelection::None, PropSelection::All] {
         // Unbounded: every edge.
-        let req = NeighborsRequest { vids: vec![Value::Int(0)], edge_types: vec![(3, like.clone())], props: props.clone(), filter: None, limit: None, budget: Budget::unlimited() };
+        let req = NeighborsRequest {
+            vids: vec![Value::Int(0)],
+            edge_types: vec![(3, like.clone())],
+            props: props.clone(),
+            filter: None,
+            limit: None,
+            budget: Budget::unlimited(),
+        };
         assert_eq!(s.get_neighbors(&space, &req).unwrap().len(), n as usize);
         // A bound smaller than one check's worth of edges fails at the first check, having charged only that much.
         let budget = Budget::new(Limits { timeout: Duration::from_secs(60), memory_bytes: EDGES_PER_CHECK * edge / 2 });

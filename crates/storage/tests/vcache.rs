@@ -37,11 +37,26 @@ fn vid(space: &SpaceDesc, i: u64) -> Value {
 /// vid -> (tag id -> values), for the vertices that exist.
 type Model = HashMap<Value, BTreeMap<i32, Vec<Value>>>;
 
-fn read(s: &EmbeddedStorage, space: &SpaceDesc, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> Vec<Option<Vec<(i32, Props)>>> {
-    s.get_vertices(space, vids, tags, props).unwrap().into_iter().map(|d| d.map(|d| d.tags.into_iter().map(|(t, p)| (t.id, p.to_map())).collect())).collect()
+fn read(
+    s: &EmbeddedStorage,
+    space: &SpaceDesc,
+    vids: &[Value],
+    tags: &[SchemaRef],
+    props: &PropSelection,
+) -> Vec<Option<Vec<(i32, Props)>>> {
+    s.get_vertices(space, vids, tags, props)
+        .unwrap()
+        .into_iter()
+        .map(|d| d.map(|d| d.tags.into_iter().map(|(t, p)| (t.id, p.to_map())).collect()))
+        .collect()
 }
 
-fn expected(model: &Model, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> Vec<Option<Vec<(i32, Props)>>> {
+fn expected(
+    model: &Model,
+    vids: &[Value],
+    tags: &[SchemaRef],
+    props: &PropSelection,
+) -> Vec<Option<Vec<(i32, Props)>>> {
     vids.iter()
         .map(|v| {
             let rows = model.get(v)?;
@@ -49,7 +64,14 @@ fn expected(model: &Model, vids: &[Value], tags: &[SchemaRef], props: &PropSelec
                 tags.iter()
                     .filter_map(|t| {
                         let values = rows.get(&t.id)?;
-                        let p: Props = t.latest().props.iter().zip(values).filter(|(p, _)| props.wants(&p.name)).map(|(p, v)| (p.name.clone(), v.clone())).collect();
+                        let p: Props = t
+                            .latest()
+                            .props
+                            .iter()
+                            .zip(values)
+                            .filter(|(p, _)| props.wants(&p.name))
+                            .map(|(p, v)| (p.name.clone(), v.clone()))
+                            .collect();
                         Some((t.id, p))
                     })
                     .collect(),
@@ -75,7 +97,8 @@ fn random_writes_agree(vid_type: VidType, seed: u64) {
                 0..=5 => {
                     let mut rows = Vec::new();
                     if rng.below(3) > 0 {
-                        let name = if rng.below(5) == 0 { Value::NULL } else { Value::str(format!("n{}", rng.below(1000))) };
+                        let name =
+                            if rng.below(5) == 0 { Value::NULL } else { Value::str(format!("n{}", rng.below(1000))) };
                         rows.push((person(), vec![name, Value::Int(rng.below(100) as i64)]));
                     }
                     if rng.below(2) == 0 {
@@ -110,11 +133,19 @@ fn random_writes_agree(vid_type: VidType, seed: u64) {
             s.write(&space, vec![m]).unwrap();
         }
         for sel in &selections {
-            assert_eq!(read(&s, &space, &all, &tags, sel), expected(&model, &all, &tags, sel), "seed {seed}, round {round}, {sel:?}");
+            assert_eq!(
+                read(&s, &space, &all, &tags, sel),
+                expected(&model, &all, &tags, sel),
+                "seed {seed}, round {round}, {sel:?}"
+            );
             // The columnar read (from the cache's columns once hot) equals the row read, transposed.
             let rows = s.get_vertices(&space, &all, &tags, sel).unwrap();
             let columns: Vec<TagColumns> = tags.iter().map(|t| TagColumns::from_vertices(t, sel, &rows)).collect();
-            assert_eq!(s.get_tag_columns(&space, &all, &tags, sel).unwrap(), columns, "seed {seed}, round {round}, {sel:?}: columns");
+            assert_eq!(
+                s.get_tag_columns(&space, &all, &tags, sel).unwrap(),
+                columns,
+                "seed {seed}, round {round}, {sel:?}: columns"
+            );
         }
         if round == 1 {
             // Enough reads for both tags to become hot: from here on they are served from their columns.
@@ -152,13 +183,27 @@ fn hot(s: &EmbeddedStorage, space: &SpaceDesc, vids: &[Value], t: &SchemaRef) {
 }
 
 fn insert(s: &EmbeddedStorage, space: &SpaceDesc, vids: &[Value], t: &SchemaRef, values: Vec<Value>) {
-    let ms = vids.iter().map(|v| Mutation::InsertVertex { vid: v.clone(), tags: vec![(t.clone(), values.clone())], if_not_exists: false }).collect();
+    let ms = vids
+        .iter()
+        .map(|v| Mutation::InsertVertex {
+            vid: v.clone(),
+            tags: vec![(t.clone(), values.clone())],
+            if_not_exists: false,
+        })
+        .collect();
     s.write(space, ms).unwrap();
 }
 
 #[test]
 fn a_newer_schema_version_drops_the_cache_and_reads_stay_right() {
-    let space = SpaceDesc { id: 6, name: "g".into(), partition_num: 2, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+    let space = SpaceDesc {
+        id: 6,
+        name: "g".into(),
+        partition_num: 2,
+        replica_factor: 1,
+        vid_type: VidType::Int64,
+        comment: None,
+    };
     let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let v0 = person();
     let vids: Vec<Value> = (0..50).map(Value::Int).collect();
@@ -166,9 +211,17 @@ fn a_newer_schema_version_drops_the_cache_and_reads_stay_right() {
     hot(&s, &space, &vids, &v0);
     assert_eq!(s.vertex_cache_stats(&space).len(), 1);
     // ALTER TAG person ADD (city string): rows of version 0 read with NULL city.
-    let v1 = tag(3, "person", vec![v0.latest().props.clone(), [v0.latest().props.clone(), vec![prop("city", PropType::String)]].concat()], None);
+    let v1 = tag(
+        3,
+        "person",
+        vec![v0.latest().props.clone(), [v0.latest().props.clone(), vec![prop("city", PropType::String)]].concat()],
+        None,
+    );
     let got = read(&s, &space, &vids[..1], std::slice::from_ref(&v1), &PropSelection::All);
-    let row: Props = [("name", Value::String("a".into())), ("age", Value::Int(1)), ("city", Value::NULL)].into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let row: Props = [("name", Value::String("a".into())), ("age", Value::Int(1)), ("city", Value::NULL)]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
     assert_eq!(got, vec![Some(vec![(3, row)])]);
     assert!(s.vertex_cache_stats(&space).is_empty(), "the version-0 cache is gone");
     // Hot again under version 1, then a write of version 1 rows is mirrored.
@@ -180,14 +233,24 @@ fn a_newer_schema_version_drops_the_cache_and_reads_stay_right() {
     // A reader planned before the ALTER reads the store (a row still of version 0), in its own version's shape,
     // and leaves the cache alone.
     let got = read(&s, &space, &vids[1..2], std::slice::from_ref(&v0), &PropSelection::All);
-    let row: Props = [("name", Value::String("a".into())), ("age", Value::Int(1))].into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let row: Props = [("name", Value::String("a".into())), ("age", Value::Int(1))]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
     assert_eq!(got, vec![Some(vec![(3, row)])]);
     assert_eq!(s.vertex_cache_stats(&space).len(), 1);
 }
 
 #[test]
 fn ttl_tags_are_never_cached_and_dropping_data_drops_the_cache() {
-    let space = SpaceDesc { id: 8, name: "g".into(), partition_num: 2, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+    let space = SpaceDesc {
+        id: 8,
+        name: "g".into(),
+        partition_num: 2,
+        replica_factor: 1,
+        vid_type: VidType::Int64,
+        comment: None,
+    };
     let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let ttl = tag(5, "session", vec![vec![prop("at", PropType::Int64)]], Some((100, "at")));
     let vids: Vec<Value> = (0..50).map(Value::Int).collect();
@@ -195,7 +258,11 @@ fn ttl_tags_are_never_cached_and_dropping_data_drops_the_cache() {
     insert(&s, &space, &vids, &ttl, vec![Value::Int(1)]);
     hot(&s, &space, &vids, &ttl);
     assert!(s.vertex_cache_stats(&space).is_empty());
-    assert_eq!(read(&s, &space, &vids[..1], std::slice::from_ref(&ttl), &PropSelection::None), vec![None], "expired: the vertex is gone");
+    assert_eq!(
+        read(&s, &space, &vids[..1], std::slice::from_ref(&ttl), &PropSelection::None),
+        vec![None],
+        "expired: the vertex is gone"
+    );
 
     let p = person();
     insert(&s, &space, &vids, &p, vec![Value::String("a".into()), Value::Int(1)]);

@@ -185,22 +185,58 @@ pub enum Statement {
         vid_type: Option<VidTypeSpec>,
         comment: Option<String>,
     },
-    DropSpace { if_exists: bool, name: String },
-    ClearSpace { if_exists: bool, name: String },
+    DropSpace {
+        if_exists: bool,
+        name: String,
+    },
+    ClearSpace {
+        if_exists: bool,
+        name: String,
+    },
     UseSpace(String),
     ShowSpaces,
     /// `SHOW [LOCAL] SESSIONS` (`None`) or `SHOW SESSION id`.
     ShowSessions(Option<i64>),
     DescribeSpace(String),
     ShowCreateSpace(String),
-    CreateSchema { kind: SchemaKind, if_not_exists: bool, name: String, props: Vec<PropSpec>, options: SchemaOptions },
-    AlterSchema { kind: SchemaKind, name: String, ops: Vec<AlterOp>, options: SchemaOptions },
-    DropSchema { kind: SchemaKind, if_exists: bool, name: String },
+    CreateSchema {
+        kind: SchemaKind,
+        if_not_exists: bool,
+        name: String,
+        props: Vec<PropSpec>,
+        options: SchemaOptions,
+    },
+    AlterSchema {
+        kind: SchemaKind,
+        name: String,
+        ops: Vec<AlterOp>,
+        options: SchemaOptions,
+    },
+    DropSchema {
+        kind: SchemaKind,
+        if_exists: bool,
+        name: String,
+    },
     ShowSchemas(SchemaKind),
-    DescribeSchema { kind: SchemaKind, name: String },
-    ShowCreateSchema { kind: SchemaKind, name: String },
-    InsertVertices { if_not_exists: bool, tags: Vec<(String, Vec<String>)>, rows: Vec<VertexRow> },
-    InsertEdges { if_not_exists: bool, edge: String, props: Vec<String>, rows: Vec<EdgeRow> },
+    DescribeSchema {
+        kind: SchemaKind,
+        name: String,
+    },
+    ShowCreateSchema {
+        kind: SchemaKind,
+        name: String,
+    },
+    InsertVertices {
+        if_not_exists: bool,
+        tags: Vec<(String, Vec<String>)>,
+        rows: Vec<VertexRow>,
+    },
+    InsertEdges {
+        if_not_exists: bool,
+        edge: String,
+        props: Vec<String>,
+        rows: Vec<EdgeRow>,
+    },
     Update {
         upsert: bool,
         target: UpdateTarget,
@@ -208,38 +244,98 @@ pub enum Statement {
         when: Option<Expr>,
         yield_clause: Option<YieldClause>,
     },
-    DeleteVertices { vids: Vec<Expr>, with_edge: bool },
+    DeleteVertices {
+        vids: Vec<Expr>,
+        with_edge: bool,
+    },
     /// `tags: None` is `DELETE TAG *`.
-    DeleteTags { tags: Option<Vec<String>>, vids: Vec<Expr> },
-    DeleteEdges { edge: String, keys: Vec<EdgeKey> },
+    DeleteTags {
+        tags: Option<Vec<String>>,
+        vids: Vec<Expr>,
+    },
+    DeleteEdges {
+        edge: String,
+        keys: Vec<EdgeKey>,
+    },
     /// `tags: None` is `FETCH PROP ON *`.
-    FetchVertices { tags: Option<Vec<String>>, vids: Vec<Expr>, yield_clause: YieldClause },
-    FetchEdges { edge: String, keys: Vec<EdgeKey>, yield_clause: YieldClause },
-    Yield { yield_clause: YieldClause, filter: Option<Expr> },
+    FetchVertices {
+        tags: Option<Vec<String>>,
+        vids: Vec<Expr>,
+        yield_clause: YieldClause,
+    },
+    FetchEdges {
+        edge: String,
+        keys: Vec<EdgeKey>,
+        yield_clause: YieldClause,
+    },
+    Yield {
+        yield_clause: YieldClause,
+        filter: Option<Expr>,
+    },
     Go(Box<GoStatement>),
     /// `left | right`: `right` reads `left`'s rows as `$-`.
     Pipe(Box<Statement>, Box<Statement>),
     /// `$var = statement`: the rows are kept as `$var` for the rest of the request.
-    Assign { var: String, statement: Box<Statement> },
-    SetOp { op: SetOp, left: Box<Statement>, right: Box<Statement> },
+    Assign {
+        var: String,
+        statement: Box<Statement>,
+    },
+    SetOp {
+        op: SetOp,
+        left: Box<Statement>,
+        right: Box<Statement>,
+    },
     /// `ORDER BY expr [ASC|DESC], ...` over the piped input.
     OrderBy(Vec<(Expr, bool)>),
     /// `LIMIT [offset,] count` or `LIMIT count OFFSET offset` over the piped input.
-    Limit { offset: Expr, count: Expr },
+    Limit {
+        offset: Expr,
+        count: Expr,
+    },
     /// `GROUP BY keys YIELD columns` over the piped input.
-    GroupBy { keys: Vec<Expr>, yield_clause: YieldClause },
+    GroupBy {
+        keys: Vec<Expr>,
+        yield_clause: YieldClause,
+    },
     /// `EXPLAIN|PROFILE [FORMAT="row"|"dot"|"dot:struct"] sentence` or `... { sentence; ... }`: only first in a
     /// request.
-    Explain { profile: bool, format: PlanFormat, body: Vec<Statement> },
-    CreateIndex { kind: SchemaKind, if_not_exists: bool, name: String, schema: String, fields: Vec<IndexFieldSpec>, comment: Option<String> },
-    DropIndex { kind: SchemaKind, if_exists: bool, name: String },
+    Explain {
+        profile: bool,
+        format: PlanFormat,
+        body: Vec<Statement>,
+    },
+    CreateIndex {
+        kind: SchemaKind,
+        if_not_exists: bool,
+        name: String,
+        schema: String,
+        fields: Vec<IndexFieldSpec>,
+        comment: Option<String>,
+    },
+    DropIndex {
+        kind: SchemaKind,
+        if_exists: bool,
+        name: String,
+    },
     /// `SHOW TAG|EDGE INDEXES [BY s]`.
-    ShowIndexes { kind: SchemaKind, by: Option<String> },
-    DescribeIndex { kind: SchemaKind, name: String },
-    ShowCreateIndex { kind: SchemaKind, name: String },
+    ShowIndexes {
+        kind: SchemaKind,
+        by: Option<String>,
+    },
+    DescribeIndex {
+        kind: SchemaKind,
+        name: String,
+    },
+    ShowCreateIndex {
+        kind: SchemaKind,
+        name: String,
+    },
     ShowIndexStatus(SchemaKind),
     /// `REBUILD TAG|EDGE INDEX [i, ...]`; an empty list is every index of that kind.
-    RebuildIndex { kind: SchemaKind, names: Vec<String> },
+    RebuildIndex {
+        kind: SchemaKind,
+        names: Vec<String>,
+    },
     Lookup(Box<LookupStatement>),
     SubmitJob(JobSpec),
     ShowJobs,

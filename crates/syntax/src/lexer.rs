@@ -45,7 +45,8 @@ pub fn lex(src: &str) -> QResult<Vec<Token>> {
             continue;
         }
         // Comments: `#`, `--` and `//` to end of line, `/* ... */`.
-        if c == b'#' || (c == b'-' && bytes.get(i + 1) == Some(&b'-')) || (c == b'/' && bytes.get(i + 1) == Some(&b'/')) {
+        if c == b'#' || (c == b'-' && bytes.get(i + 1) == Some(&b'-')) || (c == b'/' && bytes.get(i + 1) == Some(&b'/'))
+        {
             while i < bytes.len() && bytes[i] != b'\n' {
                 i += 1;
             }
@@ -66,7 +67,9 @@ pub fn lex(src: &str) -> QResult<Vec<Token>> {
             out.push(Token { tok: Tok::Ident(src[start..i].to_string()), start, end: i });
             continue;
         }
-        if c.is_ascii_digit() || (c == b'.' && bytes.get(i + 1).is_some_and(|b| b.is_ascii_digit()) && !prev_is_value(&out)) {
+        if c.is_ascii_digit()
+            || (c == b'.' && bytes.get(i + 1).is_some_and(|b| b.is_ascii_digit()) && !prev_is_value(&out))
+        {
             let tok = lex_number(src, &mut i)?;
             out.push(Token { tok, start, end: i });
             continue;
@@ -132,7 +135,9 @@ pub fn lex(src: &str) -> QResult<Vec<Token>> {
                 i += sym.len();
                 out.push(Token { tok: Tok::Sym(sym), start, end: i });
             }
-            None => return Err(near_error(src, start, start + src[start..].chars().next().map_or(1, |c| c.len_utf8()))),
+            None => {
+                return Err(near_error(src, start, start + src[start..].chars().next().map_or(1, |c| c.len_utf8())))
+            }
         }
     }
     out.push(Token { tok: Tok::Eof, start: src.len(), end: src.len() });
@@ -143,7 +148,16 @@ pub fn lex(src: &str) -> QResult<Vec<Token>> {
 fn prev_is_value(out: &[Token]) -> bool {
     matches!(
         out.last().map(|t| &t.tok),
-        Some(Tok::Ident(_) | Tok::Quoted(_) | Tok::Int(_) | Tok::Float(_) | Tok::Str(_) | Tok::Var(_) | Tok::Sym(")") | Tok::Sym("]"))
+        Some(
+            Tok::Ident(_)
+                | Tok::Quoted(_)
+                | Tok::Int(_)
+                | Tok::Float(_)
+                | Tok::Str(_)
+                | Tok::Var(_)
+                | Tok::Sym(")")
+                | Tok::Sym("]")
+        )
     )
 }
 

@@ -8,12 +8,79 @@ use quiver_common::{functions, PropType, QError, QResult, Value};
 
 /// Words that cannot be used as names without backquotes.
 const RESERVED: &[&str] = &[
-    "ADD", "ALTER", "AND", "AS", "ASC", "BY", "CASE", "CHANGE", "CLEAR", "CONTAINS", "CREATE", "DELETE", "DESC",
-    "DESCRIBE", "DISTINCT", "DROP", "EDGE", "EDGES", "ELSE", "END", "ENDS", "EXISTS", "EXPLAIN", "FALSE", "FETCH",
-    "FROM", "GET", "GO", "GROUP", "IF", "IN", "INSERT", "INTERSECT", "IS", "LIMIT", "LOOKUP", "MATCH", "MINUS", "NOT",
-    "NULL", "OF", "OFFSET", "ON", "OR", "ORDER", "OVER", "PROFILE", "PROP", "REVERSELY", "SET", "SHOW", "SPACE",
-    "SPACES", "STARTS", "STEP", "STEPS", "TAG", "TAGS", "THEN", "TO", "TRUE", "UNION", "UPDATE", "UPSERT", "USE",
-    "VALUES", "VERTEX", "VERTICES", "WHEN", "WHERE", "WITH", "XOR", "YIELD",
+    "ADD",
+    "ALTER",
+    "AND",
+    "AS",
+    "ASC",
+    "BY",
+    "CASE",
+    "CHANGE",
+    "CLEAR",
+    "CONTAINS",
+    "CREATE",
+    "DELETE",
+    "DESC",
+    "DESCRIBE",
+    "DISTINCT",
+    "DROP",
+    "EDGE",
+    "EDGES",
+    "ELSE",
+    "END",
+    "ENDS",
+    "EXISTS",
+    "EXPLAIN",
+    "FALSE",
+    "FETCH",
+    "FROM",
+    "GET",
+    "GO",
+    "GROUP",
+    "IF",
+    "IN",
+    "INSERT",
+    "INTERSECT",
+    "IS",
+    "LIMIT",
+    "LOOKUP",
+    "MATCH",
+    "MINUS",
+    "NOT",
+    "NULL",
+    "OF",
+    "OFFSET",
+    "ON",
+    "OR",
+    "ORDER",
+    "OVER",
+    "PROFILE",
+    "PROP",
+    "REVERSELY",
+    "SET",
+    "SHOW",
+    "SPACE",
+    "SPACES",
+    "STARTS",
+    "STEP",
+    "STEPS",
+    "TAG",
+    "TAGS",
+    "THEN",
+    "TO",
+    "TRUE",
+    "UNION",
+    "UPDATE",
+    "UPSERT",
+    "USE",
+    "VALUES",
+    "VERTEX",
+    "VERTICES",
+    "WHEN",
+    "WHERE",
+    "WITH",
+    "XOR",
+    "YIELD",
 ];
 
 /// Parses a request: one or more statements separated by `;`.
@@ -56,7 +123,10 @@ fn parse_request(src: &str, params: Option<&[&str]>) -> QResult<Vec<Statement>> 
         }
     }
     if out.is_empty() {
-        return Err(QError::new(quiver_common::ErrorCode::StatementEmpty, "StatementEmpty: the request has no statement"));
+        return Err(QError::new(
+            quiver_common::ErrorCode::StatementEmpty,
+            "StatementEmpty: the request has no statement",
+        ));
     }
     Ok(out)
 }
@@ -330,7 +400,8 @@ impl<'a> Parser<'a> {
                 self.bump();
                 let kind = self.schema_kind()?;
                 self.expect_kw("INDEX")?;
-                let names = if matches!(self.peek(), Tok::Ident(_)) { self.comma_separated(Parser::name)? } else { Vec::new() };
+                let names =
+                    if matches!(self.peek(), Tok::Ident(_)) { self.comma_separated(Parser::name)? } else { Vec::new() };
                 Ok(Statement::RebuildIndex { kind, names })
             }
             "SUBMIT" => {
@@ -607,7 +678,10 @@ impl<'a> Parser<'a> {
                 self.expect_sym("(")?;
                 let n = self.int_lit()?;
                 if !(1..=u16::MAX as i64).contains(&n) {
-                    return Err(QError::semantic(format!("fixed_string length must be between 1 and {}, got {n}", u16::MAX)));
+                    return Err(QError::semantic(format!(
+                        "fixed_string length must be between 1 and {}, got {n}",
+                        u16::MAX
+                    )));
                 }
                 self.expect_sym(")")?;
                 return Ok(PropType::FixedString(n as u16));
@@ -734,7 +808,9 @@ impl<'a> Parser<'a> {
         if self.eat_kw("TAGS") {
             return Ok(Statement::ShowSchemas(SchemaKind::Tag));
         }
-        if (self.peek_kw("TAG") || self.peek_kw("EDGE")) && (self.peek_kw_at(1, "INDEXES") || self.peek_kw_at(1, "INDEX")) {
+        if (self.peek_kw("TAG") || self.peek_kw("EDGE"))
+            && (self.peek_kw_at(1, "INDEXES") || self.peek_kw_at(1, "INDEX"))
+        {
             let kind = self.schema_kind()?;
             if self.eat_kw("INDEXES") {
                 let by = if self.eat_kw("BY") { Some(self.name()?) } else { None };
@@ -1129,9 +1205,17 @@ impl<'a> Parser<'a> {
             if self.eat_kw("IS") {
                 let not = self.eat_kw("NOT");
                 let op = if self.eat_kw("NULL") {
-                    if not { UnaryOp::IsNotNull } else { UnaryOp::IsNull }
+                    if not {
+                        UnaryOp::IsNotNull
+                    } else {
+                        UnaryOp::IsNull
+                    }
                 } else if self.eat_kw("EMPTY") {
-                    if not { UnaryOp::IsNotEmpty } else { UnaryOp::IsEmpty }
+                    if not {
+                        UnaryOp::IsNotEmpty
+                    } else {
+                        UnaryOp::IsEmpty
+                    }
                 } else {
                     return Err(self.error_here());
                 };
@@ -1169,7 +1253,8 @@ impl<'a> Parser<'a> {
                 self.bump();
             }
             self.bump();
-            if matches!(op, BinaryOp::StartsWith | BinaryOp::NotStartsWith | BinaryOp::EndsWith | BinaryOp::NotEndsWith) {
+            if matches!(op, BinaryOp::StartsWith | BinaryOp::NotStartsWith | BinaryOp::EndsWith | BinaryOp::NotEndsWith)
+            {
                 self.expect_kw("WITH")?;
             }
             lhs = Expr::binary(op, lhs, self.additive()?);
@@ -1313,7 +1398,8 @@ impl<'a> Parser<'a> {
                 if self.eat_sym("}") {
                     return Ok(Expr::Map(vec![]));
                 }
-                let is_map = matches!(self.peek(), Tok::Ident(_) | Tok::Quoted(_) | Tok::Str(_)) && matches!(self.peek_at(1), Tok::Sym(":"));
+                let is_map = matches!(self.peek(), Tok::Ident(_) | Tok::Quoted(_) | Tok::Str(_))
+                    && matches!(self.peek_at(1), Tok::Sym(":"));
                 if is_map {
                     let mut items = Vec::new();
                     loop {
@@ -1442,7 +1528,10 @@ impl<'a> Parser<'a> {
             if self.eat_sym("*") {
                 self.expect_sym(")")?;
                 if !name.eq_ignore_ascii_case("count") {
-                    return Err(QError::semantic(format!("Could not apply aggregation function `{}(*)'", name.to_uppercase())));
+                    return Err(QError::semantic(format!(
+                        "Could not apply aggregation function `{}(*)'",
+                        name.to_uppercase()
+                    )));
                 }
                 return Ok(Expr::Aggregate { name, arg: None, distinct });
             }
@@ -1566,7 +1655,10 @@ mod tests {
         let deep_unary = format!("YIELD {}1", "- ".repeat(100_000));
         assert!(error(&deep_unary).contains("nested deeper"), "{}", error(&deep_unary));
         let many = "YIELD 1;".repeat(STATEMENTS_PER_REQUEST_MAX + 1);
-        assert_eq!(error(&many), format!("SyntaxError: more than {STATEMENTS_PER_REQUEST_MAX} statements in one request"));
+        assert_eq!(
+            error(&many),
+            format!("SyntaxError: more than {STATEMENTS_PER_REQUEST_MAX} statements in one request")
+        );
         let long = format!("YIELD \"{}\"", "x".repeat(STATEMENT_BYTES_MAX));
         assert_eq!(error(&long), format!("SyntaxError: statement longer than {STATEMENT_BYTES_MAX} bytes"));
     }

@@ -54,12 +54,19 @@ impl Client {
             other => return Err(invalid(format!("verifyClientVersion: {other:?}"))),
         }
         match self.call(&Call::Authenticate { username: user.into(), password: password.into() })? {
-            Some(Ok(Reply::Auth(a))) if a.error_code == 0 => a.session_id.ok_or_else(|| invalid("authenticate: no session id".into())),
+            Some(Ok(Reply::Auth(a))) if a.error_code == 0 => {
+                a.session_id.ok_or_else(|| invalid("authenticate: no session id".into()))
+            }
             other => Err(invalid(format!("authenticate: {other:?}"))),
         }
     }
 
-    pub fn execute(&mut self, session_id: i64, stmt: &str, params: BTreeMap<String, Value>) -> io::Result<ExecutionResponse> {
+    pub fn execute(
+        &mut self,
+        session_id: i64,
+        stmt: &str,
+        params: BTreeMap<String, Value>,
+    ) -> io::Result<ExecutionResponse> {
         match self.call(&Call::Execute { session_id, stmt: stmt.as_bytes().to_vec(), params, json: false })? {
             Some(Ok(Reply::Execution(r))) => Ok(r),
             other => Err(invalid(format!("execute: {other:?}"))),

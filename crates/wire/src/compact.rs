@@ -253,7 +253,9 @@ impl<'a> Decoder<'a> {
             TType::Map => {
                 let (k, v, n) = self.map_begin()?;
                 if n > 0 {
-                    let (Some(k), Some(v)) = (k, v) else { return Err(DecodeError::new("a map without element types")) };
+                    let (Some(k), Some(v)) = (k, v) else {
+                        return Err(DecodeError::new("a map without element types"));
+                    };
                     for _ in 0..n {
                         self.skip(k)?;
                         self.skip(v)?;

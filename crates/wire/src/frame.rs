@@ -28,7 +28,10 @@ pub const DEFAULT_MAX_FRAME_BYTES: usize = 64 << 20;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrameError {
     /// The length prefix announces more than the server accepts.
-    TooLarge { len: u64, max: usize },
+    TooLarge {
+        len: u64,
+        max: usize,
+    },
     /// Not a header frame and not framed compact: the peer speaks something else.
     UnknownFraming,
     Malformed(String),
@@ -40,7 +43,9 @@ pub enum FrameError {
 impl fmt::Display for FrameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FrameError::TooLarge { len, max } => write!(f, "frame of {len} bytes is larger than the limit of {max} bytes"),
+            FrameError::TooLarge { len, max } => {
+                write!(f, "frame of {len} bytes is larger than the limit of {max} bytes")
+            }
             FrameError::UnknownFraming => write!(f, "not a thrift header or framed-compact frame"),
             FrameError::Malformed(m) => write!(f, "malformed frame: {m}"),
             FrameError::UnsupportedTransform(t) => write!(f, "frame transform {t} is not supported (no compression)"),
@@ -129,7 +134,7 @@ pub fn encode_frame(framing: Framing, payload: &[u8]) -> Vec<u8> {
             let mut header = Vec::with_capacity(8);
             write_varint(&mut header, u64::from(protocol));
             write_varint(&mut header, 0); // no transforms
-            // fbthrift always pads with 1 to 4 zero bytes.
+                                          // fbthrift always pads with 1 to 4 zero bytes.
             let padding = 4 - header.len() % 4;
             header.resize(header.len() + padding, 0);
             let len = 10 + header.len() + payload.len();
@@ -196,13 +201,22 @@ mod tests {
     #[test]
     fn bad_frames_are_refused_with_a_reason() {
         assert_eq!(frame_len(*b"BIGF", 1 << 20), Err(FrameError::TooLarge { len: u64::from(u32::MAX), max: 1 << 20 }));
-        assert_eq!(frame_len(2_000_000u32.to_be_bytes(), 1 << 20), Err(FrameError::TooLarge { len: 2_000_000, max: 1 << 20 }));
+        assert_eq!(
+            frame_len(2_000_000u32.to_be_bytes(), 1 << 20),
+            Err(FrameError::TooLarge { len: 2_000_000, max: 1 << 20 })
+        );
         assert!(matches!(frame_len(1u32.to_be_bytes(), 1 << 20), Err(FrameError::Malformed(_))));
         assert_eq!(decode_frame(b"GET / HTTP/1.1\r\n"), Err(FrameError::UnknownFraming));
         // Header longer than the frame.
         assert!(matches!(decode_frame(&[0x0f, 0xff, 0, 0, 0, 0, 0, 1, 0, 9, 2, 0]), Err(FrameError::Malformed(_))));
         // Binary protocol (0) and zlib transform (1).
-        assert_eq!(decode_frame(&[0x0f, 0xff, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0]), Err(FrameError::UnsupportedProtocol(0)));
-        assert_eq!(decode_frame(&[0x0f, 0xff, 0, 0, 0, 0, 0, 1, 0, 1, 2, 1, 1, 0]), Err(FrameError::UnsupportedTransform(1)));
+        assert_eq!(
+            decode_frame(&[0x0f, 0xff, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0]),
+            Err(FrameError::UnsupportedProtocol(0))
+        );
+        assert_eq!(
+            decode_frame(&[0x0f, 0xff, 0, 0, 0, 0, 0, 1, 0, 1, 2, 1, 1, 0]),
+            Err(FrameError::UnsupportedTransform(1))
+        );
     }
 }

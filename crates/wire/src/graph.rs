@@ -14,12 +14,24 @@ pub const E_CLIENT_SERVER_INCOMPATIBLE: i32 = -3061;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call {
-    VerifyClientVersion { version: String },
-    Authenticate { username: String, password: String },
+    VerifyClientVersion {
+        version: String,
+    },
+    Authenticate {
+        username: String,
+        password: String,
+    },
     /// One-way: no reply is sent.
-    Signout { session_id: i64 },
+    Signout {
+        session_id: i64,
+    },
     /// `execute`, `executeWithParameter`, `executeJson` and `executeJsonWithParameter`.
-    Execute { session_id: i64, stmt: Vec<u8>, params: BTreeMap<String, Value>, json: bool },
+    Execute {
+        session_id: i64,
+        stmt: Vec<u8>,
+        params: BTreeMap<String, Value>,
+        json: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -94,7 +106,12 @@ pub fn decode_call(payload: &[u8]) -> Result<(Message, Call), CallError> {
                 }
                 Ok(true)
             })
-            .map(|_| Call::Execute { session_id, stmt, params, json: msg.name.starts_with("executeJson") })
+            .map(|_| Call::Execute {
+                session_id,
+                stmt,
+                params,
+                json: msg.name.starts_with("executeJson"),
+            })
         }
         _ => return Err(CallError::UnknownMethod(msg)),
     };
@@ -185,7 +202,10 @@ pub enum Reply {
     /// `executeJson`'s return value: the response as JSON text.
     Json(Vec<u8>),
     Auth(AuthResponse),
-    Verify { error_code: i32, error_msg: Option<String> },
+    Verify {
+        error_code: i32,
+        error_msg: Option<String>,
+    },
 }
 
 /// The reply message to `call` (same name, sequence id and compact version).
@@ -493,7 +513,9 @@ fn decode_execution(d: &mut Decoder) -> DResult<ExecutionResponse> {
                                     let (_, n) = d.list_begin()?;
                                     for _ in 0..n {
                                         let v = crate::value::decode_value(d)?;
-                                        let column = values.get_mut(width).ok_or_else(|| DecodeError::new("a row has more values than the data set has columns"))?;
+                                        let column = values.get_mut(width).ok_or_else(|| {
+                                            DecodeError::new("a row has more values than the data set has columns")
+                                        })?;
                                         column.push(v);
                                         width += 1;
                                     }
@@ -501,7 +523,9 @@ fn decode_execution(d: &mut Decoder) -> DResult<ExecutionResponse> {
                                     Ok(true)
                                 })?;
                                 if width != values.len() {
-                                    return Err(DecodeError::new("a row has fewer values than the data set has columns"));
+                                    return Err(DecodeError::new(
+                                        "a row has fewer values than the data set has columns",
+                                    ));
                                 }
                             }
                             d.container_end();
@@ -601,7 +625,8 @@ mod tests {
 
     #[test]
     fn calls_round_trip() {
-        let params: BTreeMap<String, Value> = [("p".to_string(), Value::List(vec![Value::Int(1), Value::Float(2.5)]))].into();
+        let params: BTreeMap<String, Value> =
+            [("p".to_string(), Value::List(vec![Value::Int(1), Value::Float(2.5)]))].into();
         for call in [
             Call::VerifyClientVersion { version: "3.0.0".into() },
             Call::Authenticate { username: "root".into(), password: "nebula".into() },
@@ -618,24 +643,53 @@ mod tests {
     #[test]
     fn replies_round_trip() {
         let plan = Plan {
-            nodes: vec![PlanNode { name: "Go".into(), id: 3, output_var: "__Go_3".into(), description: vec![("over".into(), "like".into())], profile: Some((2, 10, 12)), dependencies: vec![1] }],
+            nodes: vec![PlanNode {
+                name: "Go".into(),
+                id: 3,
+                output_var: "__Go_3".into(),
+                description: vec![("over".into(), "like".into())],
+                profile: Some((2, 10, 12)),
+                dependencies: vec![1],
+            }],
             format: "row".into(),
             optimize_time_us: 5,
         };
         let exec = ExecutionResponse {
             error_code: 0,
             latency_us: 99,
-            data: Some(Table::from_rows(vec!["a".into(), "b".into()], vec![vec![Value::Int(1), Value::Float(0.5)], vec![Value::NULL, Value::Empty]])),
+            data: Some(Table::from_rows(
+                vec!["a".into(), "b".into()],
+                vec![vec![Value::Int(1), Value::Float(0.5)], vec![Value::NULL, Value::Empty]],
+            )),
             space_name: Some("nba".into()),
             error_msg: None,
             plan: Some(plan),
         };
         for (method, reply) in [
             ("executeWithParameter", Reply::Execution(exec)),
-            ("execute", Reply::Execution(ExecutionResponse { error_code: -1004, error_msg: Some("SyntaxError: x".into()), ..Default::default() })),
+            (
+                "execute",
+                Reply::Execution(ExecutionResponse {
+                    error_code: -1004,
+                    error_msg: Some("SyntaxError: x".into()),
+                    ..Default::default()
+                }),
+            ),
             ("executeJson", Reply::Json(b"{}".to_vec())),
-            ("authenticate", Reply::Auth(AuthResponse { error_code: 0, session_id: Some(5), time_zone_offset_seconds: Some(0), time_zone_name: Some("UTC".into()), error_msg: None })),
-            ("verifyClientVersion", Reply::Verify { error_code: E_CLIENT_SERVER_INCOMPATIBLE, error_msg: Some("no".into()) }),
+            (
+                "authenticate",
+                Reply::Auth(AuthResponse {
+                    error_code: 0,
+                    session_id: Some(5),
+                    time_zone_offset_seconds: Some(0),
+                    time_zone_name: Some("UTC".into()),
+                    error_msg: None,
+                }),
+            ),
+            (
+                "verifyClientVersion",
+                Reply::Verify { error_code: E_CLIENT_SERVER_INCOMPATIBLE, error_msg: Some("no".into()) },
+            ),
         ] {
             let call = Message { name: method.into(), kind: MessageKind::Call, seq_id: 4, version: 2 };
             let (msg, back) = decode_reply(&encode_reply(&call, &reply)).unwrap();
@@ -650,7 +704,10 @@ mod tests {
     #[test]
     fn a_table_is_sent_row_by_row_and_rows_must_match_the_columns() {
         let call = Message { name: "execute".into(), kind: MessageKind::Call, seq_id: 1, version: 2 };
-        let table = Table::from_rows(vec!["a".into(), "b".into()], vec![vec![Value::Int(1), Value::str("x")], vec![Value::Int(2), Value::NULL]]);
+        let table = Table::from_rows(
+            vec!["a".into(), "b".into()],
+            vec![vec![Value::Int(1), Value::str("x")], vec![Value::Int(2), Value::NULL]],
+        );
         assert_eq!(table.len(), 2);
         assert_eq!(table.values[1], vec![Value::str("x"), Value::NULL]);
         let reply = |data| Reply::Execution(ExecutionResponse { data: Some(data), ..Default::default() });
@@ -678,11 +735,16 @@ mod tests {
         // Rename "signout" to "signoff" in place.
         let at = bytes.windows(7).position(|w| w == b"signout").unwrap();
         bytes[at..at + 7].copy_from_slice(b"signoff");
-        assert!(matches!(decode_call(&bytes), Err(CallError::UnknownMethod(m)) if m.name == "signoff" && m.seq_id == 3));
+        assert!(
+            matches!(decode_call(&bytes), Err(CallError::UnknownMethod(m)) if m.name == "signoff" && m.seq_id == 3)
+        );
         assert!(matches!(decode_call(b"\x82\x21"), Err(CallError::Malformed(_))));
         assert!(matches!(decode_call(b"hello"), Err(CallError::Malformed(_))));
         // A truncated execute call.
-        let bytes = encode_call(1, &Call::Execute { session_id: 1, stmt: b"YIELD 1".to_vec(), params: BTreeMap::new(), json: false });
+        let bytes = encode_call(
+            1,
+            &Call::Execute { session_id: 1, stmt: b"YIELD 1".to_vec(), params: BTreeMap::new(), json: false },
+        );
         for cut in 0..bytes.len() {
             assert!(decode_call(&bytes[..cut]).is_err(), "cut at {cut}");
         }

@@ -5,8 +5,8 @@
 //! Everything but the client is pure functions over byte slices: no sockets, no sessions, no query engine (the server
 //! crate owns those).
 
+pub mod client;
 pub mod compact;
 pub mod frame;
 pub mod graph;
 pub mod value;
-pub mod client;

@@ -235,7 +235,9 @@ pub fn decode_value(d: &mut Decoder) -> DResult<Value> {
             (11, _) => return Err(DecodeError::new("path values are not supported as parameters")),
             (15, _) => return Err(DecodeError::new("data set values are not supported as parameters")),
             (16, _) => return Err(DecodeError::new("geography values are not supported")),
-            (id, t) => return Err(DecodeError::new(format!("Value field {id} of type {t:?} is not part of the union"))),
+            (id, t) => {
+                return Err(DecodeError::new(format!("Value field {id} of type {t:?} is not part of the union")))
+            }
         };
         d.field_end()?;
         if !value.is_empty() {
@@ -292,7 +294,10 @@ fn time_field(d: &mut Decoder, time: &mut Time, id: i16, t: TType, first: i16) -
 }
 
 fn decode_datetime(d: &mut Decoder) -> DResult<DateTime> {
-    let mut dt = DateTime { date: Date { year: 1970, month: 1, day: 1 }, time: Time { hour: 0, minute: 0, sec: 0, microsec: 0 } };
+    let mut dt = DateTime {
+        date: Date { year: 1970, month: 1, day: 1 },
+        time: Time { hour: 0, minute: 0, sec: 0, microsec: 0 },
+    };
     d.fields(|d, id, t| {
         match id {
             1 => {
@@ -407,7 +412,14 @@ fn decode_vertex(d: &mut Decoder) -> DResult<Vertex> {
 }
 
 fn decode_edge(d: &mut Decoder) -> DResult<Edge> {
-    let mut edge = Edge { src: Value::Empty, dst: Value::Empty, edge_type: 0, name: String::new(), ranking: 0, props: BTreeMap::new() };
+    let mut edge = Edge {
+        src: Value::Empty,
+        dst: Value::Empty,
+        edge_type: 0,
+        name: String::new(),
+        ranking: 0,
+        props: BTreeMap::new(),
+    };
     d.fields(|d, id, t| {
         match (id, t) {
             (1, TType::Struct) => edge.src = decode_value(d)?,
@@ -440,7 +452,8 @@ mod tests {
     }
 
     fn sample() -> Vec<Value> {
-        let props: BTreeMap<String, Value> = [("age".to_string(), Value::Int(42)), ("name".to_string(), Value::str("Tim"))].into();
+        let props: BTreeMap<String, Value> =
+            [("age".to_string(), Value::Int(42)), ("name".to_string(), Value::str("Tim"))].into();
         vec![
             Value::Empty,
             Value::NULL,
@@ -452,13 +465,26 @@ mod tests {
             Value::str("naïve"),
             Value::Date(Date { year: -3, month: 12, day: 31 }),
             Value::Time(Time { hour: 23, minute: 59, sec: 58, microsec: 999_999 }),
-            Value::DateTime(DateTime { date: Date { year: 2024, month: 2, day: 29 }, time: Time { hour: 1, minute: 2, sec: 3, microsec: 4 } }),
+            Value::DateTime(DateTime {
+                date: Date { year: 2024, month: 2, day: 29 },
+                time: Time { hour: 1, minute: 2, sec: 3, microsec: 4 },
+            }),
             Value::Duration(Duration { months: 14, seconds: -5, microseconds: 7 }),
             Value::List(vec![Value::Int(1), Value::List(vec![Value::Empty])]),
             Value::set_from(vec![Value::Int(2), Value::Int(1)]),
             Value::Map(props.clone()),
-            Value::Vertex(Box::new(Vertex { vid: Value::str("v"), tags: vec![Tag { name: "player".into(), props: props.clone() }] })),
-            Value::Edge(Box::new(Edge { src: Value::Int(1), dst: Value::Int(2), edge_type: -3, name: "like".into(), ranking: 9, props })),
+            Value::Vertex(Box::new(Vertex {
+                vid: Value::str("v"),
+                tags: vec![Tag { name: "player".into(), props: props.clone() }],
+            })),
+            Value::Edge(Box::new(Edge {
+                src: Value::Int(1),
+                dst: Value::Int(2),
+                edge_type: -3,
+                name: "like".into(),
+                ranking: 9,
+                props,
+            })),
         ]
     }
 

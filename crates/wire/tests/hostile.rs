@@ -84,7 +84,12 @@ fn seeds() -> Vec<Vec<u8>> {
         Call::VerifyClientVersion { version: "3.0.0".into() },
         Call::Authenticate { username: "root".into(), password: "nebula".into() },
         Call::Signout { session_id: 9 },
-        Call::Execute { session_id: 9, stmt: b"GO FROM $v OVER like YIELD dst(edge)".to_vec(), params: props.clone(), json: false },
+        Call::Execute {
+            session_id: 9,
+            stmt: b"GO FROM $v OVER like YIELD dst(edge)".to_vec(),
+            params: props.clone(),
+            json: false,
+        },
     ];
     let mut out: Vec<Vec<u8>> = calls.iter().map(|c| encode_frame(framing, &encode_call(1, c))).collect();
     let msg = Message { name: "execute".into(), kind: MessageKind::Call, seq_id: 1, version: 2 };

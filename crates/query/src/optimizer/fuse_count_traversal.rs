@@ -77,7 +77,9 @@ fn walks_ttl_edges(g: &GoStatement, ctx: &RuleContext<'_>) -> bool {
     let Some(space) = &ctx.space else { return true };
     let schemas = match &g.over.edges {
         None => ctx.engine.catalog.schemas(space, SchemaKind::Edge),
-        Some(names) => names.iter().filter_map(|n| ctx.engine.catalog.schema(space, SchemaKind::Edge, n).ok()).collect(),
+        Some(names) => {
+            names.iter().filter_map(|n| ctx.engine.catalog.schema(space, SchemaKind::Edge, n).ok()).collect()
+        }
     };
     schemas.iter().any(|s| s.ttl_duration > 0 && !s.ttl_col.is_empty())
 }
@@ -89,7 +91,9 @@ impl Rule for FuseCountTraversal {
 
     fn apply(&self, node: &mut PlanNode, ctx: &RuleContext<'_>) -> bool {
         let output = match &node.op {
-            Op::Project { yield_clause: y, filter: None } if !y.distinct && y.columns.len() == 1 && is_count_star(&y.columns[0].expr) => {
+            Op::Project { yield_clause: y, filter: None }
+                if !y.distinct && y.columns.len() == 1 && is_count_star(&y.columns[0].expr) =>
+            {
                 ExpandOutput::Count { column: y.columns[0].name() }
             }
             Op::Aggregate { keys, yield_clause: y } if !y.distinct && keys.len() == 1 => {
@@ -101,7 +105,9 @@ impl Rule for FuseCountTraversal {
                 if !yields_far_end(&last.stmt, key) {
                     return false;
                 }
-                ExpandOutput::GroupCount { columns: y.columns.iter().map(|c| (c.name(), is_count_star(&c.expr))).collect() }
+                ExpandOutput::GroupCount {
+                    columns: y.columns.iter().map(|c| (c.name(), is_count_star(&c.expr))).collect(),
+                }
             }
             _ => return false,
         };

@@ -61,7 +61,8 @@ impl Rule for MergeProjections {
             });
             e
         };
-        let columns = outer.columns.iter().map(|c| YieldColumn { expr: substitute(&c.expr), alias: Some(c.name()) }).collect();
+        let columns =
+            outer.columns.iter().map(|c| YieldColumn { expr: substitute(&c.expr), alias: Some(c.name()) }).collect();
         let filter = match (inner_filter, outer_filter) {
             (Some(f), None) => Some(f.clone()),
             (None, Some(f)) => Some(substitute(f)),

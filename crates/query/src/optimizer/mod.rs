@@ -13,8 +13,8 @@ mod fuse_count_traversal;
 mod merge_projections;
 mod push_filter_into_go;
 mod push_limit_into_go;
-mod push_topn_into_go;
 mod push_projection_into_go;
+mod push_topn_into_go;
 mod remove_unused_columns;
 mod sort_limit_to_topn;
 
@@ -75,13 +75,17 @@ pub(crate) fn optimize(plan: &mut PlanNode, ctx: &RuleContext<'_>, disabled: &[S
 /// `dst(edge)` going out and `src(edge)` going in.
 pub(crate) fn is_far_end(e: &Expr, g: &GoStatement) -> bool {
     match e {
-        Expr::EdgeMetaProp { edge, meta: EdgeMeta::Dst } => g.over.edges.as_ref().is_some_and(|es| es.len() == 1 && es[0] == *edge),
-        Expr::Function { name, args } if args.len() == 1 => match (name.to_lowercase().as_str(), &args[0], g.over.direction) {
-            ("id", Expr::Vertex(VertexRef::Dst), _) => true,
-            ("dst", Expr::Edge, Direction::Out) => true,
-            ("src", Expr::Edge, Direction::Reversely) => true,
-            _ => false,
-        },
+        Expr::EdgeMetaProp { edge, meta: EdgeMeta::Dst } => {
+            g.over.edges.as_ref().is_some_and(|es| es.len() == 1 && es[0] == *edge)
+        }
+        Expr::Function { name, args } if args.len() == 1 => {
+            match (name.to_lowercase().as_str(), &args[0], g.over.direction) {
+                ("id", Expr::Vertex(VertexRef::Dst), _) => true,
+                ("dst", Expr::Edge, Direction::Out) => true,
+                ("src", Expr::Edge, Direction::Reversely) => true,
+                _ => false,
+            }
+        }
         _ => false,
     }
 }
@@ -90,7 +94,9 @@ pub(crate) fn is_far_end(e: &Expr, g: &GoStatement) -> bool {
 pub(crate) fn output_columns(node: &PlanNode) -> Option<Vec<String>> {
     match &node.op {
         Op::Go(g) => g.stmt.yield_clause.as_ref().map(|y| y.columns.iter().map(|c| c.name()).collect()),
-        Op::Project { yield_clause, .. } | Op::Aggregate { yield_clause, .. } => Some(yield_clause.columns.iter().map(|c| c.name()).collect()),
+        Op::Project { yield_clause, .. } | Op::Aggregate { yield_clause, .. } => {
+            Some(yield_clause.columns.iter().map(|c| c.name()).collect())
+        }
         Op::Lookup(l) => l.stmt.yield_clause.as_ref().map(|y| y.columns.iter().map(|c| c.name()).collect()),
         Op::Sort(_) | Op::Limit { .. } | Op::TopN { .. } => node.input.as_deref().and_then(output_columns),
         _ => None,
@@ -101,10 +107,17 @@ pub(crate) fn output_columns(node: &PlanNode) -> Option<Vec<String>> {
 /// so no `$-.c` is known to exist). Arithmetic (overflow), most functions (argument types) and parameters can fail.
 pub(crate) fn cannot_fail(e: &Expr, input: Option<&[String]>) -> bool {
     !e.any(&|x| match x {
-        Expr::Const(_) | Expr::LabelProp { .. } | Expr::EdgeMetaProp { .. } | Expr::SrcProp { .. } | Expr::DstProp { .. } | Expr::Edge => false,
+        Expr::Const(_)
+        | Expr::LabelProp { .. }
+        | Expr::EdgeMetaProp { .. }
+        | Expr::SrcProp { .. }
+        | Expr::DstProp { .. }
+        | Expr::Edge => false,
         Expr::InputProp(c) => input.is_none_or(|cols| cols.iter().filter(|x| *x == c).count() != 1),
         Expr::Vertex(v) => matches!(v, VertexRef::Current),
-        Expr::Function { name, .. } => !matches!(name.to_lowercase().as_str(), "src" | "dst" | "rank" | "type" | "id" | "properties"),
+        Expr::Function { name, .. } => {
+            !matches!(name.to_lowercase().as_str(), "src" | "dst" | "rank" | "type" | "id" | "properties")
+        }
         _ => true,
     })
 }

@@ -29,12 +29,18 @@ fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
 
 fn and_all(mut parts: Vec<Expr>) -> Option<Expr> {
     let first = if parts.is_empty() { return None } else { parts.remove(0) };
-    Some(parts.into_iter().fold(first, |acc, e| Expr::Binary { op: BinaryOp::And, lhs: Box::new(acc), rhs: Box::new(e) }))
+    Some(parts.into_iter().fold(first, |acc, e| Expr::Binary {
+        op: BinaryOp::And,
+        lhs: Box::new(acc),
+        rhs: Box::new(e),
+    }))
 }
 
 fn is_predicate(e: &Expr) -> bool {
     match e {
-        Expr::Binary { op, .. } => !matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod),
+        Expr::Binary { op, .. } => {
+            !matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod)
+        }
         Expr::Unary { op, .. } => !matches!(op, UnaryOp::Plus | UnaryOp::Minus),
         _ => false,
     }

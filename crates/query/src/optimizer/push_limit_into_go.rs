@@ -24,7 +24,9 @@ impl Rule for PushLimitIntoGo {
 
     fn apply(&self, node: &mut PlanNode, ctx: &RuleContext<'_>) -> bool {
         let Op::Limit { offset, count } = &node.op else { return false };
-        let (Ok(offset), Ok(count)) = (limit_operand(offset, ctx.req), limit_operand(count, ctx.req)) else { return false };
+        let (Ok(offset), Ok(count)) = (limit_operand(offset, ctx.req), limit_operand(count, ctx.req)) else {
+            return false;
+        };
         let Some(input) = &mut node.input else { return false };
         let Op::Go(g) = &mut input.op else { return false };
         let s = &g.stmt;

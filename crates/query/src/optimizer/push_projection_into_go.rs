@@ -30,7 +30,8 @@ impl Rule for PushProjectionIntoGo {
         let Ok(edges) = ctx.engine.over_edges(space, &g.stmt) else { return false };
         let mut all = false;
         let mut names: Vec<String> = Vec::new();
-        let exprs = g.stmt.yield_clause.iter().flat_map(|y| y.columns.iter().map(|c| &c.expr)).chain(g.stmt.filter.iter());
+        let exprs =
+            g.stmt.yield_clause.iter().flat_map(|y| y.columns.iter().map(|c| &c.expr)).chain(g.stmt.filter.iter());
         for e in exprs {
             // `src(edge)`, `dst(edge)`, `rank(edge)` and `type(edge)` read the key, not the properties.
             let mut key_only: Vec<*const Expr> = Vec::new();

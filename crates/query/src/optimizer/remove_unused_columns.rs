@@ -25,8 +25,12 @@ impl Rule for RemoveUnusedColumns {
 
     fn apply(&self, node: &mut PlanNode, _ctx: &RuleContext<'_>) -> bool {
         let read: Vec<&Expr> = match &node.op {
-            Op::Project { yield_clause, filter } => yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()).collect(),
-            Op::Aggregate { keys, yield_clause } => keys.iter().chain(yield_clause.columns.iter().map(|c| &c.expr)).collect(),
+            Op::Project { yield_clause, filter } => {
+                yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()).collect()
+            }
+            Op::Aggregate { keys, yield_clause } => {
+                keys.iter().chain(yield_clause.columns.iter().map(|c| &c.expr)).collect()
+            }
             _ => return false,
         };
         if reads_var(read.iter().copied()) || !node.branches.is_empty() {
@@ -41,7 +45,9 @@ impl Rule for RemoveUnusedColumns {
                 None => return false,
             },
             Op::Project { yield_clause, filter } => {
-                if yield_clause.columns.iter().any(|c| c.expr.has_aggregate()) || reads_var(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter())) {
+                if yield_clause.columns.iter().any(|c| c.expr.has_aggregate())
+                    || reads_var(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()))
+                {
                     return false;
                 }
                 (yield_clause, false)
@@ -52,7 +58,9 @@ impl Rule for RemoveUnusedColumns {
             return false;
         }
         let removable = |c: &quiver_syntax::ast::YieldColumn| {
-            !used.contains(&c.name()) && cannot_fail(&c.expr, if is_go { None } else { below.as_deref() }) && !(is_go && c.expr.reads_input())
+            !used.contains(&c.name())
+                && cannot_fail(&c.expr, if is_go { None } else { below.as_deref() })
+                && !(is_go && c.expr.reads_input())
         };
         let before = y.columns.len();
         let mut kept: Vec<_> = y.columns.iter().filter(|c| !removable(c)).cloned().collect();

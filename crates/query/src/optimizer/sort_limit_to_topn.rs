@@ -26,7 +26,9 @@ impl Rule for SortLimitToTopN {
         if !matches!(sort.op, Op::Sort(_)) || !sort.branches.is_empty() {
             return false;
         }
-        let (Ok(offset), Ok(count)) = (limit_operand(offset, ctx.req), limit_operand(count, ctx.req)) else { return false };
+        let (Ok(offset), Ok(count)) = (limit_operand(offset, ctx.req), limit_operand(count, ctx.req)) else {
+            return false;
+        };
         let sort = *node.input.take().expect("checked");
         let Op::Sort(factors) = sort.op else { unreachable!("checked") };
         node.op = Op::TopN { factors, offset, count };

@@ -44,7 +44,12 @@ pub(crate) fn node_key(n: &PlanNode) -> usize {
 }
 
 impl PlanDesc {
-    pub(crate) fn of(plans: &[&PlanNode], format: PlanFormat, profiles: Option<&Profiles>, optimize_time_us: u64) -> PlanDesc {
+    pub(crate) fn of(
+        plans: &[&PlanNode],
+        format: PlanFormat,
+        profiles: Option<&Profiles>,
+        optimize_time_us: u64,
+    ) -> PlanDesc {
         let mut nodes = Vec::new();
         let mut next_id = 0i64;
         for p in plans {
@@ -70,9 +75,23 @@ impl PlanDesc {
             .iter()
             .map(|n| {
                 let deps = n.dependencies.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
-                let profile = n.profile.map(|p| format!("rows: {}, execTime: {}us, totalTime: {}us", p.rows, p.exec_duration_us, p.total_duration_us)).unwrap_or_default();
+                let profile = n
+                    .profile
+                    .map(|p| {
+                        format!(
+                            "rows: {}, execTime: {}us, totalTime: {}us",
+                            p.rows, p.exec_duration_us, p.total_duration_us
+                        )
+                    })
+                    .unwrap_or_default();
                 let info = n.description.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join("\n");
-                vec![Value::Int(n.id), Value::str(n.name.clone()), Value::str(deps), Value::str(profile), Value::str(info)]
+                vec![
+                    Value::Int(n.id),
+                    Value::str(n.name.clone()),
+                    Value::str(deps),
+                    Value::str(profile),
+                    Value::str(info),
+                ]
             })
             .collect();
         DataSet::new(columns.iter().map(|c| c.to_string()).collect(), rows)
@@ -103,7 +122,12 @@ impl PlanDesc {
     /// An indented tree, root first, `Name {key: value; ...}` per line: the plan shape tests compare.
     pub fn to_tree(&self) -> Vec<String> {
         let mut out = Vec::new();
-        let roots: Vec<i64> = self.nodes.iter().filter(|n| !self.nodes.iter().any(|m| m.dependencies.contains(&n.id))).map(|n| n.id).collect();
+        let roots: Vec<i64> = self
+            .nodes
+            .iter()
+            .filter(|n| !self.nodes.iter().any(|m| m.dependencies.contains(&n.id)))
+            .map(|n| n.id)
+            .collect();
         for r in roots.into_iter().rev() {
             self.tree_lines(r, 0, &mut out);
         }
@@ -189,7 +213,10 @@ fn describe(op: &Op) -> Vec<(String, String)> {
                 d.push(("storage limit".into(), l.to_string()));
             }
             if let (Some(t), Some(y)) = (&g.top, &g.stmt.yield_clause) {
-                let keys = t.keys.iter().map(|&(i, asc)| format!("{} {}", y.columns[i].name(), if asc { "ASC" } else { "DESC" }));
+                let keys = t
+                    .keys
+                    .iter()
+                    .map(|&(i, asc)| format!("{} {}", y.columns[i].name(), if asc { "ASC" } else { "DESC" }));
                 d.push(("keep first".into(), format!("{} by {}", t.keep, join(keys))));
             }
             if let Some(y) = &g.stmt.yield_clause {
@@ -203,7 +230,10 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             d.push(("columns".into(), join(yield_clause.columns.iter().map(|c| c.name()))));
         }
         Op::Sort(f) | Op::TopN { factors: f, .. } => {
-            d.push(("factors".into(), join(f.iter().map(|(e, asc)| format!("{e} {}", if *asc { "ASC" } else { "DESC" })))));
+            d.push((
+                "factors".into(),
+                join(f.iter().map(|(e, asc)| format!("{e} {}", if *asc { "ASC" } else { "DESC" }))),
+            ));
             if let Op::TopN { offset, count, .. } = op {
                 d.push(("offset".into(), offset.to_string()));
                 d.push(("count".into(), count.to_string()));
@@ -221,7 +251,14 @@ fn describe(op: &Op) -> Vec<(String, String)> {
         Op::Lookup(l) => {
             d.push(("schema".into(), l.stmt.schema.clone()));
             if let Some(p) = &l.plan {
-                d.push(("index".into(), if p.scans.is_empty() { "none (no row can match)".into() } else { join(p.scans.iter().map(crate::lookup::describe_scan)) }));
+                d.push((
+                    "index".into(),
+                    if p.scans.is_empty() {
+                        "none (no row can match)".into()
+                    } else {
+                        join(p.scans.iter().map(crate::lookup::describe_scan))
+                    },
+                ));
                 if p.fetch {
                     d.push(("read rows".into(), "yes".into()));
                     if let Some(f) = &p.filter {
@@ -235,11 +272,16 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             for (i, g) in e.gos.iter().enumerate() {
                 let mut hop = Vec::new();
                 describe_go(g, &mut hop);
-                d.push((format!("go {}", i + 1), hop.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")));
+                d.push((
+                    format!("go {}", i + 1),
+                    hop.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
+                ));
             }
             match &e.output {
                 ExpandOutput::Count { column } => d.push(("count".into(), column.clone())),
-                ExpandOutput::GroupCount { columns } => d.push(("columns".into(), join(columns.iter().map(|(c, _)| c)))),
+                ExpandOutput::GroupCount { columns } => {
+                    d.push(("columns".into(), join(columns.iter().map(|(c, _)| c))))
+                }
             }
         }
     }

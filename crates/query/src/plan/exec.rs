@@ -10,7 +10,7 @@
 //! bounds what is held at once; the deadline is checked before each batch. With profiling on, each operator's rows
 //! and time (its own, and including its inputs) are recorded for PROFILE.
 
-use super::desc::{node_key, Profiles, ProfileStats};
+use super::desc::{node_key, ProfileStats, Profiles};
 use super::{ExpandNode, ExpandOutput, Op, PlanNode};
 use crate::compose::{group_rows, limit_operand, limit_rows, set_op, sort_rows, top_n, yield_rows, Request};
 use crate::data::{eval_vid, VidUse};
@@ -47,7 +47,10 @@ enum Input<'a> {
     None,
     Node(Box<Cursor<'a>>),
     /// A set operation's input, handed to each branch in batches.
-    Rows { data: &'a DataSet, pos: usize },
+    Rows {
+        data: &'a DataSet,
+        pos: usize,
+    },
 }
 
 /// How an operator produces its batches.
@@ -98,7 +101,9 @@ fn streams(node: &PlanNode) -> bool {
         }
         Op::Go(g) => {
             let y = g.stmt.yield_clause.as_ref();
-            matches!(&g.stmt.from, FromClause::Ref(Expr::InputProp(_))) && g.limit.is_none() && y.is_some_and(|y| !y.distinct)
+            matches!(&g.stmt.from, FromClause::Ref(Expr::InputProp(_)))
+                && g.limit.is_none()
+                && y.is_some_and(|y| !y.distinct)
         }
         _ => false,
     }
@@ -197,7 +202,8 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let first = out.empty_like();
                 let left = out.len();
                 let (columns, data) = out.into_columns();
-                c.mode = Mode::Whole(Some(Pending { columns, data: data.into_iter().map(Vec::into_iter).collect(), left }));
+                c.mode =
+                    Mode::Whole(Some(Pending { columns, data: data.into_iter().map(Vec::into_iter).collect(), left }));
                 // The first batch always exists, so even an empty result carries its columns.
                 self.hand_out(c).map(|b| Some(b.unwrap_or(first)))
             }
@@ -257,7 +263,8 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
         }
         let n = p.left.min(BATCH_ROWS);
         p.left -= n;
-        let batch = DataSet::from_columns(p.columns.clone(), p.data.iter_mut().map(|c| c.by_ref().take(n).collect()).collect());
+        let batch =
+            DataSet::from_columns(p.columns.clone(), p.data.iter_mut().map(|c| c.by_ref().take(n).collect()).collect());
         // It moves from the pending result to the batch, which `next` charges.
         self.req.budget.release(batch.footprint());
         Ok(Some(batch))
@@ -270,7 +277,8 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
         }
         let Some(p) = &mut self.profiles else { return };
         // A set operation's time includes its branches', which are recorded as their own operators.
-        let branches: u64 = c.node.branches.iter().map(|b| p.get(&node_key(b)).map_or(0, |s| s.total_duration_us)).sum();
+        let branches: u64 =
+            c.node.branches.iter().map(|b| p.get(&node_key(b)).map_or(0, |s| s.total_duration_us)).sum();
         let stats = ProfileStats {
             rows: c.rows,
             exec_duration_us: c.total_us.saturating_sub(c.input_total_us()).saturating_sub(branches),
@@ -327,8 +335,11 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
     /// A fused GO chain: one storage expansion with a hop per step of each GO.
     fn expand(&self, space: &SpaceDesc, e: &ExpandNode) -> QResult<DataSet> {
         let first = e.gos.first().expect("a chain has a GO");
-        let FromClause::Vids(exprs) = &first.from else { unreachable!("the rule fuses chains that start from constants") };
-        let starts = exprs.iter().map(|x| eval_vid(space, x, self.req.params, VidUse::Start)).collect::<QResult<Vec<_>>>()?;
+        let FromClause::Vids(exprs) = &first.from else {
+            unreachable!("the rule fuses chains that start from constants")
+        };
+        let starts =
+            exprs.iter().map(|x| eval_vid(space, x, self.req.params, VidUse::Start)).collect::<QResult<Vec<_>>>()?;
         let mut hops = Vec::new();
         for g in &e.gos {
             // The same validation an unfused GO does, so fusing never turns an error into a count.
@@ -345,14 +356,22 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             ExpandOutput::Count { .. } => quiver_api::ExpandOutput::Count,
             ExpandOutput::GroupCount { .. } => quiver_api::ExpandOutput::Ends,
         };
-        let r = self.engine.storage.expand(space, &ExpandRequest { starts, hops, output, budget: self.req.budget.clone() })?;
+        let r = self
+            .engine
+            .storage
+            .expand(space, &ExpandRequest { starts, hops, output, budget: self.req.budget.clone() })?;
         let count = |n: u64| i64::try_from(n).map(Value::Int).map_err(|_| QError::execution("count overflows INT64"));
         match &e.output {
             ExpandOutput::Count { column } => Ok(DataSet::new(vec![column.clone()], vec![vec![count(r.paths)?]])),
             ExpandOutput::GroupCount { columns } => {
                 let mut rows = Vec::with_capacity(r.ends.len());
                 for (vid, n) in r.ends {
-                    rows.push(columns.iter().map(|(_, is_count)| if *is_count { count(n) } else { Ok(vid.clone()) }).collect::<QResult<Vec<_>>>()?);
+                    rows.push(
+                        columns
+                            .iter()
+                            .map(|(_, is_count)| if *is_count { count(n) } else { Ok(vid.clone()) })
+                            .collect::<QResult<Vec<_>>>()?,
+                    );
                 }
                 Ok(DataSet::new(columns.iter().map(|(c, _)| c.clone()).collect(), rows))
             }

@@ -25,12 +25,25 @@ pub(crate) enum Op {
     Statement(Statement),
     Go(Box<GoNode>),
     /// Standalone `YIELD [WHERE]`, with aggregates when it has them.
-    Project { yield_clause: YieldClause, filter: Option<Expr> },
+    Project {
+        yield_clause: YieldClause,
+        filter: Option<Expr>,
+    },
     Sort(Vec<(Expr, bool)>),
-    Limit { offset: Expr, count: Expr },
+    Limit {
+        offset: Expr,
+        count: Expr,
+    },
     /// `ORDER BY ... | LIMIT`: keeps only the first `offset + count` rows while reading.
-    TopN { factors: Vec<(Expr, bool)>, offset: usize, count: usize },
-    Aggregate { keys: Vec<Expr>, yield_clause: YieldClause },
+    TopN {
+        factors: Vec<(Expr, bool)>,
+        offset: usize,
+        count: usize,
+    },
+    Aggregate {
+        keys: Vec<Expr>,
+        yield_clause: YieldClause,
+    },
     SetOp(SetOp),
     Assign(String),
     /// A chain of GOs whose rows are only counted (or counted per far end), run in storage as one expansion.
@@ -95,18 +108,36 @@ impl PlanNode {
                 r.first_mut().input = Some(Box::new(PlanNode::build(left)));
                 r
             }
-            Statement::Assign { var, statement } => {
-                PlanNode { op: Op::Assign(var.clone()), input: Some(Box::new(PlanNode::build(statement))), branches: Vec::new() }
+            Statement::Assign { var, statement } => PlanNode {
+                op: Op::Assign(var.clone()),
+                input: Some(Box::new(PlanNode::build(statement))),
+                branches: Vec::new(),
+            },
+            Statement::SetOp { op, left, right } => PlanNode {
+                op: Op::SetOp(*op),
+                input: None,
+                branches: vec![PlanNode::build(left), PlanNode::build(right)],
+            },
+            Statement::Go(g) => PlanNode::leaf(Op::Go(Box::new(GoNode {
+                stmt: (**g).clone(),
+                storage_filter: None,
+                props: None,
+                limit: None,
+                top: None,
+            }))),
+            Statement::Yield { yield_clause, filter } => {
+                PlanNode::leaf(Op::Project { yield_clause: yield_clause.clone(), filter: filter.clone() })
             }
-            Statement::SetOp { op, left, right } => {
-                PlanNode { op: Op::SetOp(*op), input: None, branches: vec![PlanNode::build(left), PlanNode::build(right)] }
-            }
-            Statement::Go(g) => PlanNode::leaf(Op::Go(Box::new(GoNode { stmt: (**g).clone(), storage_filter: None, props: None, limit: None, top: None }))),
-            Statement::Yield { yield_clause, filter } => PlanNode::leaf(Op::Project { yield_clause: yield_clause.clone(), filter: filter.clone() }),
             Statement::OrderBy(f) => PlanNode::leaf(Op::Sort(f.clone())),
-            Statement::Limit { offset, count } => PlanNode::leaf(Op::Limit { offset: offset.clone(), count: count.clone() }),
-            Statement::GroupBy { keys, yield_clause } => PlanNode::leaf(Op::Aggregate { keys: keys.clone(), yield_clause: yield_clause.clone() }),
-            Statement::Lookup(l) => PlanNode::leaf(Op::Lookup(Box::new(LookupNode { stmt: (**l).clone(), plan: None }))),
+            Statement::Limit { offset, count } => {
+                PlanNode::leaf(Op::Limit { offset: offset.clone(), count: count.clone() })
+            }
+            Statement::GroupBy { keys, yield_clause } => {
+                PlanNode::leaf(Op::Aggregate { keys: keys.clone(), yield_clause: yield_clause.clone() })
+            }
+            Statement::Lookup(l) => {
+                PlanNode::leaf(Op::Lookup(Box::new(LookupNode { stmt: (**l).clone(), plan: None })))
+            }
             other => PlanNode::leaf(Op::Statement(other.clone())),
         }
     }
@@ -135,7 +166,9 @@ impl PlanNode {
             Op::Statement(s) => statement_name(s),
             Op::Go(_) => "Go",
             Op::Project { filter: Some(_), .. } => "FilterProject",
-            Op::Project { yield_clause, .. } if yield_clause.columns.iter().any(|c| c.expr.has_aggregate()) => "Aggregate",
+            Op::Project { yield_clause, .. } if yield_clause.columns.iter().any(|c| c.expr.has_aggregate()) => {
+                "Aggregate"
+            }
             Op::Project { .. } => "Project",
             Op::Sort(_) => "Sort",
             Op::Limit { .. } => "Limit",

@@ -74,4 +74,3 @@ pub fn exec_at(addr: &str, stmt: &str, space: Option<&str>) -> Result<J, String>
 pub fn code(j: &J) -> i64 {
     j["results"][0]["errors"]["code"].as_i64().unwrap()
 }
-

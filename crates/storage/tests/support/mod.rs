@@ -9,12 +9,22 @@ pub fn prop(name: &str, ty: PropType) -> PropDef {
 }
 
 /// A tag or edge type with these versions (version `i` = `versions[i]`) and an optional TTL (duration, column).
-pub fn schema(kind: SchemaKind, id: i32, name: &str, versions: Vec<Vec<PropDef>>, ttl: Option<(i64, &str)>) -> SchemaRef {
+pub fn schema(
+    kind: SchemaKind,
+    id: i32,
+    name: &str,
+    versions: Vec<Vec<PropDef>>,
+    ttl: Option<(i64, &str)>,
+) -> SchemaRef {
     Arc::new(SchemaDesc {
         kind,
         id,
         name: name.into(),
-        versions: versions.into_iter().enumerate().map(|(i, props)| SchemaVersion { version: i as u32, props }).collect(),
+        versions: versions
+            .into_iter()
+            .enumerate()
+            .map(|(i, props)| SchemaVersion { version: i as u32, props })
+            .collect(),
         ttl_duration: ttl.map_or(0, |t| t.0),
         ttl_col: ttl.map_or(String::new(), |t| t.1.to_string()),
         comment: None,
