@@ -157,13 +157,10 @@ pub struct NeighborsRequest {
     pub filter: Option<Expr>,
     /// Stop after this many edges in total (after the filter).
     pub limit: Option<usize>,
-    /// The query's deadline and memory bound: checked, and charged for the edges collected, every
-    /// [`EDGES_PER_CHECK`] edges, so one super vertex cannot run a query past its bounds.
+    /// The query's deadline and memory bound, checked every [`quiver_common::budget::TICKS_PER_CHECK`] edges
+    /// collected, so one super vertex cannot run a query past its bounds.
     pub budget: Budget,
 }
-
-/// Edges read between two checks of a request's budget.
-pub const EDGES_PER_CHECK: usize = 65_536;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct NeighborEdge {
@@ -292,7 +289,7 @@ pub trait StorageClient: Send + Sync {
     fn drop_schema_data(&self, space: &SpaceDesc, schema: &SchemaRef) -> QResult<()>;
 
     /// The targets of the entries in the given ranges of one index, each once, in index order per range (ranges
-    /// are read one after another). Reads charge `budget` and check its deadline between chunks.
+    /// are read one after another). Reads check `budget` every `TICKS_PER_CHECK` entries.
     fn scan_index(&self, space: &SpaceDesc, scans: &[IndexScan], budget: &Budget) -> QResult<Vec<IndexHit>>;
 
     /// Fills a newly created index from the rows written before it (rows written from now on maintain it): inline

@@ -71,7 +71,7 @@ impl GraphServer {
     pub fn start(db: Arc<Database>) -> Result<GraphServer, String> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
-            .thread_stack_size(16 << 20)
+            .thread_stack_size(quiver_common::limits::QUERY_THREAD_STACK_BYTES)
             .build()
             .map_err(|e| e.to_string())?;
         let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).map_err(|e| e.to_string())?;

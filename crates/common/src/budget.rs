@@ -1,8 +1,9 @@
 //! The limits one query runs under: a deadline and a memory bound, checked by operators between batches, so a
 //! query that exceeds either fails alone and leaves the server healthy.
 
+use crate::memory::{self, Account, Scope};
 use crate::{QError, QResult};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,12 +25,15 @@ impl Default for Limits {
     }
 }
 
-/// One query's budget. Cloning shares it: every operator of the query charges the same account.
+/// Rows or edges an operator produces between two [`Budget::check`]s (see [`Meter`]).
+pub const TICKS_PER_CHECK: u32 = 1024;
+
+/// One query's budget. Cloning shares it: every operator of the query checks the same deadline and account.
 #[derive(Debug, Clone)]
 pub struct Budget {
     limits: Limits,
     deadline: Instant,
-    used: Arc<AtomicUsize>,
+    memory: Arc<Account>,
     killed: Arc<AtomicBool>,
 }
 
@@ -39,7 +43,7 @@ impl Budget {
         Budget {
             limits,
             deadline: now.checked_add(limits.timeout).unwrap_or(now + QUERY_TIMEOUT_DEFAULT),
-            used: Arc::default(),
+            memory: Account::new(limits.memory_bytes),
             killed: Arc::default(),
         }
     }
@@ -48,10 +52,19 @@ impl Budget {
         Budget::new(Limits { timeout: Duration::from_secs(365 * 24 * 3600), memory_bytes: usize::MAX })
     }
 
-    /// Fails once the deadline has passed or the query was cancelled.
+    /// Counts the current thread's allocations towards this budget's memory bound until the scope is dropped.
+    /// A query enters it on every thread it runs on; what a thread allocates outside it is not the query's.
+    pub fn enter(&self) -> Scope {
+        self.memory.enter()
+    }
+
+    /// Fails once the deadline has passed, the query was cancelled, or it holds more than its memory bound.
     pub fn check(&self) -> QResult<()> {
         if self.killed.load(Ordering::Relaxed) {
             return Err(QError::execution("Execution had been killed"));
+        }
+        if self.memory.exceeded() {
+            return Err(memory::exceeded_error(self.limits.memory_bytes));
         }
         if Instant::now() >= self.deadline {
             return Err(QError::new(
@@ -65,30 +78,48 @@ impl Budget {
         Ok(())
     }
 
-    /// Records `bytes` more held by the query; fails once the total exceeds the bound.
-    pub fn charge(&self, bytes: usize) -> QResult<()> {
-        let total = self.used.fetch_add(bytes, Ordering::Relaxed).saturating_add(bytes);
-        if total > self.limits.memory_bytes {
-            return Err(QError::execution(format!(
-                "GraphMemoryExceeded: (-2600) the query needed more than its memory bound of {} bytes",
-                self.limits.memory_bytes
-            )));
-        }
-        Ok(())
-    }
-
-    /// Records that `bytes` charged earlier are no longer held (a batch that has been consumed).
-    pub fn release(&self, bytes: usize) {
-        let _ = self.used.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| Some(u.saturating_sub(bytes)));
-    }
-
     /// Cancels the query: its next [`Budget::check`] fails.
     pub fn kill(&self) {
         self.killed.store(true, Ordering::Relaxed);
     }
 
+    /// What the query holds now, as its account counts it.
     pub fn used_bytes(&self) -> usize {
-        self.used.load(Ordering::Relaxed)
+        self.memory.used_bytes()
+    }
+
+    /// The most the query has held at once.
+    pub fn peak_bytes(&self) -> usize {
+        self.memory.peak_bytes()
+    }
+}
+
+/// Checks a budget per row (or edge) of a loop that produces them without returning to the executor between
+/// batches: a GO's output, a grouping, a neighbour read. A loop can outgrow the memory bound by one row before it
+/// stops, which is what makes the bound hold within a small factor.
+pub struct Meter<'a> {
+    budget: &'a Budget,
+    left: u32,
+}
+
+impl<'a> Meter<'a> {
+    pub fn new(budget: &'a Budget) -> Meter<'a> {
+        Meter { budget, left: TICKS_PER_CHECK }
+    }
+
+    /// Counts one row: checks the memory bound (an atomic load), and the whole budget every [`TICKS_PER_CHECK`]
+    /// rows (reading the clock costs more).
+    #[inline]
+    pub fn tick(&mut self) -> QResult<()> {
+        self.left -= 1;
+        if self.left == 0 {
+            self.left = TICKS_PER_CHECK;
+            return self.budget.check();
+        }
+        if self.budget.memory.exceeded() {
+            return Err(memory::exceeded_error(self.budget.limits.memory_bytes));
+        }
+        Ok(())
     }
 }
 
@@ -98,11 +129,31 @@ mod tests {
 
     #[test]
     fn memory_bound_fails_the_query_past_the_limit() {
-        let b = Budget::new(Limits { timeout: Duration::from_secs(10), memory_bytes: 100 });
-        assert!(b.charge(60).is_ok());
-        let e = b.charge(60).unwrap_err();
-        assert_eq!(e.message, "GraphMemoryExceeded: (-2600) the query needed more than its memory bound of 100 bytes");
+        let b = Budget::new(Limits { timeout: Duration::from_secs(10), memory_bytes: 100_000 });
+        let _scope = b.enter();
+        let small = vec![0u8; 60_000];
+        assert!(b.check().is_ok());
+        let more = vec![0u8; 60_000];
+        let e = b.check().unwrap_err();
+        assert_eq!(
+            e.message,
+            "GraphMemoryExceeded: (-2600) the query needed more than its memory bound of 100000 bytes"
+        );
         assert_eq!(e.code, crate::ErrorCode::ExecutionError);
+        drop(more);
+        assert!(b.check().is_ok());
+        // A meter checks memory at every row, the deadline every TICKS_PER_CHECK rows.
+        let mut meter = Meter::new(&b);
+        meter.tick().unwrap();
+        let more = vec![0u8; 60_000];
+        assert!(meter.tick().is_err());
+        drop((small, more));
+        let late = Budget::new(Limits { timeout: Duration::ZERO, memory_bytes: 100 });
+        let mut meter = Meter::new(&late);
+        for _ in 1..TICKS_PER_CHECK {
+            meter.tick().unwrap();
+        }
+        assert!(meter.tick().is_err());
     }
 
     #[test]

@@ -199,89 +199,81 @@ impl Expr {
         Expr::Unary { op, operand: Box::new(operand) }
     }
 
-    /// Calls `f` on this expression and every sub-expression, parents first.
-    pub fn visit<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
-        f(self);
+    /// Calls `f` on each direct sub-expression, in order.
+    pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match self {
-            Expr::Attribute { base, .. } => base.visit(f),
-            Expr::Unary { operand, .. } => operand.visit(f),
+            Expr::Attribute { base, .. } => f(base),
+            Expr::Unary { operand, .. } => f(operand),
             Expr::Binary { lhs, rhs, .. } => {
-                lhs.visit(f);
-                rhs.visit(f);
+                f(lhs);
+                f(rhs);
             }
-            Expr::Function { args, .. } => args.iter().for_each(|a| a.visit(f)),
-            Expr::Aggregate { arg: Some(a), .. } => a.visit(f),
-            Expr::List(items) | Expr::Set(items) => items.iter().for_each(|a| a.visit(f)),
-            Expr::Map(items) => items.iter().for_each(|(_, a)| a.visit(f)),
+            Expr::Function { args, .. } => args.iter().for_each(f),
+            Expr::Aggregate { arg: Some(a), .. } => f(a),
+            Expr::List(items) | Expr::Set(items) => items.iter().for_each(f),
+            Expr::Map(items) => items.iter().for_each(|(_, a)| f(a)),
             Expr::Subscript { base, index } => {
-                base.visit(f);
-                index.visit(f);
+                f(base);
+                f(index);
             }
             Expr::Slice { base, lo, hi } => {
-                base.visit(f);
-                if let Some(lo) = lo {
-                    lo.visit(f);
-                }
-                if let Some(hi) = hi {
-                    hi.visit(f);
-                }
+                f(base);
+                lo.iter().chain(hi).for_each(|e| f(e));
             }
             Expr::Case { operand, whens, default } => {
-                if let Some(o) = operand {
-                    o.visit(f);
-                }
+                operand.iter().for_each(|e| f(e));
                 for (w, t) in whens {
-                    w.visit(f);
-                    t.visit(f);
+                    f(w);
+                    f(t);
                 }
-                if let Some(d) = default {
-                    d.visit(f);
-                }
+                default.iter().for_each(|e| f(e));
             }
             _ => {}
         }
     }
 
-    /// Calls `f` on every sub-expression and then on this one (children first), allowing each to be replaced.
-    pub fn visit_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+    /// Calls `f` on each direct sub-expression, in order, allowing each to be changed.
+    pub fn for_each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
         match self {
-            Expr::Attribute { base, .. } => base.visit_mut(f),
-            Expr::Unary { operand, .. } => operand.visit_mut(f),
+            Expr::Attribute { base, .. } => f(base),
+            Expr::Unary { operand, .. } => f(operand),
             Expr::Binary { lhs, rhs, .. } => {
-                lhs.visit_mut(f);
-                rhs.visit_mut(f);
+                f(lhs);
+                f(rhs);
             }
-            Expr::Function { args, .. } => args.iter_mut().for_each(|a| a.visit_mut(f)),
-            Expr::Aggregate { arg: Some(a), .. } => a.visit_mut(f),
-            Expr::List(items) | Expr::Set(items) => items.iter_mut().for_each(|a| a.visit_mut(f)),
-            Expr::Map(items) => items.iter_mut().for_each(|(_, a)| a.visit_mut(f)),
+            Expr::Function { args, .. } => args.iter_mut().for_each(f),
+            Expr::Aggregate { arg: Some(a), .. } => f(a),
+            Expr::List(items) | Expr::Set(items) => items.iter_mut().for_each(f),
+            Expr::Map(items) => items.iter_mut().for_each(|(_, a)| f(a)),
             Expr::Subscript { base, index } => {
-                base.visit_mut(f);
-                index.visit_mut(f);
+                f(base);
+                f(index);
             }
             Expr::Slice { base, lo, hi } => {
-                base.visit_mut(f);
-                if let Some(lo) = lo {
-                    lo.visit_mut(f);
-                }
-                if let Some(hi) = hi {
-                    hi.visit_mut(f);
-                }
+                f(base);
+                lo.iter_mut().chain(hi).for_each(|e| f(e));
             }
             Expr::Case { operand, whens, default } => {
-                if let Some(o) = operand {
-                    o.visit_mut(f);
-                }
+                operand.iter_mut().for_each(|e| f(e));
                 for (w, t) in whens {
-                    w.visit_mut(f);
-                    t.visit_mut(f);
+                    f(w);
+                    f(t);
                 }
-                if let Some(d) = default {
-                    d.visit_mut(f);
-                }
+                default.iter_mut().for_each(|e| f(e));
             }
             _ => {}
         }
+    }
+
+    /// Calls `f` on this expression and every sub-expression, parents first.
+    pub fn visit<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        f(self);
+        self.for_each_child(&mut |c| c.visit(f));
+    }
+
+    /// Calls `f` on every sub-expression and then on this one (children first), allowing each to be replaced.
+    pub fn visit_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        self.for_each_child_mut(&mut |c| c.visit_mut(f));
         f(self);
     }
 

@@ -338,6 +338,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                         crate::limits::LIST_LEN_MAX
                     )));
                 }
+                crate::memory::reserve(count as usize * std::mem::size_of::<Value>())?;
                 Ok(Value::List((0..count as i64).map(|i| Value::Int(ints[0] + i * step)).collect()))
             })
         }

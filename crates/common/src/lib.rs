@@ -12,6 +12,7 @@ pub mod expr;
 pub mod fasthash;
 pub mod functions;
 pub mod limits;
+pub mod memory;
 pub mod murmur;
 pub mod rng;
 pub mod types;

@@ -2,8 +2,16 @@
 
 /// Longest statement text accepted, in bytes.
 pub const STATEMENT_BYTES_MAX: usize = 4 * 1024 * 1024;
-/// Deepest nesting of expressions the parser accepts before it refuses the statement (guards the stack).
-pub const EXPR_DEPTH_MAX: usize = 96;
+/// Tallest expression tree the parser accepts (NebulaGraph's `max_expression_depth`), counting both brackets and
+/// chains of operators (`1+1+...+1` is as tall as it has terms). Every pass over an expression recurses once per
+/// level, so this bounds their stack; the bracket nesting the parser itself recurses through is bounded by it too.
+pub const EXPR_DEPTH_MAX: usize = 512;
+/// Tallest tree of sentences joined by pipes, set operations and assignments (or nested in brackets) in one
+/// statement. Planning and execution recurse once per level (a sentence becomes a few plan operators).
+pub const SENTENCE_DEPTH_MAX: usize = 256;
+/// Stack of every thread that parses, plans or runs a statement (the server's runtime threads). The depth bounds
+/// above keep every recursive pass within half of it; tests check that at the bounds.
+pub const QUERY_THREAD_STACK_BYTES: usize = 16 << 20;
 /// Most statements in one request.
 pub const STATEMENTS_PER_REQUEST_MAX: usize = 10_000;
 /// Longest FIXED_STRING VID a space may declare.

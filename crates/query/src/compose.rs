@@ -5,7 +5,7 @@ use crate::context::ParamContext;
 use crate::dataset::window;
 use crate::distinct::DistinctRows;
 use crate::{DataSet, Params};
-use quiver_common::budget::Budget;
+use quiver_common::budget::{Budget, Meter};
 use quiver_common::eval::{eval, eval_condition, EvalContext};
 use quiver_common::expr::Expr;
 use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
@@ -324,7 +324,9 @@ pub(crate) fn top_n(
     let src = RowSource { var: None, data };
     let mut top = crate::top::TopRows::new(factors.iter().map(|(_, asc)| *asc).collect(), keep);
     if keep > 0 {
+        let mut meter = Meter::new(&req.budget);
         for pos in 0..data.len() {
+            meter.tick()?;
             let ctx = src.context(req, pos);
             let keys = factors.iter().map(|(e, _)| eval(e, &ctx)).collect::<QResult<Vec<_>>>()?;
             top.push(keys, pos);
@@ -337,7 +339,9 @@ pub(crate) fn top_n(
 fn sort_keys(factors: &[(Expr, bool)], req: &Request<'_>, data: &DataSet) -> QResult<Vec<(Vec<Value>, usize)>> {
     let src = RowSource { var: None, data };
     let mut keyed = Vec::with_capacity(data.len());
+    let mut meter = Meter::new(&req.budget);
     for row in 0..data.len() {
+        meter.tick()?;
         let ctx = src.context(req, row);
         keyed.push((factors.iter().map(|(e, _)| eval(e, &ctx)).collect::<QResult<Vec<_>>>()?, row));
     }
@@ -505,7 +509,9 @@ pub(crate) fn yield_rows(
         .collect();
     let mut distinct = y.distinct.then(DistinctRows::default);
     out.reserve(kept.len());
+    let mut meter = Meter::new(&req.budget);
     for row in kept {
+        meter.tick()?;
         let ctx = src.context(req, row);
         out.push_row_with(|i| match passed[i] {
             Some(c) => Ok(src.data.value(row, c).clone()),
@@ -530,7 +536,9 @@ fn group_by(keys: &[Expr], y: &YieldClause, req: &Request<'_>, src: &RowSource<'
     let columns: Vec<String> = y.columns.iter().map(|c| c.name()).collect();
     let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
     let mut index: HashMap<Vec<Value>, usize> = HashMap::default();
+    let mut meter = Meter::new(&req.budget);
     for i in 0..src.len() {
+        meter.tick()?;
         let ctx = src.context(req, i);
         let key = keys.iter().map(|k| eval(k, &ctx)).collect::<QResult<Vec<_>>>()?;
         match index.get(&key) {

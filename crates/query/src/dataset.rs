@@ -210,13 +210,6 @@ impl DataSet {
     pub fn row_eq(&self, i: usize, other: &DataSet, j: usize) -> bool {
         self.data.iter().zip(&other.data).all(|(a, b)| a[i] == b[j])
     }
-
-    /// The values held, for the memory budget: a `Value` per cell plus the heap part of strings.
-    pub fn footprint(&self) -> usize {
-        let cells = self.len * self.data.len().max(1) * std::mem::size_of::<Value>();
-        let heap: usize = self.data.iter().flatten().map(|v| if let Value::String(s) = v { s.len() } else { 0 }).sum();
-        cells + heap
-    }
 }
 
 #[cfg(test)]

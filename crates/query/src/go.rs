@@ -15,6 +15,7 @@ use crate::plan::GoNode;
 use crate::top::TopRows;
 use crate::{DataSet, QueryEngine};
 use quiver_api::*;
+use quiver_common::budget::Meter;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
 use quiver_common::expr::{EdgeMeta, Expr, VertexRef};
 use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
@@ -138,6 +139,8 @@ impl QueryEngine {
         }
         let edge_types: Vec<(i32, SchemaRef)> = edges.clone();
         let mut sink = Sink::new(node, yield_clause, columns);
+        // Rows and next-frontier entries are made per edge, many per frontier batch: checked as they are made.
+        let mut meter = Meter::new(&req.budget);
         for step in 1..=g.max_steps {
             if frontier.is_empty() {
                 break;
@@ -224,6 +227,7 @@ impl QueryEngine {
                     let pos = vid_pos[vid];
                     let src = Side { tags: &src_vertices, pos };
                     for i in edges_of(pos) {
+                        meter.tick()?;
                         let e = &neighbors[i];
                         let step_row = Step { edge: e, schema: schema_of(e.edge_type) };
                         let ctx = GoContext {
@@ -237,6 +241,7 @@ impl QueryEngine {
                         match (&source, needs.input) {
                             (Some((src, _)), true) => {
                                 for &r in rows_of.get(root).map(Vec::as_slice).unwrap_or(&[]) {
+                                    meter.tick()?;
                                     let ctx = GoContext { input: Some((src, r)), ..ctx };
                                     emit(&ctx, g.filter.as_ref(), yield_clause, &mut sink)?;
                                 }
@@ -254,6 +259,7 @@ impl QueryEngine {
             let mut next = Vec::new();
             for (root, vid) in &frontier {
                 for i in edges_of(vid_pos[vid]) {
+                    meter.tick()?;
                     let to = &neighbors[i].to;
                     let key = if needs.input { (root.clone(), to.clone()) } else { (Value::Empty, to.clone()) };
                     if next_seen.insert(key) {
@@ -300,7 +306,9 @@ impl QueryEngine {
     }
 
     fn step_bounds(&self, g: &GoStatement, req: &Request<'_>) -> QResult<Vec<usize>> {
-        let Some(b) = &g.bounds else { return Ok(Vec::new()) };
+        let Some(b) = &g.bounds else {
+            return Ok(Vec::new());
+        };
         if b.counts.len() != g.max_steps as usize {
             let list = b.counts.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(",");
             return Err(QError::semantic(format!("`[{list}]' length must be equal to GO step size {}.", g.max_steps)));

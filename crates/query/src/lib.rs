@@ -84,9 +84,12 @@ impl QueryEngine {
     /// Runs every statement of `text` in order and returns the last one's result. The first error stops the
     /// request; statements before it have taken effect.
     pub fn execute(&self, session: &mut Session, text: &str, params: &Params) -> QResult<DataSet> {
+        let budget = Budget::new(self.limits);
+        // Everything this thread allocates for the request, from its syntax tree on, counts towards its bound.
+        let _memory = budget.enter();
         let names: Vec<&str> = params.keys().map(String::as_str).collect();
         let statements = quiver_syntax::parse_with_params(text, &names)?;
-        let mut req = Request::new(params, Budget::new(self.limits));
+        let mut req = Request::new(params, budget);
         let mut last = DataSet::empty();
         for stmt in &statements {
             last = match stmt {

@@ -293,7 +293,7 @@ fn serve(
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .thread_stack_size(16 << 20)
+        .thread_stack_size(quiver_common::limits::QUERY_THREAD_STACK_BYTES)
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     rt.block_on(async move {

@@ -206,7 +206,9 @@ impl crate::EmbeddedStorage {
                 }
                 None => {
                     if !self.hot_edges.count(space.id, et, req.vids.len() as u64)
-                        || !self.build_edge_cache(space, schema, &self.topology(space)?)?
+                        || !quiver_common::memory::untracked(|| {
+                            self.build_edge_cache(space, schema, &self.topology(space)?)
+                        })?
                     {
                         all_cached = false;
                     }
@@ -227,7 +229,9 @@ impl crate::EmbeddedStorage {
                     if sink.full() {
                         return sink.finish().map(Some);
                     }
-                    let (Some(adj), Some(cache)) = (t.adjacency(*et), t.edge_props.get(&et.abs())) else { continue };
+                    let (Some(adj), Some(cache)) = (t.adjacency(*et), t.edge_props.get(&et.abs())) else {
+                        continue;
+                    };
                     adj.for_each(v, &mut |(rank, to)| {
                         let (s, d) = if *et > 0 { (v, to) } else { (to, v) };
                         let edge = match cache.get(s, rank, d, &projection.picked) {
@@ -257,7 +261,8 @@ impl crate::EmbeddedStorage {
     }
 
     /// Loads an edge type's rows into its property cache, under the writers' lock and the topology's write lock;
-    /// false when the type is too large, or changed (a newer schema version) while being read.
+    /// false when the type is too large, or changed (a newer schema version) while being read. Called untracked:
+    /// the cache outlives the query that happens to build it.
     fn build_edge_cache(
         &self,
         space: &SpaceDesc,
@@ -325,7 +330,9 @@ impl crate::EmbeddedStorage {
 
     /// Edges and bytes of each cached edge type of `space`: `(type, edges, bytes)`.
     pub fn edge_cache_stats(&self, space: &SpaceDesc) -> Vec<(i32, usize, usize)> {
-        let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() else { return Vec::new() };
+        let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() else {
+            return Vec::new();
+        };
         let t = t.read().expect("lock poisoned");
         let mut out: Vec<_> = t.edge_props.iter().map(|(et, c)| (*et, c.rows(), c.bytes())).collect();
         out.sort_unstable();

@@ -7,46 +7,18 @@
 
 use crate::EmbeddedStorage;
 use quiver_api::*;
+use quiver_common::budget::Meter;
 use quiver_common::{QError, QResult};
 
 /// Frontier vertices expanded per lock acquisition and budget check.
 pub const FRONTIER_BATCH: usize = 4096;
-
-/// Counts the edges a neighbours request collects; every [`EDGES_PER_CHECK`] of them it checks the request's
-/// deadline and charges their memory, so a single vertex with millions of edges is bounded too.
-pub(crate) struct EdgeMeter<'a> {
-    budget: &'a quiver_common::budget::Budget,
-    uncharged: usize,
-}
-
-impl<'a> EdgeMeter<'a> {
-    pub fn new(budget: &'a quiver_common::budget::Budget) -> EdgeMeter<'a> {
-        EdgeMeter { budget, uncharged: 0 }
-    }
-
-    /// Records one collected edge.
-    pub fn tick(&mut self) -> QResult<()> {
-        self.uncharged += 1;
-        if self.uncharged >= EDGES_PER_CHECK {
-            self.settle()?;
-        }
-        Ok(())
-    }
-
-    /// Checks the deadline and charges the edges not charged yet.
-    pub fn settle(&mut self) -> QResult<()> {
-        let n = std::mem::take(&mut self.uncharged);
-        self.budget.check()?;
-        self.budget.charge(n * std::mem::size_of::<NeighborEdge>())
-    }
-}
 
 /// Where a neighbours read with properties or a filter collects the edges it keeps: metered, up to the request's
 /// limit; the first error stops the read.
 pub(crate) struct EdgeSink<'a> {
     pub out: Vec<NeighborEdge>,
     limit: usize,
-    meter: EdgeMeter<'a>,
+    meter: Meter<'a>,
     failed: Option<QError>,
 }
 
@@ -55,7 +27,7 @@ impl<'a> EdgeSink<'a> {
         EdgeSink {
             out: Vec::new(),
             limit: req.limit.unwrap_or(usize::MAX),
-            meter: EdgeMeter::new(&req.budget),
+            meter: Meter::new(&req.budget),
             failed: None,
         }
     }
@@ -91,7 +63,6 @@ impl<'a> EdgeSink<'a> {
 
     pub fn finish(mut self) -> QResult<Vec<NeighborEdge>> {
         self.check()?;
-        self.meter.settle()?;
         Ok(self.out)
     }
 }
@@ -106,14 +77,16 @@ impl EmbeddedStorage {
         let topo = self.topology(space)?;
         let limit = req.limit.unwrap_or(usize::MAX);
         let mut out = Vec::new();
-        let mut meter = EdgeMeter::new(&req.budget);
+        let mut meter = Meter::new(&req.budget);
         let mut failed = None;
         for batch in req.vids.chunks(FRONTIER_BATCH) {
             let t = topo.read().expect("lock poisoned");
             for vid in batch {
                 let Some(v) = t.dict.get(vid) else { continue };
                 for (et, _) in &req.edge_types {
-                    let Some(adj) = t.adjacency(*et) else { continue };
+                    let Some(adj) = t.adjacency(*et) else {
+                        continue;
+                    };
                     adj.for_each(v, &mut |(rank, to)| {
                         if out.len() >= limit {
                             return false;
@@ -140,7 +113,7 @@ impl EmbeddedStorage {
                 break;
             }
         }
-        meter.settle()?;
+        req.budget.check()?;
         Ok(out)
     }
 
@@ -206,7 +179,9 @@ impl EmbeddedStorage {
                     counts.resize(t.dict.len(), 0);
                 }
                 for et in &hop.edge_types {
-                    let Some(adj) = t.adjacency(*et) else { continue };
+                    let Some(adj) = t.adjacency(*et) else {
+                        continue;
+                    };
                     for &(v, m) in batch {
                         adj.for_each_target(v, |to| {
                             result.edges_read += 1;
@@ -215,7 +190,7 @@ impl EmbeddedStorage {
                     }
                 }
             }
-            req.budget.charge(touched.len() * std::mem::size_of::<(u32, u64)>())?;
+            req.budget.check()?;
             collect(&mut counts, &mut touched, &mut frontier);
         }
         result.paths = frontier.iter().fold(0u64, |s, (_, m)| s.saturating_add(*m));

@@ -212,22 +212,26 @@ impl EmbeddedStorage {
             return Ok(t.clone());
         }
         let vl = space.vid_type.key_len();
-        let t = SpaceTopology::build(space, &mut |visit| {
-            for part in 1..=space.partition_num {
-                let mut err = None;
-                self.kv
-                    .scan_prefix(&keys::prefix(space.id, part, keys::KIND_EDGE), &mut |k, _| {
-                        let from = &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl];
-                        let r = keys::parse_edge_key_raw(space, k).and_then(|(et, rank, to)| visit(from, et, rank, to));
-                        err = r.err();
-                        err.is_none()
-                    })
-                    .map_err(kv_err)?;
-                if let Some(e) = err {
-                    return Err(e);
+        // The topology outlives the query that happens to build it: not the query's memory.
+        let t = quiver_common::memory::untracked(|| {
+            SpaceTopology::build(space, &mut |visit| {
+                for part in 1..=space.partition_num {
+                    let mut err = None;
+                    self.kv
+                        .scan_prefix(&keys::prefix(space.id, part, keys::KIND_EDGE), &mut |k, _| {
+                            let from = &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl];
+                            let r =
+                                keys::parse_edge_key_raw(space, k).and_then(|(et, rank, to)| visit(from, et, rank, to));
+                            err = r.err();
+                            err.is_none()
+                        })
+                        .map_err(kv_err)?;
+                    if let Some(e) = err {
+                        return Err(e);
+                    }
                 }
-            }
-            Ok(())
+                Ok(())
+            })
         })?;
         let t = Arc::new(RwLock::new(t));
         self.topologies.write().expect("lock poisoned").insert(space.id, t.clone());
@@ -331,7 +335,9 @@ impl EmbeddedStorage {
         if !ops.iter().any(|op| matches!(op, TopoOp::Add(..) | TopoOp::Remove(_) | TopoOp::DropEdgeType(_))) {
             return;
         }
-        let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() else { return };
+        let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() else {
+            return;
+        };
         let mut due = Vec::new();
         {
             let mut t = t.write().expect("lock poisoned");
@@ -373,7 +379,9 @@ impl EmbeddedStorage {
             match op {
                 TopoOp::DropTag(tag) => self.vcache.drop_tag(space.id, *tag),
                 TopoOp::Tag { vid, tag, row } => {
-                    let Some(c) = self.vcache.get_any(space.id, *tag) else { continue };
+                    let Some(c) = self.vcache.get_any(space.id, *tag) else {
+                        continue;
+                    };
                     let mut c = c.write().expect("lock poisoned");
                     // Decoded with the cache's schema, as its rows were: a row of an older version reads in the
                     // cache's shape; one of a version the cache does not know fails, and the cache goes.
@@ -410,6 +418,16 @@ impl EmbeddedStorage {
             return Ok(None);
         }
         let _guard = self.lock_writers();
+        // The cache outlives the query that happens to build it: not the query's memory.
+        quiver_common::memory::untracked(|| self.load_tag_cache(space, schema))
+    }
+
+    /// Reads a tag's rows into a new cache entry (the writers' lock held); `None` if a newer schema version raced.
+    fn load_tag_cache(
+        &self,
+        space: &SpaceDesc,
+        schema: &SchemaRef,
+    ) -> QResult<Option<Arc<RwLock<vcache::TagColumns>>>> {
         let mut cols = vcache::TagColumns::new(space, schema.clone());
         let vl = space.vid_type.key_len();
         for part in 1..=space.partition_num {
@@ -482,7 +500,9 @@ impl EdgeProjection {
         schema: &SchemaDesc,
         request_types: &[&str],
     ) -> QResult<Option<NeighborEdge>> {
-        let Some(filter) = filter else { return Ok(Some(edge)) };
+        let Some(filter) = filter else {
+            return Ok(Some(edge));
+        };
         let ctx = EdgeFilterContext { edge: &edge, schema, request_types };
         if !eval_condition(filter, &ctx)? {
             return Ok(None);
@@ -856,7 +876,7 @@ impl StorageClient for EmbeddedStorage {
     ) -> QResult<Vec<IndexHit>> {
         let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
-        let mut meter = expand::EdgeMeter::new(budget);
+        let mut meter = quiver_common::budget::Meter::new(budget);
         for scan in scans {
             // Where an entry's target (VID, or src, rank, dst) starts: what identifies a hit across scans.
             let target_at = keys::PREFIX_LEN + 4 + index::fields_width(&scan.index);
@@ -881,7 +901,7 @@ impl StorageClient for EmbeddedStorage {
                 }
             }
         }
-        meter.settle()?;
+        budget.check()?;
         Ok(out)
     }
 

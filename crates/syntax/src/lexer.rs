@@ -237,7 +237,9 @@ fn lex_string(src: &str, i: &mut usize, quote: u8) -> QResult<String> {
             return Ok(s);
         }
         if b == b'\\' {
-            let Some(&e) = bytes.get(*i + 1) else { return continue_err(src, start) };
+            let Some(&e) = bytes.get(*i + 1) else {
+                return continue_err(src, start);
+            };
             *i += 2;
             match e {
                 b'n' => s.push('\n'),
@@ -266,7 +268,7 @@ fn continue_err<T>(src: &str, start: usize) -> QResult<T> {
     Err(QError::syntax(format!("unterminated string near `{}'", truncate(&src[start..], 80))))
 }
 
-fn truncate(s: &str, max: usize) -> &str {
+pub(crate) fn truncate(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }

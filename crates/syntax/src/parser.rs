@@ -3,7 +3,7 @@
 use crate::ast::*;
 use crate::lexer::{lex, near_error, Tok, Token};
 use quiver_common::expr::{BinaryOp, EdgeMeta, Expr, UnaryOp, VertexRef};
-use quiver_common::limits::{EXPR_DEPTH_MAX, STATEMENTS_PER_REQUEST_MAX, STATEMENT_BYTES_MAX};
+use quiver_common::limits::{EXPR_DEPTH_MAX, SENTENCE_DEPTH_MAX, STATEMENTS_PER_REQUEST_MAX, STATEMENT_BYTES_MAX};
 use quiver_common::{functions, PropType, QError, QResult, Value};
 
 /// Words that cannot be used as names without backquotes.
@@ -100,7 +100,7 @@ fn parse_request(src: &str, params: Option<&[&str]>) -> QResult<Vec<Statement>> 
     }
     let tokens = lex(src)?;
     let params = params.map(|p| p.iter().map(|s| s.to_string()).collect());
-    let mut p = Parser { src, tokens, pos: 0, depth: 0, params };
+    let mut p = Parser { src, tokens, pos: 0, depth: 0, expr_start: 0, sentence_depth: 0, sentence_start: 0, params };
     let mut out = Vec::new();
     loop {
         while p.eat_sym(";") {}
@@ -134,7 +134,8 @@ fn parse_request(src: &str, params: Option<&[&str]>) -> QResult<Vec<Statement>> 
 /// Parses a single expression (used for DEFAULT values kept in the catalog).
 pub fn parse_expr(src: &str) -> QResult<Expr> {
     let tokens = lex(src)?;
-    let mut p = Parser { src, tokens, pos: 0, depth: 0, params: None };
+    let mut p =
+        Parser { src, tokens, pos: 0, depth: 0, expr_start: 0, sentence_depth: 0, sentence_start: 0, params: None };
     let e = p.expr()?;
     if !p.at_eof() {
         return Err(p.error_here());
@@ -142,11 +143,19 @@ pub fn parse_expr(src: &str) -> QResult<Expr> {
     Ok(e)
 }
 
+/// An expression with its height: the nodes on its longest path from the root down.
+type Tree = (Expr, usize);
+
 struct Parser<'a> {
     src: &'a str,
     tokens: Vec<Token>,
     pos: usize,
     depth: usize,
+    /// Where the outermost expression being parsed starts, for the depth error.
+    expr_start: usize,
+    /// Sentences nested around the one being parsed, and where the outermost starts.
+    sentence_depth: usize,
+    sentence_start: usize,
     /// The request's parameter names, when known: a bare `$name` must be one of them.
     params: Option<Vec<String>>,
 }
@@ -288,7 +297,9 @@ impl<'a> Parser<'a> {
         let mut format = PlanFormat::Row;
         if self.eat_kw("FORMAT") {
             self.expect_sym("=")?;
-            let Tok::Str(f) = self.peek().clone() else { return Err(self.error_here()) };
+            let Tok::Str(f) = self.peek().clone() else {
+                return Err(self.error_here());
+            };
             self.bump();
             format = match f.to_lowercase().as_str() {
                 "row" => PlanFormat::Row,
@@ -322,18 +333,53 @@ impl<'a> Parser<'a> {
 
     /// `$var = set_sentence` or a set sentence.
     fn sentence(&mut self) -> QResult<Statement> {
+        Ok(self.sentence_tree()?.0)
+    }
+
+    // Sentences nest through pipes, set operations, assignments and brackets, and each returns its height as
+    // expressions do: the planner, the optimizer and the executor recurse once per level, so a chain of 10,000
+    // UNIONs must be refused while it is parsed, before it is a tree.
+
+    fn sentence_tree(&mut self) -> QResult<(Statement, usize)> {
+        if self.sentence_depth == 0 {
+            self.sentence_start = self.tokens[self.pos].start;
+        }
+        self.sentence_depth += 1;
+        if self.sentence_depth > SENTENCE_DEPTH_MAX {
+            return Err(self.sentence_too_deep());
+        }
+        let r = self.assignment();
+        self.sentence_depth -= 1;
+        r
+    }
+
+    fn assignment(&mut self) -> QResult<(Statement, usize)> {
         if let (Tok::Var(var), Tok::Sym("=")) = (self.peek().clone(), self.peek_at(1).clone()) {
             self.bump();
             self.bump();
-            let statement = Box::new(self.set_sentence()?);
-            return Ok(Statement::Assign { var, statement });
+            let (statement, h) = self.set_sentence()?;
+            return Ok((Statement::Assign { var, statement: Box::new(statement) }, self.sentence_above(h)?));
         }
         self.set_sentence()
     }
 
+    fn sentence_too_deep(&self) -> QError {
+        let end = self.tokens[self.pos].end.max(self.sentence_start);
+        let text = crate::lexer::truncate(&self.src[self.sentence_start..end], 80);
+        QError::syntax(format!("The above statement's pipes and set operations exceed the maximum depth:{SENTENCE_DEPTH_MAX} near `{text}'"))
+    }
+
+    /// The height of a sentence node above children whose tallest is `below` high, if within the bound.
+    fn sentence_above(&self, below: usize) -> QResult<usize> {
+        if below >= SENTENCE_DEPTH_MAX {
+            return Err(self.sentence_too_deep());
+        }
+        Ok(below + 1)
+    }
+
     /// Piped sentences joined by UNION [ALL|DISTINCT], INTERSECT and MINUS, left to right.
-    fn set_sentence(&mut self) -> QResult<Statement> {
-        let mut left = self.piped()?;
+    fn set_sentence(&mut self) -> QResult<(Statement, usize)> {
+        let (mut left, mut height) = self.piped()?;
         loop {
             let op = if self.eat_kw("UNION") {
                 if self.eat_kw("ALL") {
@@ -347,29 +393,38 @@ impl<'a> Parser<'a> {
             } else if self.eat_kw("MINUS") {
                 SetOp::Minus
             } else {
-                return Ok(left);
+                return Ok((left, height));
             };
-            let right = self.piped()?;
+            let (right, h) = self.piped()?;
+            height = self.sentence_above(height.max(h))?;
             left = Statement::SetOp { op, left: Box::new(left), right: Box::new(right) };
         }
     }
 
-    fn piped(&mut self) -> QResult<Statement> {
-        let mut left = self.statement()?;
+    fn piped(&mut self) -> QResult<(Statement, usize)> {
+        let (mut left, mut height) = self.bracketed()?;
         while self.eat_sym("|") {
-            let right = self.statement()?;
+            let (right, h) = self.bracketed()?;
+            height = self.sentence_above(height.max(h))?;
             left = Statement::Pipe(Box::new(left), Box::new(right));
         }
-        Ok(left)
+        Ok((left, height))
     }
 
-    fn statement(&mut self) -> QResult<Statement> {
+    /// A sentence in brackets (no node of its own), or a statement.
+    fn bracketed(&mut self) -> QResult<(Statement, usize)> {
         if self.eat_sym("(") {
-            let inner = self.sentence()?;
+            let inner = self.sentence_tree()?;
             self.expect_sym(")")?;
             return Ok(inner);
         }
-        let Tok::Ident(word) = self.peek().clone() else { return Err(self.error_here()) };
+        Ok((self.statement()?, 1))
+    }
+
+    fn statement(&mut self) -> QResult<Statement> {
+        let Tok::Ident(word) = self.peek().clone() else {
+            return Err(self.error_here());
+        };
         match word.to_uppercase().as_str() {
             "CREATE" => self.create(),
             "DROP" => self.drop(),
@@ -595,7 +650,9 @@ impl<'a> Parser<'a> {
         let (mut partition_num, mut replica_factor, mut vid_type) = (None, None, None);
         if self.eat_sym("(") {
             loop {
-                let Tok::Ident(opt) = self.peek().clone() else { return Err(self.error_here()) };
+                let Tok::Ident(opt) = self.peek().clone() else {
+                    return Err(self.error_here());
+                };
                 match opt.to_lowercase().as_str() {
                     "partition_num" => {
                         self.bump();
@@ -615,7 +672,9 @@ impl<'a> Parser<'a> {
                     "charset" | "collate" => {
                         self.bump();
                         self.expect_sym("=")?;
-                        let Tok::Ident(_) = self.bump() else { return Err(self.error_here()) };
+                        let Tok::Ident(_) = self.bump() else {
+                            return Err(self.error_here());
+                        };
                     }
                     "atomic_edge" => {
                         self.bump();
@@ -640,7 +699,9 @@ impl<'a> Parser<'a> {
     }
 
     fn vid_type(&mut self) -> QResult<VidTypeSpec> {
-        let Tok::Ident(t) = self.peek().clone() else { return Err(self.error_here()) };
+        let Tok::Ident(t) = self.peek().clone() else {
+            return Err(self.error_here());
+        };
         match t.to_lowercase().as_str() {
             "int" | "int64" => {
                 self.bump();
@@ -658,7 +719,9 @@ impl<'a> Parser<'a> {
     }
 
     fn prop_type(&mut self) -> QResult<PropType> {
-        let Tok::Ident(t) = self.peek().clone() else { return Err(self.error_here()) };
+        let Tok::Ident(t) = self.peek().clone() else {
+            return Err(self.error_here());
+        };
         let ty = match t.to_lowercase().as_str() {
             "bool" => PropType::Bool,
             "int8" => PropType::Int8,
@@ -800,8 +863,12 @@ impl<'a> Parser<'a> {
             return Ok(Statement::ShowSessions(None));
         }
         if self.eat_kw("SESSION") {
-            let Tok::Int(id) = self.peek().clone() else { return Err(self.error_here()) };
-            let Ok(id) = i64::try_from(id) else { return Err(self.error_here()) };
+            let Tok::Int(id) = self.peek().clone() else {
+                return Err(self.error_here());
+            };
+            let Ok(id) = i64::try_from(id) else {
+                return Err(self.error_here());
+            };
             self.bump();
             return Ok(Statement::ShowSessions(Some(id)));
         }
@@ -933,14 +1000,14 @@ impl<'a> Parser<'a> {
 
     /// A VID in a key position: a literal, `hash(...)`, or another constant expression, but not a comparison.
     fn vid_expr(&mut self) -> QResult<Expr> {
-        self.additive()
+        Ok(self.outermost(Parser::additive)?.0)
     }
 
     fn edge_key(&mut self) -> QResult<EdgeKey> {
         let src = self.vid_expr()?;
         self.expect_sym("->")?;
         let dst = self.vid_expr()?;
-        let rank = if self.eat_sym("@") { Some(self.unary()?) } else { None };
+        let rank = if self.eat_sym("@") { Some(self.outermost(Parser::unary)?.0) } else { None };
         Ok(EdgeKey { src, dst, rank })
     }
 
@@ -1040,7 +1107,9 @@ impl<'a> Parser<'a> {
             let n = steps(n)?;
             (min_steps, max_steps) = (n, n);
             if self.eat_kw("TO") {
-                let Tok::Int(m) = self.peek().clone() else { return Err(self.error_here()) };
+                let Tok::Int(m) = self.peek().clone() else {
+                    return Err(self.error_here());
+                };
                 self.bump();
                 max_steps = steps(m)?;
             }
@@ -1154,23 +1223,89 @@ impl<'a> Parser<'a> {
     }
 
     // ---- expressions, lowest precedence first ----
+    //
+    // Every expression function returns its tree with the tree's height (nodes on the longest path down), and
+    // refuses a node that would stand higher than `EXPR_DEPTH_MAX`. The loops below build left-deep chains
+    // (`1+1+...+1`) without recursing, so the nesting guard alone would let them grow as tall as the text is long,
+    // and every later pass over the tree (binding, evaluation, `Display`, `Clone`, `Drop`) recurses once per level.
 
     pub fn expr(&mut self) -> QResult<Expr> {
-        self.nested(Parser::or_expr)
+        Ok(self.tree()?.0)
     }
 
-    /// Runs `f` one nesting level deeper, refusing input nested beyond `EXPR_DEPTH_MAX` (guards the stack).
-    fn nested(&mut self, f: fn(&mut Self) -> QResult<Expr>) -> QResult<Expr> {
+    /// An expression and its height.
+    fn tree(&mut self) -> QResult<Tree> {
+        self.outermost(Parser::or_expr)
+    }
+
+    /// `f` one level deeper, noting where the outermost expression starts when this is it.
+    fn outermost(&mut self, f: fn(&mut Self) -> QResult<Tree>) -> QResult<Tree> {
+        if self.depth == 0 {
+            self.expr_start = self.tokens[self.pos].start;
+        }
+        self.nested(f)
+    }
+
+    /// Runs `f` one nesting level deeper, refusing input nested beyond `EXPR_DEPTH_MAX`. This guards the parser's own
+    /// stack, which the height check cannot (it runs on the way back up): every recursion into a sub-expression
+    /// passes through here, and prefix operators are looped over, not recursed through.
+    fn nested(&mut self, f: fn(&mut Self) -> QResult<Tree>) -> QResult<Tree> {
         self.depth += 1;
         if self.depth > EXPR_DEPTH_MAX {
-            return Err(QError::syntax(format!("expression nested deeper than {EXPR_DEPTH_MAX} levels")));
+            return Err(self.too_deep());
         }
         let r = f(self);
         self.depth -= 1;
         r
     }
 
-    fn or_expr(&mut self) -> QResult<Expr> {
+    /// NebulaGraph's error for an expression over `max_expression_depth`, near the expression's first 80 bytes.
+    fn too_deep(&self) -> QError {
+        let end = self.tokens[self.pos].end.max(self.expr_start);
+        let text = crate::lexer::truncate(&self.src[self.expr_start..end], 80);
+        QError::syntax(format!("The above expression's depth exceeds the maximum depth:{EXPR_DEPTH_MAX} near `{text}'"))
+    }
+
+    /// The height of a node above children whose tallest is `below` high, if within the bound.
+    fn above(&self, below: usize) -> QResult<usize> {
+        if below >= EXPR_DEPTH_MAX {
+            return Err(self.too_deep());
+        }
+        Ok(below + 1)
+    }
+
+    /// `e` as a node above children whose tallest is `below` high.
+    fn node(&self, e: Expr, below: usize) -> QResult<Tree> {
+        Ok((e, self.above(below)?))
+    }
+
+    fn binary(&self, op: BinaryOp, (lhs, hl): Tree, (rhs, hr): Tree) -> QResult<Tree> {
+        self.node(Expr::binary(op, lhs, rhs), hl.max(hr))
+    }
+
+    fn unary_node(&self, op: UnaryOp, (operand, h): Tree) -> QResult<Tree> {
+        self.node(Expr::unary(op, operand), h)
+    }
+
+    /// Expressions as a list, with the height of the tallest.
+    fn trees_until(&mut self, close: &str) -> QResult<(Vec<Expr>, usize)> {
+        let mut items = Vec::new();
+        let mut height = 0;
+        if !self.eat_sym(close) {
+            loop {
+                let (e, h) = self.tree()?;
+                items.push(e);
+                height = height.max(h);
+                if self.eat_sym(close) {
+                    break;
+                }
+                self.expect_sym(",")?;
+            }
+        }
+        Ok((items, height))
+    }
+
+    fn or_expr(&mut self) -> QResult<Tree> {
         let mut lhs = self.and_expr()?;
         loop {
             let op = if self.eat_kw("OR") || self.eat_sym("||") {
@@ -1180,26 +1315,34 @@ impl<'a> Parser<'a> {
             } else {
                 return Ok(lhs);
             };
-            lhs = Expr::binary(op, lhs, self.and_expr()?);
+            let rhs = self.and_expr()?;
+            lhs = self.binary(op, lhs, rhs)?;
         }
     }
 
-    fn and_expr(&mut self) -> QResult<Expr> {
+    fn and_expr(&mut self) -> QResult<Tree> {
         let mut lhs = self.not_expr()?;
         while self.eat_kw("AND") || self.eat_sym("&&") {
-            lhs = Expr::binary(BinaryOp::And, lhs, self.not_expr()?);
+            let rhs = self.not_expr()?;
+            lhs = self.binary(BinaryOp::And, lhs, rhs)?;
         }
         Ok(lhs)
     }
 
-    fn not_expr(&mut self) -> QResult<Expr> {
-        if self.eat_kw("NOT") {
-            return Ok(Expr::unary(UnaryOp::Not, self.nested(Parser::not_expr)?));
+    /// `NOT ... NOT x`: the prefixes are counted, not recursed through, so any number of them is safe.
+    fn not_expr(&mut self) -> QResult<Tree> {
+        let mut nots = 0usize;
+        while self.eat_kw("NOT") {
+            nots += 1;
         }
-        self.relational()
+        let mut tree = self.relational()?;
+        for _ in 0..nots {
+            tree = self.unary_node(UnaryOp::Not, tree)?;
+        }
+        Ok(tree)
     }
 
-    fn relational(&mut self) -> QResult<Expr> {
+    fn relational(&mut self) -> QResult<Tree> {
         let mut lhs = self.additive()?;
         loop {
             if self.eat_kw("IS") {
@@ -1219,7 +1362,7 @@ impl<'a> Parser<'a> {
                 } else {
                     return Err(self.error_here());
                 };
-                lhs = Expr::unary(op, lhs);
+                lhs = self.unary_node(op, lhs)?;
                 continue;
             }
             let op = match self.peek().clone() {
@@ -1257,11 +1400,12 @@ impl<'a> Parser<'a> {
             {
                 self.expect_kw("WITH")?;
             }
-            lhs = Expr::binary(op, lhs, self.additive()?);
+            let rhs = self.additive()?;
+            lhs = self.binary(op, lhs, rhs)?;
         }
     }
 
-    fn additive(&mut self) -> QResult<Expr> {
+    fn additive(&mut self) -> QResult<Tree> {
         let mut lhs = self.multiplicative()?;
         loop {
             let op = if self.eat_sym("+") {
@@ -1271,11 +1415,12 @@ impl<'a> Parser<'a> {
             } else {
                 return Ok(lhs);
             };
-            lhs = Expr::binary(op, lhs, self.multiplicative()?);
+            let rhs = self.multiplicative()?;
+            lhs = self.binary(op, lhs, rhs)?;
         }
     }
 
-    fn multiplicative(&mut self) -> QResult<Expr> {
+    fn multiplicative(&mut self) -> QResult<Tree> {
         let mut lhs = self.unary()?;
         loop {
             let op = if self.eat_sym("*") {
@@ -1287,61 +1432,78 @@ impl<'a> Parser<'a> {
             } else {
                 return Ok(lhs);
             };
-            lhs = Expr::binary(op, lhs, self.unary()?);
+            let rhs = self.unary()?;
+            lhs = self.binary(op, lhs, rhs)?;
         }
     }
 
-    fn unary(&mut self) -> QResult<Expr> {
-        self.nested(Parser::unary_inner)
-    }
-
-    fn unary_inner(&mut self) -> QResult<Expr> {
-        if self.eat_sym("-") {
-            // Fold `-<int literal>` so that i64::MIN can be written.
-            if let Tok::Int(v) = self.peek().clone() {
-                if !matches!(self.peek_at(1), Tok::Sym("[") | Tok::Sym(".")) {
-                    self.bump();
-                    return Ok(Expr::Const(Value::Int(-v as i64)));
+    /// Prefix `-`, `+` and `!` applied to a postfix expression. Like NOT, the prefixes are counted in a loop.
+    fn unary(&mut self) -> QResult<Tree> {
+        let mut prefixes = Vec::new();
+        let mut tree = loop {
+            if self.eat_sym("-") {
+                // Fold `-<int literal>` so that i64::MIN can be written.
+                if let Tok::Int(v) = self.peek().clone() {
+                    if !matches!(self.peek_at(1), Tok::Sym("[") | Tok::Sym(".")) {
+                        self.bump();
+                        break (Expr::Const(Value::Int(-v as i64)), 1);
+                    }
                 }
+                prefixes.push(UnaryOp::Minus);
+            } else if self.eat_sym("+") {
+                prefixes.push(UnaryOp::Plus);
+            } else if self.eat_sym("!") {
+                prefixes.push(UnaryOp::Not);
+            } else {
+                break self.postfix()?;
             }
-            return Ok(Expr::unary(UnaryOp::Minus, self.unary()?));
+        };
+        for op in prefixes.into_iter().rev() {
+            tree = self.unary_node(op, tree)?;
         }
-        if self.eat_sym("+") {
-            return Ok(Expr::unary(UnaryOp::Plus, self.unary()?));
-        }
-        if self.eat_sym("!") {
-            return Ok(Expr::unary(UnaryOp::Not, self.unary()?));
-        }
-        self.postfix()
+        Ok(tree)
     }
 
-    fn postfix(&mut self) -> QResult<Expr> {
-        let mut e = self.primary()?;
+    fn postfix(&mut self) -> QResult<Tree> {
+        let mut tree = self.primary()?;
         loop {
             if self.eat_sym("[") {
-                if self.eat_sym("..") {
-                    let hi = if self.peek_sym("]") { None } else { Some(Box::new(self.expr()?)) };
-                    self.expect_sym("]")?;
-                    e = Expr::Slice { base: Box::new(e), lo: None, hi };
-                    continue;
-                }
-                let idx = self.expr()?;
-                if self.eat_sym("..") {
-                    let hi = if self.peek_sym("]") { None } else { Some(Box::new(self.expr()?)) };
-                    self.expect_sym("]")?;
-                    e = Expr::Slice { base: Box::new(e), lo: Some(Box::new(idx)), hi };
-                    continue;
-                }
-                self.expect_sym("]")?;
-                e = Expr::Subscript { base: Box::new(e), index: Box::new(idx) };
+                tree = self.subscript(tree)?;
             } else if self.peek_sym(".") && matches!(self.peek_at(1), Tok::Ident(_) | Tok::Quoted(_)) {
                 self.bump();
                 let name = self.any_name()?;
-                e = Expr::Attribute { base: Box::new(e), name };
+                let (base, h) = tree;
+                tree = self.node(Expr::Attribute { base: Box::new(base), name }, h)?;
             } else {
-                return Ok(e);
+                return Ok(tree);
             }
         }
+    }
+
+    /// `base[index]`, `base[lo..hi]` (either bound optional), after the `[`.
+    fn subscript(&mut self, (base, height): Tree) -> QResult<Tree> {
+        let mut below = height;
+        let lo = if self.peek_sym("..") {
+            None
+        } else {
+            let (x, h) = self.tree()?;
+            below = below.max(h);
+            Some(Box::new(x))
+        };
+        if !self.eat_sym("..") {
+            self.expect_sym("]")?;
+            let Some(index) = lo else { unreachable!("`[..` is a slice") };
+            return self.node(Expr::Subscript { base: Box::new(base), index }, below);
+        }
+        let hi = if self.peek_sym("]") {
+            None
+        } else {
+            let (x, h) = self.tree()?;
+            below = below.max(h);
+            Some(Box::new(x))
+        };
+        self.expect_sym("]")?;
+        self.node(Expr::Slice { base: Box::new(base), lo, hi }, below)
     }
 
     /// A name after `.`: reserved words are allowed there (`e._dst`, `$$.player.name`).
@@ -1355,7 +1517,77 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn primary(&mut self) -> QResult<Expr> {
+    fn primary(&mut self) -> QResult<Tree> {
+        let (e, below) = self.primary_node()?;
+        self.node(e, below)
+    }
+
+    /// A primary expression and the height of its tallest child (0 for a leaf). The arms that recurse are kept
+    /// here and the rest in their own functions: a paren level passes through this frame, and a debug build gives
+    /// every local of every arm its own slot.
+    fn primary_node(&mut self) -> QResult<Tree> {
+        if self.eat_sym("(") {
+            let (e, h) = self.tree()?;
+            self.expect_sym(")")?;
+            // Brackets add no node: the inner tree stands where it is.
+            return Ok((e, h - 1));
+        }
+        if self.eat_sym("[") {
+            let (items, h) = self.trees_until("]")?;
+            return Ok((Expr::List(items), h));
+        }
+        if self.eat_sym("{") {
+            return self.braces();
+        }
+        if let Tok::Ident(word) = self.peek() {
+            if word.eq_ignore_ascii_case("CASE") {
+                self.bump();
+                return self.case_expr();
+            }
+            let literal = ["TRUE", "FALSE", "NULL"].iter().any(|w| word.eq_ignore_ascii_case(w));
+            if !literal && matches!(self.peek_at(1), Tok::Sym("(")) {
+                let Tok::Ident(name) = self.bump() else { unreachable!("peeked a name") };
+                return self.call(name);
+            }
+        }
+        self.leaf()
+    }
+
+    /// A map `{k: v, ...}` or a set `{a, ...}`, after its `{`.
+    fn braces(&mut self) -> QResult<Tree> {
+        if self.eat_sym("}") {
+            return Ok((Expr::Map(vec![]), 0));
+        }
+        let is_map = matches!(self.peek(), Tok::Ident(_) | Tok::Quoted(_) | Tok::Str(_))
+            && matches!(self.peek_at(1), Tok::Sym(":"));
+        if is_map {
+            let mut items = Vec::new();
+            let mut height = 0;
+            loop {
+                let key = match self.bump() {
+                    Tok::Ident(s) | Tok::Quoted(s) | Tok::Str(s) => s,
+                    _ => {
+                        self.pos -= 1;
+                        return Err(self.error_here());
+                    }
+                };
+                self.expect_sym(":")?;
+                let (value, h) = self.tree()?;
+                items.push((key, value));
+                height = height.max(h);
+                if self.eat_sym("}") {
+                    break;
+                }
+                self.expect_sym(",")?;
+            }
+            return Ok((Expr::Map(items), height));
+        }
+        let (items, h) = self.trees_until("}")?;
+        Ok((Expr::Set(items), h))
+    }
+
+    /// A leaf: a literal, a name or a reference, none of which holds another expression.
+    fn leaf(&mut self) -> QResult<Tree> {
         let tok = self.peek().clone();
         match tok {
             Tok::Int(v) => {
@@ -1363,71 +1595,15 @@ impl<'a> Parser<'a> {
                     return Err(QError::syntax(format!("Out of range: near `{v}'")));
                 }
                 self.bump();
-                Ok(Expr::Const(Value::Int(v as i64)))
+                Ok((Expr::Const(Value::Int(v as i64)), 0))
             }
             Tok::Float(f) => {
                 self.bump();
-                Ok(Expr::Const(Value::Float(f)))
+                Ok((Expr::Const(Value::Float(f)), 0))
             }
             Tok::Str(s) => {
                 self.bump();
-                Ok(Expr::Const(Value::str(s)))
-            }
-            Tok::Sym("(") => {
-                self.bump();
-                let e = self.expr()?;
-                self.expect_sym(")")?;
-                Ok(e)
-            }
-            Tok::Sym("[") => {
-                self.bump();
-                let mut items = Vec::new();
-                if !self.eat_sym("]") {
-                    loop {
-                        items.push(self.expr()?);
-                        if self.eat_sym("]") {
-                            break;
-                        }
-                        self.expect_sym(",")?;
-                    }
-                }
-                Ok(Expr::List(items))
-            }
-            Tok::Sym("{") => {
-                self.bump();
-                if self.eat_sym("}") {
-                    return Ok(Expr::Map(vec![]));
-                }
-                let is_map = matches!(self.peek(), Tok::Ident(_) | Tok::Quoted(_) | Tok::Str(_))
-                    && matches!(self.peek_at(1), Tok::Sym(":"));
-                if is_map {
-                    let mut items = Vec::new();
-                    loop {
-                        let key = match self.bump() {
-                            Tok::Ident(s) | Tok::Quoted(s) | Tok::Str(s) => s,
-                            _ => {
-                                self.pos -= 1;
-                                return Err(self.error_here());
-                            }
-                        };
-                        self.expect_sym(":")?;
-                        items.push((key, self.expr()?));
-                        if self.eat_sym("}") {
-                            break;
-                        }
-                        self.expect_sym(",")?;
-                    }
-                    return Ok(Expr::Map(items));
-                }
-                let mut items = Vec::new();
-                loop {
-                    items.push(self.expr()?);
-                    if self.eat_sym("}") {
-                        break;
-                    }
-                    self.expect_sym(",")?;
-                }
-                Ok(Expr::Set(items))
+                Ok((Expr::Const(Value::str(s)), 0))
             }
             Tok::SrcRef | Tok::DstRef => {
                 self.bump();
@@ -1437,29 +1613,30 @@ impl<'a> Parser<'a> {
                     let tag = self.any_name()?;
                     self.expect_sym(".")?;
                     let prop = self.any_name()?;
-                    return Ok(match which {
+                    let e = match which {
                         VertexRef::Src => Expr::SrcProp { tag, prop },
                         _ => Expr::DstProp { tag, prop },
-                    });
+                    };
+                    return Ok((e, 0));
                 }
-                Ok(Expr::Vertex(which))
+                Ok((Expr::Vertex(which), 0))
             }
             Tok::InputRef => {
                 self.bump();
                 self.expect_sym(".")?;
-                Ok(Expr::InputProp(self.any_name()?))
+                Ok((Expr::InputProp(self.any_name()?), 0))
             }
             Tok::Var(v) => {
                 self.bump();
                 if self.peek_sym(".") && matches!(self.peek_at(1), Tok::Ident(_) | Tok::Quoted(_)) {
                     self.bump();
                     let prop = self.any_name()?;
-                    return Ok(Expr::VarProp { var: v, prop });
+                    return Ok((Expr::VarProp { var: v, prop }, 0));
                 }
                 if self.params.as_ref().is_some_and(|known| !known.contains(&v)) {
                     return Err(self.error_here());
                 }
-                Ok(Expr::Param(v))
+                Ok((Expr::Param(v), 0))
             }
             Tok::Quoted(name) => {
                 self.bump();
@@ -1470,33 +1647,25 @@ impl<'a> Parser<'a> {
                 match upper.as_str() {
                     "TRUE" => {
                         self.bump();
-                        return Ok(Expr::Const(Value::Bool(true)));
+                        return Ok((Expr::Const(Value::Bool(true)), 0));
                     }
                     "FALSE" => {
                         self.bump();
-                        return Ok(Expr::Const(Value::Bool(false)));
+                        return Ok((Expr::Const(Value::Bool(false)), 0));
                     }
                     "NULL" => {
                         self.bump();
-                        return Ok(Expr::Const(Value::NULL));
+                        return Ok((Expr::Const(Value::NULL), 0));
                     }
-                    "CASE" => {
+                    "VERTEX" => {
                         self.bump();
-                        return self.case_expr();
+                        return Ok((Expr::Vertex(VertexRef::Current), 0));
                     }
-                    "VERTEX" if !matches!(self.peek_at(1), Tok::Sym("(")) => {
+                    "EDGE" => {
                         self.bump();
-                        return Ok(Expr::Vertex(VertexRef::Current));
-                    }
-                    "EDGE" if !matches!(self.peek_at(1), Tok::Sym("(")) => {
-                        self.bump();
-                        return Ok(Expr::Edge);
+                        return Ok((Expr::Edge, 0));
                     }
                     _ => {}
-                }
-                if matches!(self.peek_at(1), Tok::Sym("(")) {
-                    self.bump();
-                    return self.call(word);
                 }
                 if is_reserved(&word) {
                     return Err(self.error_here());
@@ -1509,19 +1678,19 @@ impl<'a> Parser<'a> {
     }
 
     /// `name`, `name.prop` (tag or edge property) or `name._dst` (edge metadata).
-    fn after_name(&mut self, name: String) -> QResult<Expr> {
+    fn after_name(&mut self, name: String) -> QResult<Tree> {
         if self.peek_sym(".") && matches!(self.peek_at(1), Tok::Ident(_) | Tok::Quoted(_)) {
             self.bump();
             let prop = self.any_name()?;
             if let Some(meta) = EdgeMeta::from_name(&prop) {
-                return Ok(Expr::EdgeMetaProp { edge: name, meta });
+                return Ok((Expr::EdgeMetaProp { edge: name, meta }, 0));
             }
-            return Ok(Expr::LabelProp { label: name, prop });
+            return Ok((Expr::LabelProp { label: name, prop }, 0));
         }
-        Ok(Expr::Label(name))
+        Ok((Expr::Label(name), 0))
     }
 
-    fn call(&mut self, name: String) -> QResult<Expr> {
+    fn call(&mut self, name: String) -> QResult<Tree> {
         self.expect_sym("(")?;
         if functions::is_aggregate(&name) {
             let distinct = self.eat_kw("DISTINCT");
@@ -1533,40 +1702,37 @@ impl<'a> Parser<'a> {
                         name.to_uppercase()
                     )));
                 }
-                return Ok(Expr::Aggregate { name, arg: None, distinct });
+                return Ok((Expr::Aggregate { name, arg: None, distinct }, 0));
             }
-            let arg = self.expr()?;
+            let (arg, h) = self.tree()?;
             self.expect_sym(")")?;
-            return Ok(Expr::Aggregate { name, arg: Some(Box::new(arg)), distinct });
+            return Ok((Expr::Aggregate { name, arg: Some(Box::new(arg)), distinct }, h));
         }
-        let mut args = Vec::new();
-        if !self.eat_sym(")") {
-            loop {
-                args.push(self.expr()?);
-                if self.eat_sym(")") {
-                    break;
-                }
-                self.expect_sym(",")?;
-            }
-        }
-        Ok(Expr::Function { name, args })
+        let (args, h) = self.trees_until(")")?;
+        Ok((Expr::Function { name, args }, h))
     }
 
-    fn case_expr(&mut self) -> QResult<Expr> {
-        let operand = if self.peek_kw("WHEN") { None } else { Some(Box::new(self.expr()?)) };
+    fn case_expr(&mut self) -> QResult<Tree> {
+        let mut height = 0;
+        let mut sub = |p: &mut Self| -> QResult<Box<Expr>> {
+            let (e, h) = p.tree()?;
+            height = height.max(h);
+            Ok(Box::new(e))
+        };
+        let operand = if self.peek_kw("WHEN") { None } else { Some(sub(self)?) };
         let mut whens = Vec::new();
         while self.eat_kw("WHEN") {
-            let w = self.expr()?;
+            let w = sub(self)?;
             self.expect_kw("THEN")?;
-            let t = self.expr()?;
-            whens.push((w, t));
+            let t = sub(self)?;
+            whens.push((*w, *t));
         }
         if whens.is_empty() {
             return Err(self.error_here());
         }
-        let default = if self.eat_kw("ELSE") { Some(Box::new(self.expr()?)) } else { None };
+        let default = if self.eat_kw("ELSE") { Some(sub(self)?) } else { None };
         self.expect_kw("END")?;
-        Ok(Expr::Case { operand, whens, default })
+        Ok((Expr::Case { operand, whens, default }, height))
     }
 }
 
@@ -1577,6 +1743,7 @@ fn is_reserved(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quiver_common::limits::QUERY_THREAD_STACK_BYTES;
 
     fn one(src: &str) -> Statement {
         let mut v = parse(src).unwrap();
@@ -1625,12 +1792,115 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_refused_not_crashed() {
-        let src = format!("YIELD {}1{}", "(".repeat(100_000), ")".repeat(100_000));
-        assert!(parse(&src).is_err());
-        let src = format!("YIELD {}1", "-".repeat(100_000));
-        assert!(parse(&src).is_err());
-        let src = format!("YIELD {}true", "NOT ".repeat(100_000));
-        assert!(parse(&src).is_err());
+        on_half_query_stack(|| {
+            let src = format!("YIELD {}1{}", "(".repeat(100_000), ")".repeat(100_000));
+            assert!(parse(&src).is_err());
+            let src = format!("YIELD {}1", "-".repeat(100_000));
+            assert!(parse(&src).is_err());
+            let src = format!("YIELD {}true", "NOT ".repeat(100_000));
+            assert!(parse(&src).is_err());
+        });
+    }
+
+    /// Runs `f` on a thread with half the stack a query thread has, so the bounds are shown to leave room.
+    fn on_half_query_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+        std::thread::Builder::new().stack_size(QUERY_THREAD_STACK_BYTES / 2).spawn(f).unwrap().join().unwrap()
+    }
+
+    /// The height of an expression tree, walked without recursion.
+    fn height(e: &Expr) -> usize {
+        let mut tallest = 0;
+        let mut stack = vec![(e, 1)];
+        while let Some((e, h)) = stack.pop() {
+            tallest = tallest.max(h);
+            e.for_each_child(&mut |c| stack.push((c, h + 1)));
+        }
+        tallest
+    }
+
+    #[test]
+    fn chains_of_operators_are_as_tall_as_they_are_long() {
+        on_half_query_stack(|| {
+            let too_deep = |text: &str| {
+                format!("SyntaxError: The above expression's depth exceeds the maximum depth:{EXPR_DEPTH_MAX} near `{text}'")
+            };
+            for op in [
+                "+",
+                "-",
+                "*",
+                "/",
+                "%",
+                "==",
+                "!=",
+                "<",
+                ">=",
+                "AND",
+                "OR",
+                "XOR",
+                "CONTAINS",
+                "STARTS WITH",
+                "IN",
+                "=~",
+            ] {
+                // A chain of n terms is n high: the longest one accepted is EXPR_DEPTH_MAX terms.
+                let chain = |n: usize| vec!["1"; n].join(&format!(" {op} "));
+                let Statement::Yield { yield_clause, .. } = one(&format!("YIELD {}", chain(EXPR_DEPTH_MAX))) else {
+                    panic!()
+                };
+                assert_eq!(height(&yield_clause.columns[0].expr), EXPR_DEPTH_MAX, "{op}");
+                let long = chain(30_000);
+                let near = &long[..80];
+                assert_eq!(error(&format!("YIELD {long}")), too_deep(near), "{op}");
+                assert!(error(&format!("YIELD {}", chain(EXPR_DEPTH_MAX + 1)))
+                    .starts_with("SyntaxError: The above expression's depth"));
+            }
+            // Postfix chains, IS NULL chains and strings chain the same way.
+            for src in ["[1]", "[0..1]", ".a", " IS NULL", " IS NOT EMPTY", "+\"ab\""] {
+                let text = format!("YIELD x{}", src.repeat(EXPR_DEPTH_MAX + 1));
+                assert!(error(&text).starts_with("SyntaxError: The above expression's depth"), "{src}");
+            }
+            // Nested brackets, lists and calls count one level each; plain brackets none.
+            let nested = |open: &str, close: &str, n: usize| format!("YIELD {}1{}", open.repeat(n), close.repeat(n));
+            assert!(parse(&nested("abs(", ")", EXPR_DEPTH_MAX - 1)).is_ok());
+            assert!(parse(&nested("[", "]", EXPR_DEPTH_MAX - 1)).is_ok());
+            assert!(
+                error(&nested("abs(", ")", EXPR_DEPTH_MAX)).starts_with("SyntaxError: The above expression's depth")
+            );
+            assert!(
+                error(&nested("(", ")", EXPR_DEPTH_MAX + 1)).starts_with("SyntaxError: The above expression's depth")
+            );
+            // Chains inside brackets inside chains add up.
+            let inner = vec!["1"; 300].join("+");
+            assert!(parse(&format!("YIELD ({inner}) + 1")).is_ok());
+            assert!(error(&format!("YIELD (({inner}) + {inner}) * 2 - ({inner})"))
+                .starts_with("SyntaxError: The above expression's depth"));
+            let mixed = format!("YIELD ({inner}) * ({inner}) AND 1");
+            let Statement::Yield { yield_clause, .. } = one(&mixed) else { panic!() };
+            assert_eq!(height(&yield_clause.columns[0].expr), 302);
+        });
+    }
+
+    #[test]
+    fn chains_of_sentences_are_bounded() {
+        on_half_query_stack(|| {
+            let too_deep = |text: &str| {
+                format!("SyntaxError: The above statement's pipes and set operations exceed the maximum depth:{SENTENCE_DEPTH_MAX} near `{text}'")
+            };
+            for joint in [" UNION ", " UNION ALL ", " INTERSECT ", " MINUS ", " | "] {
+                let chain = |n: usize| vec!["YIELD 1 AS a"; n].join(joint);
+                assert!(parse(&chain(SENTENCE_DEPTH_MAX)).is_ok(), "{joint}");
+                let long = chain(10_000);
+                assert_eq!(error(&long), too_deep(&long[..80]), "{joint}");
+                assert!(error(&chain(SENTENCE_DEPTH_MAX + 1)).starts_with("SyntaxError: The above statement's"));
+            }
+            let bracketed = |n: usize| format!("{}YIELD 1 AS a{}", "(".repeat(n), ")".repeat(n));
+            // The outermost sentence is one level, each bracket around it another.
+            assert!(parse(&bracketed(SENTENCE_DEPTH_MAX - 1)).is_ok());
+            assert!(error(&bracketed(SENTENCE_DEPTH_MAX)).starts_with("SyntaxError: The above statement's"));
+            assert!(error(&bracketed(100_000)).starts_with("SyntaxError: The above statement's"));
+            let assigned = format!("$v = {}", vec!["YIELD 1 AS a"; SENTENCE_DEPTH_MAX].join(" UNION "));
+            assert!(error(&assigned).starts_with("SyntaxError: The above statement's"));
+        });
     }
 
     #[test]
@@ -1645,15 +1915,29 @@ mod tests {
     }
 
     fn error(src: &str) -> String {
-        parse(src).unwrap_err().message
+        match parse(src) {
+            Ok(_) => panic!("parsed: {}", crate::lexer::truncate(src, 200)),
+            Err(e) => e.message,
+        }
     }
 
     #[test]
     fn input_limits_are_errors_not_crashes() {
+        on_half_query_stack(input_limits);
+    }
+
+    fn input_limits() {
         let deep = format!("YIELD {}1{}", "(".repeat(EXPR_DEPTH_MAX + 5), ")".repeat(EXPR_DEPTH_MAX + 5));
-        assert_eq!(error(&deep), format!("SyntaxError: expression nested deeper than {EXPR_DEPTH_MAX} levels"));
+        let near = format!("{}1", "(".repeat(EXPR_DEPTH_MAX));
+        assert_eq!(
+            error(&deep),
+            format!(
+                "SyntaxError: The above expression's depth exceeds the maximum depth:{EXPR_DEPTH_MAX} near `{}'",
+                &near[..80]
+            )
+        );
         let deep_unary = format!("YIELD {}1", "- ".repeat(100_000));
-        assert!(error(&deep_unary).contains("nested deeper"), "{}", error(&deep_unary));
+        assert!(error(&deep_unary).contains("exceeds the maximum depth"), "{}", error(&deep_unary));
         let many = "YIELD 1;".repeat(STATEMENTS_PER_REQUEST_MAX + 1);
         assert_eq!(
             error(&many),

@@ -2,42 +2,12 @@
 //! insertions, length fields rewritten): every input is either decoded or refused with an error, never a panic.
 //! The fuzz target in `fuzz/` explores the same surface with coverage guidance.
 
+use quiver_common::memory::Account;
 use quiver_common::Value;
 use quiver_wire::compact::{Message, MessageKind};
 use quiver_wire::frame::{decode_frame, encode_frame, frame_len, Framing, DEFAULT_MAX_FRAME_BYTES, PROTOCOL_COMPACT};
 use quiver_wire::graph::{decode_call, decode_reply, encode_call, encode_reply, Call, ExecutionResponse, Reply, Table};
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Records the largest single allocation, so a decoder that trusts a length it read shows up here.
-struct Largest;
-
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Largest {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        System.alloc(layout)
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        System.alloc_zeroed(layout)
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.fetch_max(new_size, Ordering::Relaxed);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Largest = Largest;
 
 /// Inputs the fuzzer found (fuzz/artifacts): each once made a decoder allocate what a length field claimed.
 const FOUND_BY_FUZZING: &[&[u8]] = &[
@@ -100,26 +70,27 @@ fn seeds() -> Vec<Vec<u8>> {
     out
 }
 
-// One test function: the allocation record is process-wide, so the checks must not run in parallel.
-#[test]
-fn hostile_inputs_never_panic_nor_allocate_beyond_their_size() {
-    inputs_found_by_fuzzing_are_refused_without_large_allocations();
-    random_and_mutated_frames_never_panic_nor_allocate_beyond_their_size();
-}
+// What a decoder holds is measured by the allocator's per-thread accounting (`quiver_common::memory`): the most
+// it held at once bounds its largest single allocation, so a decoder that trusts a length it read shows up here.
 
+#[test]
 fn inputs_found_by_fuzzing_are_refused_without_large_allocations() {
     for input in FOUND_BY_FUZZING {
-        LARGEST.store(0, Ordering::Relaxed);
+        let account = Account::new(usize::MAX);
+        let scope = account.enter();
         decode_everything(input);
-        let largest = LARGEST.load(Ordering::Relaxed);
-        assert!(largest < 1 << 16, "decoding {input:02x?} allocated {largest} bytes at once");
+        drop(scope);
+        let held = account.peak_bytes();
+        assert!(held < 1 << 16, "decoding {input:02x?} held {held} bytes at once");
     }
 }
 
+#[test]
 fn random_and_mutated_frames_never_panic_nor_allocate_beyond_their_size() {
-    LARGEST.store(0, Ordering::Relaxed);
+    let account = Account::new(usize::MAX);
     let mut rng = Rng(quiver_common::rng::Rng(0x9e37_79b9_7f4a_7c15));
     let seeds = seeds();
+    let _scope = account.enter();
     for seed in &seeds {
         decode_everything(seed);
     }
@@ -150,7 +121,7 @@ fn random_and_mutated_frames_never_panic_nor_allocate_beyond_their_size() {
         }
         decode_everything(&bytes);
     }
-    // Frames here are under 1 KiB; no single allocation may be far larger than the input that caused it.
-    let largest = LARGEST.load(Ordering::Relaxed);
-    assert!(largest < 1 << 20, "a decoder allocated {largest} bytes at once");
+    // Frames here are under 1 KiB; no decoder may hold far more than the input that caused it.
+    let held = account.peak_bytes();
+    assert!(held < 1 << 20, "a decoder held {held} bytes at once");
 }

@@ -6,8 +6,9 @@
 //! aggregates, set operations, variables) drain it first. Leaves (statements, GOs from constants, fused
 //! expansions) produce their result as one batch.
 //!
-//! Every batch is charged to the query's memory budget when produced and released when consumed, so the budget
-//! bounds what is held at once; the deadline is checked before each batch. With profiling on, each operator's rows
+//! The query's budget is checked before each batch: its deadline, and its memory bound against what the query's
+//! thread holds (counted at the allocator, see `quiver_common::memory`), so everything held between operators
+//! counts. With profiling on, each operator's rows
 //! and time (its own, and including its inputs) are recorded for PROFILE.
 
 use super::desc::{node_key, ProfileStats, Profiles};
@@ -149,7 +150,6 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
         match out? {
             Some(batch) => {
                 c.rows += batch.len() as u64;
-                self.req.budget.charge(batch.footprint())?;
                 Ok(Some(batch))
             }
             None => {
@@ -172,7 +172,6 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let batch = data.slice(*pos..end);
                 // An empty input still hands out one (empty) batch, which carries the columns.
                 *pos = end.max(1);
-                self.req.budget.charge(batch.footprint())?;
                 Ok(Some(batch))
             }
         }
@@ -194,11 +193,8 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
         match &mut c.mode {
             Mode::Whole(None) => {
                 let input = self.drain(c)?;
-                let held = input.as_ref().map_or(0, DataSet::footprint);
-                let out = self.op(c.node, input.as_ref());
-                self.req.budget.release(held);
-                let out = out?;
-                self.req.budget.charge(out.footprint())?;
+                let out = self.op(c.node, input.as_ref())?;
+                drop(input);
                 let first = out.empty_like();
                 let left = out.len();
                 let (columns, data) = out.into_columns();
@@ -209,18 +205,19 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             }
             Mode::Whole(Some(_)) => self.hand_out(c),
             Mode::PerBatch => {
-                let Some(batch) = self.pull(c)? else { return Ok(None) };
-                let out = self.op(c.node, Some(&batch));
-                self.req.budget.release(batch.footprint());
-                out.map(Some)
+                let Some(batch) = self.pull(c)? else {
+                    return Ok(None);
+                };
+                self.op(c.node, Some(&batch)).map(Some)
             }
             Mode::Limit(bounds) => {
                 if bounds.is_none() {
                     let Op::Limit { offset, count } = &c.node.op else { unreachable!("a LIMIT cursor") };
                     *bounds = Some((limit_operand(offset, self.req)?, limit_operand(count, self.req)?));
                 }
-                let Some(mut batch) = self.pull(c)? else { return Ok(None) };
-                self.req.budget.release(batch.footprint());
+                let Some(mut batch) = self.pull(c)? else {
+                    return Ok(None);
+                };
                 let Mode::Limit(Some((skip, left))) = &mut c.mode else { unreachable!("bounds were set above") };
                 let kept = window(batch.len(), *skip, *left);
                 *skip -= kept.start;
@@ -237,17 +234,12 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let keep = offset.saturating_add(*count);
                 while let Some(batch) = self.pull(c)? {
                     let Mode::TopN { best } = &mut c.mode else { unreachable!() };
-                    let held = batch.footprint() + best.as_ref().map_or(0, DataSet::footprint);
                     // The rows kept so far come before the new batch, so ties keep their input order.
                     append(best, batch);
-                    let kept = top_n(factors, 0, keep, self.req, best.as_ref())?;
-                    self.req.budget.release(held);
-                    self.req.budget.charge(kept.footprint())?;
-                    *best = Some(kept);
+                    *best = Some(top_n(factors, 0, keep, self.req, best.as_ref())?);
                 }
                 let Mode::TopN { best } = &mut c.mode else { unreachable!() };
                 let mut best = best.take().unwrap_or_default();
-                self.req.budget.release(best.footprint());
                 c.done = true;
                 best.keep(window(best.len(), *offset, *count));
                 Ok(Some(best))
@@ -263,11 +255,10 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
         }
         let n = p.left.min(BATCH_ROWS);
         p.left -= n;
-        let batch =
-            DataSet::from_columns(p.columns.clone(), p.data.iter_mut().map(|c| c.by_ref().take(n).collect()).collect());
-        // It moves from the pending result to the batch, which `next` charges.
-        self.req.budget.release(batch.footprint());
-        Ok(Some(batch))
+        Ok(Some(DataSet::from_columns(
+            p.columns.clone(),
+            p.data.iter_mut().map(|c| c.by_ref().take(n).collect()).collect(),
+        )))
     }
 
     /// Stores the profile of `c` and of the operators it pulled from.
