@@ -30,7 +30,7 @@ fn reference_go(edges: &Edges, starts: &[i64], steps: u32, types: &[usize], dir:
             if dir != "REVERSELY" && s == v {
                 out.push(d);
             }
-            if dir != "" && d == v {
+            if !dir.is_empty() && d == v {
                 out.push(s);
             }
         }

@@ -137,6 +137,9 @@ pub struct LadderPoint {
 /// What one request of a workload does: statements to run, and how many rows it writes (for throughput).
 pub type Request = Box<dyn FnMut(&mut dyn Conn, u64) -> Result<u64, String> + Send>;
 
+/// One client's measurements: client-side and server-side latencies in microseconds, and rows written.
+type ClientRun = (Vec<u64>, Vec<u64>, u64);
+
 /// Runs `clients` threads, each with its own connection and request generator, for `duration`.
 pub fn ladder(
     workload: &str,
@@ -147,10 +150,10 @@ pub fn ladder(
     request: &(dyn Fn(usize) -> Request + Sync),
 ) -> Result<LadderPoint, String> {
     let started = Instant::now();
-    let results: Vec<Result<(Vec<u64>, Vec<u64>, u64), String>> = std::thread::scope(|s| {
+    let results: Vec<Result<ClientRun, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..clients)
             .map(|c| {
-                s.spawn(move || -> Result<(Vec<u64>, Vec<u64>, u64), String> {
+                s.spawn(move || -> Result<ClientRun, String> {
                     let mut conn = conn()?;
                     let mut req = request(c);
                     let (mut client_us, mut server_us, mut rows) = (Vec::new(), Vec::new(), 0);

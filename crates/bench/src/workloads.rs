@@ -123,7 +123,7 @@ impl Workload {
         let w = self.clone();
         // Start vertices are persons with out-edges; inserts draw their other ends from them too.
         let starts = ds.starts.clone();
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (c as u64 + 1) * 0x1000_0000_01b3);
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ ((c as u64 + 1) * 0x1000_0000_01b3));
         // Inserted edges get ranks no generated edge has, distinct per client and request.
         let rank_base = 1_000_000_000 * (c as i64 + 1);
         Box::new(move |conn: &mut dyn Conn, i: u64| -> Result<u64, String> {

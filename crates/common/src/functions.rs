@@ -79,15 +79,15 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
         }
         "hypot" | "pow" => {
             let a = known!();
-            arity(name, &a, 2, 2).and_then(|_| {
+            arity(name, &a, 2, 2).map(|_| {
                 if a.iter().any(|v| v.is_null()) {
-                    return Ok(Value::NULL);
+                    return Value::NULL;
                 }
                 if !a.iter().all(|v| matches!(v, Value::Int(_) | Value::Float(_))) {
-                    return Ok(Value::Null(NullKind::BadType));
+                    return Value::Null(NullKind::BadType);
                 }
                 let (x, y) = (as_f64(&a[0]), as_f64(&a[1]));
-                Ok(match name {
+                match name {
                     "hypot" => Value::Float(x.hypot(y)),
                     _ => match (&a[0], &a[1]) {
                         (Value::Int(b), Value::Int(e)) if *e >= 0 => {
@@ -98,7 +98,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                         }
                         _ => Value::Float(x.powf(y)),
                     },
-                })
+                }
             })
         }
         "pi" => {

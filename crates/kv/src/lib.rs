@@ -99,7 +99,7 @@ pub trait KvEngine: Send + Sync + 'static {
         let mut b = WriteBatch::new();
         for (k, v) in pairs {
             debug_assert!(
-                b.ops.last().map_or(true, |op| matches!(op, WriteOp::Put(last, _) if last.as_slice() < k)),
+                b.ops.last().is_none_or(|op| matches!(op, WriteOp::Put(last, _) if last.as_slice() < k)),
                 "ingest_sorted needs strictly ascending keys"
             );
             b.put(k.to_vec(), v.to_vec());

@@ -426,10 +426,8 @@ fn yield_source<'a>(
     let exprs = y.columns.iter().map(|c| &c.expr).chain(filter);
     for e in exprs {
         e.visit(&mut |x| match x {
-            Expr::VarProp { var: v, prop } => {
-                if var.is_none() {
-                    var = Some((v.clone(), prop.clone()));
-                }
+            Expr::VarProp { var: v, prop } if var.is_none() => {
+                var = Some((v.clone(), prop.clone()));
             }
             Expr::InputProp(col) => {
                 first_input.get_or_insert(col);

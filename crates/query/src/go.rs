@@ -369,10 +369,8 @@ impl QueryEngine {
                             }
                             needs.edge_props = true;
                         }
-                        Expr::EdgeMetaProp { edge, .. } => {
-                            if !edges.iter().any(|(_, s)| s.name == *edge) {
-                                self.catalog.schema(space, SchemaKind::Edge, edge)?;
-                            }
+                        Expr::EdgeMetaProp { edge, .. } if !edges.iter().any(|(_, s)| s.name == *edge) => {
+                            self.catalog.schema(space, SchemaKind::Edge, edge)?;
                         }
                         Expr::Edge => needs.edge_props = true,
                         Expr::SrcProp { tag, prop } | Expr::DstProp { tag, prop } => {

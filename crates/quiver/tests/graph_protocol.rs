@@ -81,7 +81,7 @@ fn hostile_input_closes_only_its_own_connection() {
     payload[1] = (payload[1] & 0x1f) | ((MessageKind::Call as u8) << 5);
     raw.write_all(&encode_frame(framing, &payload)).unwrap();
     let answer = read_until_closed(&mut raw);
-    let (_, reply) = decode_reply(&quiver_wire::frame::decode_frame(&answer[4..]).unwrap().1).unwrap();
+    let (_, reply) = decode_reply(quiver_wire::frame::decode_frame(&answer[4..]).unwrap().1).unwrap();
     assert_eq!(reply, Err((UNKNOWN_METHOD, "Method name signoff not found".to_string())));
 
     // Many connections dropped right after connecting.

@@ -116,7 +116,7 @@ enum FilePlan {
     Edge { props: Props, src: VidCol, dst: VidCol, rank: Option<usize> },
 }
 
-fn column<'r>(rec: &'r csv::StringRecord, i: usize) -> Result<&'r str, String> {
+fn column(rec: &csv::StringRecord, i: usize) -> Result<&str, String> {
     rec.get(i).ok_or_else(|| format!("no column {i} (the line has {})", rec.len()))
 }
 

@@ -42,8 +42,7 @@ impl Progress {
             if self.drawn.elapsed() >= Duration::from_millis(200) {
                 self.draw(false);
             }
-        } else if self.total > 0 {
-            let tenth = done.saturating_mul(10) / self.total;
+        } else if let Some(tenth) = done.saturating_mul(10).checked_div(self.total) {
             if tenth > self.last_tenth {
                 self.last_tenth = tenth;
                 self.draw(false);

@@ -353,6 +353,9 @@ pub struct TopologyStats {
     pub pages_with_delta: usize,
 }
 
+/// Takes one stored edge key: `(from key bytes, signed type, rank, to key bytes)`.
+pub type EdgeKeyVisitor<'a> = dyn FnMut(&[u8], i32, i64, &[u8]) -> QResult<()> + 'a;
+
 impl SpaceTopology {
     pub fn new(space: &SpaceDesc) -> SpaceTopology {
         SpaceTopology { dict: VidDict::new(space.vid_type), adjacency: HashMap::new(), edge_props: HashMap::new() }
@@ -362,7 +365,7 @@ impl SpaceTopology {
     /// order (so each `from` vertex's edges of one type arrive together and sorted).
     pub fn build(
         space: &SpaceDesc,
-        keys: &mut dyn FnMut(&mut dyn FnMut(&[u8], i32, i64, &[u8]) -> QResult<()>) -> QResult<()>,
+        keys: &mut dyn FnMut(&mut EdgeKeyVisitor<'_>) -> QResult<()>,
     ) -> QResult<SpaceTopology> {
         let mut t = SpaceTopology::new(space);
         let mut edges: HashMap<i32, Vec<(u32, i64, u32)>> = HashMap::new();

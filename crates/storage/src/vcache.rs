@@ -125,13 +125,7 @@ impl TagColumns {
 pub(crate) fn value_bytes(v: &Value) -> usize {
     std::mem::size_of::<Value>()
         + match v {
-            Value::String(s) => {
-                if s.is_heap_allocated() {
-                    2 * std::mem::size_of::<usize>() + s.len()
-                } else {
-                    0
-                }
-            }
+            Value::String(s) if s.is_heap_allocated() => 2 * std::mem::size_of::<usize>() + s.len(),
             _ => 0,
         }
 }
@@ -165,10 +159,14 @@ impl ReadCounts {
     }
 }
 
+/// One tag's cache, shared by readers and the writers that mirror their writes into it.
+pub type SharedColumns = Arc<RwLock<TagColumns>>;
+
 /// The caches of every space, with the read counts that decide when a tag is hot.
 #[derive(Default)]
 pub struct VertexCache {
-    tags: RwLock<HashMap<(u32, i32), Arc<RwLock<TagColumns>>>>,
+    /// By `(space, tag)`.
+    tags: RwLock<HashMap<(u32, i32), SharedColumns>>,
     reads: ReadCounts,
 }
 

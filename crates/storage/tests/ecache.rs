@@ -263,10 +263,16 @@ fn a_newer_schema_version_drops_the_cache_and_reads_stay_right() {
             ("extra".into(), Value::NULL),
         ])),
     )];
-    assert_eq!(read(&s, &space, &request(&[a.clone()], &[(5, v1.clone())], PropSelection::All, None)), want);
+    assert_eq!(
+        read(&s, &space, &request(std::slice::from_ref(&a), &[(5, v1.clone())], PropSelection::All, None)),
+        want
+    );
     make_hot(&s, &space, &[a.clone(), b.clone()], &[(5, v1.clone())]);
     assert_eq!(s.edge_cache_stats(&space).len(), 1, "rebuilt for the new version");
-    assert_eq!(read(&s, &space, &request(&[a.clone()], &[(5, v1.clone())], PropSelection::All, None)), want);
+    assert_eq!(
+        read(&s, &space, &request(std::slice::from_ref(&a), &[(5, v1.clone())], PropSelection::All, None)),
+        want
+    );
     // A reader still holding the old version reads the store, in its own shape, and leaves the cache.
     let old = vec![(
         a.clone(),
@@ -275,7 +281,7 @@ fn a_newer_schema_version_drops_the_cache_and_reads_stay_right() {
         b.clone(),
         Some(Props::from([("w".into(), Value::Int(7)), ("note".into(), Value::String("x".into()))])),
     )];
-    assert_eq!(read(&s, &space, &request(&[a.clone()], &[(5, knows())], PropSelection::All, None)), old);
+    assert_eq!(read(&s, &space, &request(std::slice::from_ref(&a), &[(5, knows())], PropSelection::All, None)), old);
     assert_eq!(s.edge_cache_stats(&space).len(), 1);
     // A reader of an even newer version drops it.
     let v2 = edge_type(
@@ -284,7 +290,7 @@ fn a_newer_schema_version_drops_the_cache_and_reads_stay_right() {
         vec![v1.versions[0].props.clone(), v1.versions[1].props.clone(), vec![prop("w", PropType::Int64)]],
         None,
     );
-    let got = read(&s, &space, &request(&[a.clone()], &[(5, v2)], PropSelection::All, None));
+    let got = read(&s, &space, &request(std::slice::from_ref(&a), &[(5, v2)], PropSelection::All, None));
     assert_eq!(got, vec![(a.clone(), 5, 0, b.clone(), Some(Props::from([("w".into(), Value::Int(7))])))]);
     assert!(s.edge_cache_stats(&space).is_empty());
 }
@@ -311,12 +317,12 @@ fn ttl_types_are_never_cached_and_dropping_data_drops_the_cache() {
     assert_eq!(s.edge_cache_stats(&space).iter().map(|(t, _, _)| *t).collect::<Vec<_>>(), vec![6]);
     s.drop_schema_data(&space, &likes()).unwrap();
     assert!(s.edge_cache_stats(&space).is_empty(), "DROP EDGE drops the cache");
-    assert!(read(&s, &space, &request(&[a.clone()], &[(6, likes())], PropSelection::All, None)).is_empty());
+    assert!(read(&s, &space, &request(std::slice::from_ref(&a), &[(6, likes())], PropSelection::All, None)).is_empty());
 
     insert(&s, &space, &likes(), &a, &b, vec![Value::Float(2.5)]);
     make_hot(&s, &space, &[a.clone(), b.clone()], &[(6, likes())]);
     assert_eq!(s.edge_cache_stats(&space).len(), 1);
     s.clear_space(&space).unwrap();
     assert!(s.edge_cache_stats(&space).is_empty(), "CLEAR SPACE drops the cache");
-    assert!(read(&s, &space, &request(&[a.clone()], &[(6, likes())], PropSelection::All, None)).is_empty());
+    assert!(read(&s, &space, &request(std::slice::from_ref(&a), &[(6, likes())], PropSelection::All, None)).is_empty());
 }

@@ -218,7 +218,7 @@ fn expansion_counts_match_a_reference_traversal() {
         &[(false, 2), (true, 2), (false, 1)],
     ];
     for hops in cases {
-        let (paths, ends) = reference_paths(&edges, &starts, &hops);
+        let (paths, ends) = reference_paths(&edges, &starts, hops);
         let req = |output| ExpandRequest {
             starts: starts.iter().map(|v| Value::Int(*v as i64)).collect(),
             hops: hops.iter().map(|&(distinct, times)| ExpandHop { edge_types: vec![5], distinct, times }).collect(),

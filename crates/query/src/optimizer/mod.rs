@@ -78,14 +78,12 @@ pub(crate) fn is_far_end(e: &Expr, g: &GoStatement) -> bool {
         Expr::EdgeMetaProp { edge, meta: EdgeMeta::Dst } => {
             g.over.edges.as_ref().is_some_and(|es| es.len() == 1 && es[0] == *edge)
         }
-        Expr::Function { name, args } if args.len() == 1 => {
-            match (name.to_lowercase().as_str(), &args[0], g.over.direction) {
-                ("id", Expr::Vertex(VertexRef::Dst), _) => true,
-                ("dst", Expr::Edge, Direction::Out) => true,
-                ("src", Expr::Edge, Direction::Reversely) => true,
-                _ => false,
-            }
-        }
+        Expr::Function { name, args } if args.len() == 1 => matches!(
+            (name.to_lowercase().as_str(), &args[0], g.over.direction),
+            ("id", Expr::Vertex(VertexRef::Dst), _)
+                | ("dst", Expr::Edge, Direction::Out)
+                | ("src", Expr::Edge, Direction::Reversely)
+        ),
         _ => false,
     }
 }

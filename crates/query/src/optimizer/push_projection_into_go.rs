@@ -44,10 +44,10 @@ impl Rule for PushProjectionIntoGo {
             });
             e.visit(&mut |x| match x {
                 Expr::Edge if !key_only.contains(&(x as *const Expr)) => all = true,
-                Expr::LabelProp { label, prop } if edges.iter().any(|(_, s)| s.name == *label) => {
-                    if !names.contains(prop) {
-                        names.push(prop.clone());
-                    }
+                Expr::LabelProp { label, prop }
+                    if edges.iter().any(|(_, s)| s.name == *label) && !names.contains(prop) =>
+                {
+                    names.push(prop.clone());
                 }
                 _ => {}
             });
