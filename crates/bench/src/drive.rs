@@ -78,7 +78,14 @@ impl GraphServer {
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         let idle = Duration::from_secs(3600);
         let sessions = Arc::new(SessionManager::new(idle, addr.to_string(), Vec::new()));
-        rt.spawn(quiver_server::graphd::serve(listener, db, sessions, Default::default(), idle));
+        rt.spawn(quiver_server::graphd::serve(
+            listener,
+            quiver_server::net::ConnectionLimit::new(None),
+            db,
+            sessions,
+            Default::default(),
+            idle,
+        ));
         Ok(GraphServer { addr, rt: Some(rt) })
     }
 }

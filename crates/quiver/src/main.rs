@@ -36,6 +36,14 @@ enum Command {
         /// A graph-protocol frame larger than this closes its connection.
         #[arg(long, default_value_t = 64)]
         max_frame_mb: usize,
+        /// Once a request has started to arrive (a graph-protocol frame's first byte, an HTTP request's headers,
+        /// then its body), it must arrive whole within this time, or its connection is closed.
+        #[arg(long, default_value_t = quiver_server::net::REQUEST_ARRIVAL_TIMEOUT_DEFAULT.as_millis() as u64)]
+        request_arrival_timeout_ms: u64,
+        /// The most client connections open at once, both ports together; a connection past it is closed at once
+        /// (logged). Unlimited by default, as NebulaGraph's `max_allowed_connections`.
+        #[arg(long)]
+        max_connections: Option<usize>,
         /// Loads the `nba` demo graph if it is absent.
         #[arg(long)]
         demo: bool,
@@ -115,6 +123,8 @@ fn main() -> ExitCode {
             session_idle_timeout_secs,
             client_white_list,
             max_frame_mb,
+            request_arrival_timeout_ms,
+            max_connections,
             demo,
             datasets,
             query_timeout_ms,
@@ -135,8 +145,9 @@ fn main() -> ExitCode {
                         .map(str::to_string)
                         .collect(),
                     max_frame_bytes: max_frame_mb.max(1).saturating_mul(1 << 20),
-                    ..Default::default()
+                    frame_timeout: Duration::from_millis(request_arrival_timeout_ms.max(1)),
                 },
+                max_connections,
             };
             match serve(data_dir, http_addr, graph, demo, datasets, limits, disabled_rules) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -258,10 +269,12 @@ fn import(config: &std::path::Path, data_dir: &std::path::Path, max_bad_rows: u6
     }
 }
 
+/// The network side of `quiver serve`: the graph port, and what both ports share.
 struct GraphOptions {
     addr: SocketAddr,
     idle_timeout: Duration,
     config: quiver_server::graphd::GraphConfig,
+    max_connections: Option<usize>,
 }
 
 fn serve(
@@ -307,20 +320,18 @@ fn serve(
             graph.addr,
             data_dir.display()
         );
+        let limit = quiver_server::net::ConnectionLimit::new(graph.max_connections);
+        let arrival_timeout = graph.config.frame_timeout;
         let graph_task = tokio::spawn(quiver_server::graphd::serve(
             graph_listener,
+            limit.clone(),
             db.clone(),
             sessions,
             graph.config,
             graph.idle_timeout,
         ));
-        let app = quiver_server::http::router(db.clone());
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-            .map_err(|e| format!("server error: {e}"));
+        quiver_server::http::serve(listener, db.clone(), limit, arrival_timeout, shutdown_signal()).await;
         graph_task.abort();
-        served?;
         db.flush().map_err(|e| e.to_string())?;
         let (batches, syncs) = db.commit_stats();
         log::info!("quiver stopped cleanly ({batches} write batches, {syncs} log fsyncs)");

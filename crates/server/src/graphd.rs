@@ -6,6 +6,7 @@
 //! an oversized or truncated frame, an unknown method) closes that connection with a logged reason and touches
 //! nothing else.
 
+use crate::net::ConnectionLimit;
 use crate::sessions::SessionManager;
 use crate::Database;
 use quiver_common::{ErrorCode, QError};
@@ -30,7 +31,7 @@ pub struct GraphConfig {
     /// Client versions `verifyClientVersion` accepts; empty accepts every version.
     pub client_versions: Vec<String>,
     pub max_frame_bytes: usize,
-    /// Once a frame has started, the rest of it must arrive within this time.
+    /// Once the first byte of a frame has arrived (its length included), the rest must arrive within this time.
     pub frame_timeout: Duration,
 }
 
@@ -39,7 +40,7 @@ impl Default for GraphConfig {
         GraphConfig {
             client_versions: DEFAULT_CLIENT_VERSIONS.iter().map(|v| v.to_string()).collect(),
             max_frame_bytes: quiver_wire::frame::DEFAULT_MAX_FRAME_BYTES,
-            frame_timeout: Duration::from_secs(30),
+            frame_timeout: crate::net::REQUEST_ARRIVAL_TIMEOUT_DEFAULT,
         }
     }
 }
@@ -53,6 +54,7 @@ struct Service {
 /// Accepts connections until the task is dropped; idle sessions are reaped in the background.
 pub async fn serve(
     listener: TcpListener,
+    limit: Arc<ConnectionLimit>,
     db: Arc<Database>,
     sessions: Arc<SessionManager>,
     config: GraphConfig,
@@ -72,8 +74,10 @@ pub async fn serve(
     loop {
         match listener.accept().await {
             Ok((stream, peer)) => {
+                let Some(slot) = limit.admit(peer, "graph") else { continue };
                 let service = service.clone();
                 tokio::spawn(async move {
+                    let _slot = slot;
                     let _ = stream.set_nodelay(true);
                     if let Err(reason) = service.connection(stream, peer).await {
                         log::warn!("graph connection from {peer} closed: {reason}");
@@ -101,21 +105,19 @@ impl Service {
     /// Serves one connection; `Err` carries why it was closed, `Ok` a clean close by the client.
     async fn connection(&self, mut stream: TcpStream, peer: SocketAddr) -> Result<(), String> {
         loop {
-            let mut prefix = [0u8; 4];
-            match stream.read_exact(&mut prefix).await {
+            // A connection may sit idle before a frame as long as it likes (pooled clients do); from the frame's
+            // first byte on, the whole frame must arrive within the deadline.
+            let mut first = [0u8; 1];
+            match stream.read(&mut first).await {
+                Ok(0) => return Ok(()),
                 Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
                 Err(e) => return Err(format!("read failed: {e}")),
             }
-            let len = frame_len(prefix, self.config.max_frame_bytes).map_err(|e| e.to_string())?;
-            let mut body = vec![0u8; len];
-            match tokio::time::timeout(self.config.frame_timeout, stream.read_exact(&mut body)).await {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => return Err(format!("disconnected inside a frame of {len} bytes: {e}")),
-                Err(_) => {
-                    return Err(format!("a frame of {len} bytes did not arrive within {:?}", self.config.frame_timeout))
-                }
-            }
+            let timeout = self.config.frame_timeout;
+            let body = match tokio::time::timeout(timeout, self.rest_of_frame(&mut stream, first[0])).await {
+                Ok(body) => body?,
+                Err(_) => return Err(format!("a frame did not arrive whole within {timeout:?} of its first byte")),
+            };
             let (framing, payload) = decode_frame(&body).map_err(|e| e.to_string())?;
             let (msg, call) = match decode_call(payload) {
                 Ok(pair) => pair,
@@ -136,6 +138,16 @@ impl Service {
                 write_frame(&mut stream, framing, &encode_reply(&msg, &reply)).await?;
             }
         }
+    }
+
+    /// The rest of a frame whose first byte was `first`: the other three bytes of its length, then its body.
+    async fn rest_of_frame(&self, stream: &mut TcpStream, first: u8) -> Result<Vec<u8>, String> {
+        let mut prefix = [first, 0, 0, 0];
+        stream.read_exact(&mut prefix[1..]).await.map_err(|e| format!("disconnected inside a frame's length: {e}"))?;
+        let len = frame_len(prefix, self.config.max_frame_bytes).map_err(|e| e.to_string())?;
+        let mut body = vec![0u8; len];
+        stream.read_exact(&mut body).await.map_err(|e| format!("disconnected inside a frame of {len} bytes: {e}"))?;
+        Ok(body)
     }
 
     async fn handle(&self, call: Call, peer: SocketAddr) -> Option<Reply> {

@@ -1,27 +1,113 @@
 //! The HTTP API: `POST /api/v1/exec` answers in the JSON shape of NebulaGraph's `executeJson`;
 //! `GET /api/v1/health` answers 200 when the server is ready.
+//!
+//! [`serve`] is the port's own accept loop rather than `axum::serve`, so that a request in progress has a deadline:
+//! its headers must arrive within the arrival timeout (hyper's `header_read_timeout`, which also closes a
+//! keep-alive connection idle that long), and its body within the same time once the handler reads it.
 
+use crate::net::ConnectionLimit;
 use crate::Database;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::body::{Body, Bytes};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use quiver_common::limits::HTTP_BODY_BYTES_MAX;
 use quiver_common::{ErrorCode, QError, Value};
 use quiver_query::{DataSet, Params, PlanDesc, Session};
 use serde_json::{json, Value as J};
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
 
-pub fn router(db: Arc<Database>) -> Router {
+#[derive(Clone)]
+struct HttpState {
+    db: Arc<Database>,
+    arrival_timeout: Duration,
+}
+
+/// The API's routes; a request body must arrive within `arrival_timeout` of the handler starting to read it.
+pub fn router(db: Arc<Database>, arrival_timeout: Duration) -> Router {
     Router::new()
         .route("/api/v1/health", get(|| async { "ok" }))
         .route("/api/v1/exec", post(exec))
-        .layer(DefaultBodyLimit::max(HTTP_BODY_BYTES_MAX))
-        .with_state(db)
+        .with_state(HttpState { db, arrival_timeout })
+}
+
+/// Serves the API on `listener` until `shutdown` completes, then lets the requests in progress finish. Each
+/// connection takes a place in `limit`.
+pub async fn serve(
+    listener: TcpListener,
+    db: Arc<Database>,
+    limit: Arc<ConnectionLimit>,
+    arrival_timeout: Duration,
+    shutdown: impl Future<Output = ()>,
+) {
+    let service = hyper_util::service::TowerToHyperService::new(router(db, arrival_timeout));
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let mut connections = tokio::task::JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        log::warn!("HTTP listener: accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let Some(slot) = limit.admit(peer, "HTTP") else { continue };
+                let service = service.clone();
+                let mut stopping = stopping.clone();
+                connections.spawn(async move {
+                    let _slot = slot;
+                    let conn = hyper::server::conn::http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(arrival_timeout)
+                        .serve_connection(TokioIo::new(stream), service);
+                    tokio::pin!(conn);
+                    let closed = tokio::select! {
+                        r = conn.as_mut() => r,
+                        _ = stopping.changed() => {
+                            conn.as_mut().graceful_shutdown();
+                            conn.await
+                        }
+                    };
+                    if let Err(e) = closed {
+                        log::warn!("HTTP connection from {peer} closed: {e}");
+                    }
+                });
+            }
+        }
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    while connections.join_next().await.is_some() {}
+}
+
+/// The whole body of a request, read within the arrival timeout and at most `HTTP_BODY_BYTES_MAX` long.
+async fn read_body(body: Body, timeout: Duration) -> Result<Bytes, Response> {
+    match tokio::time::timeout(timeout, Limited::new(body, HTTP_BODY_BYTES_MAX).collect()).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => Err(error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body larger than {HTTP_BODY_BYTES_MAX} bytes"),
+        )),
+        Ok(Err(e)) => Err(bad_request(format!("cannot read the request body: {e}"))),
+        Err(_) => {
+            log::warn!("HTTP request body did not arrive within {timeout:?}; answering 408");
+            Err(error_response(StatusCode::REQUEST_TIMEOUT, format!("request body did not arrive within {timeout:?}")))
+        }
+    }
 }
 
 /// A JSON parameter as a query value: integers stay integers, other numbers become floats.
@@ -93,11 +179,20 @@ fn plan_json(p: &PlanDesc) -> J {
 }
 
 fn bad_request(msg: String) -> Response {
-    let e = QError::new(ErrorCode::ExecutionError, msg);
-    (StatusCode::BAD_REQUEST, axum::Json(response_json(&Err(e), None, 0))).into_response()
+    error_response(StatusCode::BAD_REQUEST, msg)
 }
 
-async fn exec(State(db): State<Arc<Database>>, body: Bytes) -> Response {
+fn error_response(status: StatusCode, msg: String) -> Response {
+    let e = QError::new(ErrorCode::ExecutionError, msg);
+    (status, axum::Json(response_json(&Err(e), None, 0))).into_response()
+}
+
+async fn exec(State(state): State<HttpState>, body: Body) -> Response {
+    let body = match read_body(body, state.arrival_timeout).await {
+        Ok(b) => b,
+        Err(refused) => return refused,
+    };
+    let db = state.db;
     let req: J = match serde_json::from_slice(&body) {
         Ok(j) => j,
         Err(e) => return bad_request(format!("request body is not JSON: {e}")),

@@ -6,6 +6,7 @@ pub mod http;
 pub mod import;
 pub mod loader;
 pub mod mapping;
+pub mod net;
 pub mod progress;
 pub mod sessions;
 

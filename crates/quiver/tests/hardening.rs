@@ -1,0 +1,184 @@
+//! What one unauthenticated client can do to the running binary, and what must hold anyway: statements of any
+//! shape are answered with an error and every other session keeps being served; a request that starts arriving
+//! and stalls loses its connection after the arrival deadline, on both ports; past `--max-connections` a connection
+//! is closed at once. Each refusal is logged with its reason.
+
+mod support;
+
+use quiver_wire::client::Client;
+use std::collections::BTreeMap;
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+use support::Server;
+
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+fn session(s: &Server) -> (Client, i64) {
+    let mut c = Client::connect(&s.graph_addr, TIMEOUT).unwrap();
+    let sid = c.open_session("root", "nebula").unwrap();
+    (c, sid)
+}
+
+/// The graph port answers `YIELD 6 * 7` on a fresh connection.
+fn graph_port_serves(s: &Server) {
+    let (mut c, sid) = session(s);
+    let r = c.execute(sid, "YIELD 6 * 7 AS x", BTreeMap::new()).unwrap();
+    assert_eq!(r.error_code, 0, "{:?}", r.error_msg);
+}
+
+/// Waits until the server closes `stream` (EOF or reset) and returns how long that took; panics if it stays open
+/// past `within`.
+fn closed_after(stream: &mut TcpStream, within: Duration) -> Duration {
+    let started = Instant::now();
+    stream.set_read_timeout(Some(within)).unwrap();
+    let mut sink = Vec::new();
+    match stream.read_to_end(&mut sink) {
+        Ok(_) => started.elapsed(),
+        Err(e) if e.kind() == ErrorKind::ConnectionReset => started.elapsed(),
+        Err(e) => panic!("the server kept the connection open for {:?}: {e}", started.elapsed()),
+    }
+}
+
+/// True if `stream` is still open after `wait` (nothing to read, no EOF).
+fn still_open(stream: &mut TcpStream, wait: Duration) -> bool {
+    stream.set_read_timeout(Some(wait)).unwrap();
+    let mut byte = [0u8; 1];
+    matches!(stream.read(&mut byte), Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut))
+}
+
+fn log_of(path: &std::path::Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[test]
+fn chains_far_past_the_bounds_are_refused_on_both_ports_and_the_server_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path());
+    let (mut keeper, sid) = session(&s);
+    let too_deep_expr = "SyntaxError: The above expression's depth exceeds the maximum depth:512 near `";
+    let too_deep_sentence =
+        "SyntaxError: The above statement's pipes and set operations exceed the maximum depth:256 near `";
+    let cases = [
+        (format!("YIELD {}", vec!["1"; 30_000].join("+")), too_deep_expr),
+        (format!("YIELD {}", vec!["\"ab\""; 30_000].join(" + ")), too_deep_expr),
+        (format!("YIELD {}", vec!["true"; 30_000].join(" AND ")), too_deep_expr),
+        (vec!["YIELD 1 AS a"; 10_000].join(" UNION "), too_deep_sentence),
+        (vec!["YIELD 1 AS a"; 10_000].join(" | "), too_deep_sentence),
+    ];
+    for (stmt, prefix) in &cases {
+        let r = s.exec(stmt, None);
+        let msg = r["results"][0]["errors"]["message"].as_str().unwrap_or_default().to_string();
+        assert_eq!(support::code(&r), -1004, "HTTP: {msg}");
+        assert!(msg.starts_with(prefix), "HTTP: {msg}");
+        let r = keeper.execute(sid, stmt, BTreeMap::new()).unwrap();
+        assert_eq!(r.error_code, -1004);
+        assert!(r.error_msg.as_deref().unwrap_or_default().starts_with(prefix), "graph: {:?}", r.error_msg);
+    }
+    // At the bounds they run.
+    let r = s.exec(&format!("YIELD {} AS n", vec!["1"; 512].join("+")), None);
+    assert_eq!(r["results"][0]["data"][0]["row"][0], 512, "{r}");
+    let r = keeper.execute(sid, &vec!["YIELD 1 AS a"; 256].join(" UNION "), BTreeMap::new()).unwrap();
+    assert_eq!(r.error_code, 0, "{:?}", r.error_msg);
+    graph_port_serves(&s);
+    assert_eq!(support::code(&s.exec("YIELD 1", None)), 0);
+}
+
+#[test]
+fn a_stalled_request_loses_its_connection_after_the_arrival_deadline_on_both_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("server.log");
+    let s = Server::start_logging(dir.path(), &log, &["--request-arrival-timeout-ms", "500"]);
+    let deadline = Duration::from_millis(500);
+
+    // Graph port: an idle connection (a pooled client's) stays; two bytes of a frame's length, then nothing, is
+    // closed after the deadline; a connection mid-frame likewise.
+    let mut idle = TcpStream::connect(&s.graph_addr).unwrap();
+    let mut header = TcpStream::connect(&s.graph_addr).unwrap();
+    header.write_all(&[0, 0]).unwrap();
+    let mut body = TcpStream::connect(&s.graph_addr).unwrap();
+    body.write_all(&100u32.to_be_bytes()).unwrap();
+    body.write_all(&[0x0f, 0xff]).unwrap();
+    let sent = Instant::now();
+    for stalled in [&mut header, &mut body] {
+        closed_after(stalled, TIMEOUT);
+        let took = sent.elapsed();
+        assert!(took >= deadline / 2 && took < Duration::from_secs(10), "closed after {took:?}");
+    }
+    assert!(still_open(&mut idle, Duration::from_millis(1500)), "an idle graph connection was closed");
+    graph_port_serves(&s);
+
+    // HTTP port: a request whose headers stop half way is closed; one whose body stops short gets 408 or is closed.
+    let mut headers = TcpStream::connect(&s.addr).unwrap();
+    headers.write_all(b"POST /api/v1/exec HTTP/1.1\r\nHost: x\r\nContent-Le").unwrap();
+    let took = closed_after(&mut headers, TIMEOUT);
+    assert!(took < Duration::from_secs(10), "closed after {took:?}");
+    let mut short = TcpStream::connect(&s.addr).unwrap();
+    short
+        .write_all(b"POST /api/v1/exec HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"stmt\"")
+        .unwrap();
+    short.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let mut answer = Vec::new();
+    let _ = short.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert_eq!(support::code(&s.exec("YIELD 1", None)), 0);
+
+    // A body over the limit is refused (413) once the limit is passed, not buffered whole.
+    let max = quiver_common::limits::HTTP_BODY_BYTES_MAX;
+    let mut big = TcpStream::connect(&s.addr).unwrap();
+    write!(big, "POST /api/v1/exec HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n", max + 1).unwrap();
+    let chunk = vec![b' '; 1 << 20];
+    for _ in 0..=max >> 20 {
+        if big.write_all(&chunk).is_err() {
+            break;
+        }
+    }
+    big.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let mut answer = Vec::new();
+    let _ = big.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{}", &answer[..answer.len().min(300)]);
+    assert!(answer.contains(&format!("request body larger than {max} bytes")), "{answer}");
+
+    let log = log_of(&log);
+    assert!(log.contains("a frame did not arrive whole within 500ms of its first byte"), "{log}");
+    assert!(log.contains("HTTP connection from 127.0.0.1"), "{log}");
+}
+
+#[test]
+fn past_max_connections_a_connection_is_closed_at_once_and_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("server.log");
+    let s = Server::start_logging(dir.path(), &log, &["--max-connections", "2"]);
+    // Let the readiness probe's connection close, so both places are free.
+    let freed = Instant::now() + Duration::from_secs(10);
+    let mut held = Vec::new();
+    while held.len() < 2 && Instant::now() < freed {
+        let mut c = TcpStream::connect(&s.graph_addr).unwrap();
+        if still_open(&mut c, Duration::from_millis(200)) {
+            held.push(c);
+        }
+    }
+    assert_eq!(held.len(), 2, "two connections admitted");
+    let mut third = TcpStream::connect(&s.graph_addr).unwrap();
+    assert!(closed_after(&mut third, TIMEOUT) < Duration::from_secs(5));
+    let mut http = TcpStream::connect(&s.addr).unwrap();
+    assert!(closed_after(&mut http, TIMEOUT) < Duration::from_secs(5));
+    // A place freed is a place for the next client.
+    drop(held.pop());
+    let admitted = Instant::now() + Duration::from_secs(10);
+    loop {
+        match Client::connect(&s.graph_addr, TIMEOUT).and_then(|mut c| c.open_session("root", "nebula")) {
+            Ok(_) => break,
+            Err(_) if Instant::now() < admitted => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => panic!("no connection admitted after one closed: {e}"),
+        }
+    }
+    let log = log_of(&log);
+    assert!(log.contains("refused a connection to the graph port from 127.0.0.1"), "{log}");
+    assert!(log.contains("refused a connection to the HTTP port from 127.0.0.1"), "{log}");
+    assert!(log.contains("2 connections are open, the most --max-connections allows"), "{log}");
+}
