@@ -63,7 +63,7 @@ impl Budget {
         if self.killed.load(Ordering::Relaxed) {
             return Err(QError::execution("Execution had been killed"));
         }
-        if self.memory.exceeded() {
+        if self.memory.used_bytes() > self.limits.memory_bytes {
             return Err(memory::exceeded_error(self.limits.memory_bytes));
         }
         if Instant::now() >= self.deadline {
@@ -142,10 +142,11 @@ mod tests {
         assert_eq!(e.code, crate::ErrorCode::ExecutionError);
         drop(more);
         assert!(b.check().is_ok());
-        // A meter checks memory at every row, the deadline every TICKS_PER_CHECK rows.
+        // A meter checks memory at every row (as the thread last flushed it: within 64 KiB), the deadline every
+        // TICKS_PER_CHECK rows.
         let mut meter = Meter::new(&b);
         meter.tick().unwrap();
-        let more = vec![0u8; 60_000];
+        let more = vec![0u8; 100_000];
         assert!(meter.tick().is_err());
         drop((small, more));
         let late = Budget::new(Limits { timeout: Duration::ZERO, memory_bytes: 100 });
