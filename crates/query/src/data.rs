@@ -1,13 +1,12 @@
 //! INSERT, UPDATE/UPSERT, DELETE, FETCH and standalone YIELD.
 
-use crate::context::{make_vertex, EdgeContext, ParamContext, UpdateContext, VertexContext};
+use crate::context::{ParamContext, UpdateContext};
 use crate::distinct::DistinctRows;
 use crate::{DataSet, Params, QueryEngine};
 use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
-use quiver_common::expr::{Expr, VertexRef};
+use quiver_common::expr::Expr;
 use quiver_common::fasthash::FastSet as HashSet;
-use quiver_common::value::Edge;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{EdgeKey, Statement, UpdateTarget, YieldClause, YieldColumn};
 
@@ -42,7 +41,13 @@ pub(crate) fn eval_vid(space: &SpaceDesc, e: &Expr, params: &Params, usage: VidU
     Ok(v)
 }
 
-fn eval_edge_key(space: &SpaceDesc, k: &EdgeKey, edge_type: i32, params: &Params, fetch: bool) -> QResult<EdgeKeyVal> {
+pub(crate) fn eval_edge_key(
+    space: &SpaceDesc,
+    k: &EdgeKey,
+    edge_type: i32,
+    params: &Params,
+    fetch: bool,
+) -> QResult<EdgeKeyVal> {
     let usage = |dst| if fetch { VidUse::FetchEdge { dst } } else { VidUse::Mutation };
     let src = eval_vid(space, &k.src, params, usage(false))?;
     let dst = eval_vid(space, &k.dst, params, usage(true))?;
@@ -127,102 +132,7 @@ pub(crate) fn column_text(c: &YieldColumn) -> String {
     }
 }
 
-/// What a FETCH's YIELD refers to besides the fetched rows, collected while checking it.
-#[derive(Default)]
-struct YieldRefs {
-    src_dst: bool,
-    input_var: bool,
-    /// Edge types other than the fetched one (FETCH on edges only).
-    other_edge: bool,
-    /// Tags read by `tag.prop` (FETCH on tags only).
-    tags: Vec<SchemaRef>,
-}
-
-impl YieldRefs {
-    /// NebulaGraph's errors for what a FETCH's YIELD may not use, in its order.
-    fn check(&self, edge_name: Option<&str>) -> QResult<()> {
-        if self.input_var {
-            return Err(QError::semantic("unsupported input/variable property expression in yield."));
-        }
-        if self.src_dst {
-            return Err(QError::semantic("unsupported src/dst property expression in yield."));
-        }
-        match edge_name {
-            Some(name) if self.other_edge => Err(QError::semantic(format!("should use edge name `{name}'"))),
-            _ => Ok(()),
-        }
-    }
-}
-
 impl QueryEngine {
-    /// Checks a FETCH's YIELD, as NebulaGraph's validators do: names resolve to existing tags and edge types
-    /// (else TagNotFound / EdgeNotFound), properties exist, and nothing outside the fetched rows is used.
-    fn check_fetch_yield(&self, space: &SpaceDesc, y: &YieldClause, edge: Option<&SchemaRef>) -> QResult<YieldRefs> {
-        let mut refs = YieldRefs::default();
-        for c in &y.columns {
-            let illegal = match edge {
-                None => c.expr.any(&|e| matches!(e, Expr::Edge)),
-                Some(_) => c.expr.any(&|e| matches!(e, Expr::Vertex(_))),
-            };
-            if illegal {
-                return Err(QError::semantic(format!("illegal yield clauses `{}'", column_text(c))));
-            }
-            let mut err = None;
-            c.expr.visit(&mut |e| {
-                if err.is_some() {
-                    return;
-                }
-                let res = (|| -> QResult<()> {
-                    match e {
-                        Expr::LabelProp { label, prop } => {
-                            let schema = match edge {
-                                None => self.catalog.schema(space, SchemaKind::Tag, label)?,
-                                Some(s) if s.name == *label => s.clone(),
-                                Some(_) => {
-                                    self.catalog.schema(space, SchemaKind::Edge, label)?;
-                                    refs.other_edge = true;
-                                    return Ok(());
-                                }
-                            };
-                            if schema.latest().prop_index(prop).is_none() {
-                                return Err(QError::semantic(format!(
-                                    "`{label}.{prop}', not found the property `{prop}'."
-                                )));
-                            }
-                            if edge.is_none() && !refs.tags.iter().any(|t| t.id == schema.id) {
-                                refs.tags.push(schema);
-                            }
-                        }
-                        Expr::EdgeMetaProp { edge: label, .. } => match edge {
-                            Some(s) if s.name != *label => {
-                                self.catalog.schema(space, SchemaKind::Edge, label)?;
-                                refs.other_edge = true;
-                            }
-                            _ => {}
-                        },
-                        Expr::SrcProp { tag, .. } | Expr::DstProp { tag, .. } => {
-                            self.catalog.schema(space, SchemaKind::Tag, tag)?;
-                            refs.src_dst = true;
-                        }
-                        Expr::Vertex(VertexRef::Src | VertexRef::Dst) => refs.src_dst = true,
-                        Expr::InputProp(_) | Expr::VarProp { .. } => refs.input_var = true,
-                        Expr::Aggregate { .. } => {
-                            return Err(QError::not_supported(format!("Aggregate function `{e}' in FETCH")))
-                        }
-                        _ => {}
-                    }
-                    Ok(())
-                })();
-                err = res.err();
-            });
-            if let Some(e) = err {
-                return Err(e);
-            }
-        }
-        refs.check(edge.map(|s| s.name.as_str()))?;
-        Ok(refs)
-    }
-
     /// A tag or edge type for UPDATE/UPSERT and INSERT VERTEX, whose validators report a missing one this way.
     fn schema_for_write(&self, space: &SpaceDesc, kind: SchemaKind, name: &str) -> QResult<SchemaRef> {
         self.catalog.schema(space, kind, name).map_err(|_| QError::semantic(format!("No schema found for `{name}'")))
@@ -354,78 +264,6 @@ impl QueryEngine {
                 self.storage.write(space, mutations)?;
                 Ok(DataSet::empty())
             }
-            Statement::FetchVertices { tags, vids, yield_clause } => {
-                let schemas = match tags {
-                    None => self.catalog.schemas(space, SchemaKind::Tag),
-                    Some(names) => names
-                        .iter()
-                        .map(|n| self.catalog.schema(space, SchemaKind::Tag, n))
-                        .collect::<QResult<Vec<_>>>()?,
-                };
-                let refs = self.check_fetch_yield(space, yield_clause, None)?;
-                // Tags the YIELD reads but the FETCH does not list are read too; only listed ones decide
-                // which vertices are returned.
-                let listed = schemas.len();
-                let mut schemas = schemas;
-                for t in refs.tags {
-                    if !schemas.iter().any(|s| s.id == t.id) {
-                        schemas.push(t);
-                    }
-                }
-                let listed_ids: Vec<i32> = schemas[..listed].iter().map(|s| s.id).collect();
-                let mut ids = Vec::new();
-                let mut seen_ids = HashSet::default();
-                for v in vids {
-                    let vid = eval_vid(space, v, params, VidUse::Start)?;
-                    if seen_ids.insert(vid.clone()) {
-                        ids.push(vid);
-                    }
-                }
-                let mut ds = DataSet::new(yield_columns(yield_clause), Vec::new());
-                let mut seen = DistinctRows::default();
-                for data in self.storage.get_vertices(space, &ids, &schemas, &PropSelection::All)?.into_iter().flatten()
-                {
-                    let (own, extra): (Vec<_>, Vec<_>) =
-                        data.tags.into_iter().partition(|(s, _)| listed_ids.contains(&s.id));
-                    if tags.is_some() && own.is_empty() {
-                        continue;
-                    }
-                    let vertex =
-                        make_vertex(data.vid, own.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect());
-                    let extra: Vec<(String, Props)> =
-                        extra.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect();
-                    project(
-                        yield_clause,
-                        &VertexContext { params, vertex: &vertex, extra: &extra },
-                        &mut ds,
-                        &mut seen,
-                    )?;
-                }
-                Ok(ds)
-            }
-            Statement::FetchEdges { edge, keys, yield_clause } => {
-                let schema = self.catalog.schema(space, SchemaKind::Edge, edge)?;
-                self.check_fetch_yield(space, yield_clause, Some(&schema))?;
-                let keys = keys
-                    .iter()
-                    .map(|k| eval_edge_key(space, k, schema.id, params, true))
-                    .collect::<QResult<Vec<_>>>()?;
-                let mut ds = DataSet::new(yield_columns(yield_clause), Vec::new());
-                let mut seen = DistinctRows::default();
-                for (key, props) in keys.iter().zip(self.storage.get_edges(space, &schema, &keys)?) {
-                    let Some(props) = props else { continue };
-                    let e = Edge {
-                        src: key.src.clone(),
-                        dst: key.dst.clone(),
-                        edge_type: schema.id,
-                        name: schema.name.clone(),
-                        ranking: key.rank,
-                        props,
-                    };
-                    project(yield_clause, &EdgeContext { params, edge: &e }, &mut ds, &mut seen)?;
-                }
-                Ok(ds)
-            }
             _ => unreachable!("not a data statement: {stmt:?}"),
         }
     }
@@ -541,55 +379,39 @@ impl QueryEngine {
 }
 
 /// Whether an expression reads a pipe (`$-.c`) or a variable (`$v.c`).
-fn reads_input(e: &Expr) -> bool {
+pub(crate) fn reads_input(e: &Expr) -> bool {
     e.any(&|x| matches!(x, Expr::InputProp(_) | Expr::VarProp { .. }))
 }
 
-/// Whether a FETCH or DELETE takes its vertex IDs or edge keys from a pipe or a variable.
+/// Whether a DELETE takes its vertex IDs or edge keys from a pipe or a variable.
 pub(crate) fn reads_input_rows(stmt: &Statement) -> bool {
     let key_reads =
         |k: &EdgeKey| reads_input(&k.src) || reads_input(&k.dst) || k.rank.as_ref().is_some_and(reads_input);
     match stmt {
-        Statement::FetchVertices { vids, .. }
-        | Statement::DeleteVertices { vids, .. }
-        | Statement::DeleteTags { vids, .. } => vids.iter().any(reads_input),
-        Statement::FetchEdges { keys, .. } | Statement::DeleteEdges { keys, .. } => keys.iter().any(key_reads),
+        Statement::DeleteVertices { vids, .. } | Statement::DeleteTags { vids, .. } => vids.iter().any(reads_input),
+        Statement::DeleteEdges { keys, .. } => keys.iter().any(key_reads),
         _ => false,
     }
 }
 
-/// A FETCH or DELETE that reads a pipe or a variable, turned into the same statement over the constants its input
-/// rows give: one vertex ID or edge key per row.
-///
-/// A FETCH takes each ID or key once (the vertex FETCH drops repeated IDs itself; repeated edge keys are dropped
-/// here, since an input repeats them whenever several of its rows lead to one edge), and rows whose values are no
-/// VID of the space (or whose rank is not an integer) fetch nothing, as GO starts nothing from them. A DELETE, as
-/// NebulaGraph's, skips rows whose ID (or source) is NULL or EMPTY and fails, before anything is deleted, on one
-/// whose ID, source, destination or rank has the wrong type.
+/// A DELETE that reads a pipe or a variable, turned into the same statement over the constants its input rows
+/// give: one vertex ID or edge key per row. As NebulaGraph's, it skips rows whose ID (or source) is NULL or EMPTY
+/// and fails, before anything is deleted, on one whose ID, source, destination or rank has the wrong type.
 pub(crate) fn of_input_rows(
     space: &SpaceDesc,
     stmt: &Statement,
     req: &crate::compose::Request<'_>,
     input: Option<&DataSet>,
 ) -> QResult<Statement> {
-    let is_vid = |v: &Value| space.vid_type_matches(v) && space.check_vid_len(v).is_ok();
     let wrong = |what: &str, v: &Value, close: char| {
         QError::execution(format!("Wrong {what} type `{}{close}, value `{v}'", v.type_name().to_uppercase()))
     };
     match stmt {
-        Statement::FetchVertices { vids, .. }
-        | Statement::DeleteVertices { vids, .. }
-        | Statement::DeleteTags { vids, .. } => {
+        Statement::DeleteVertices { vids, .. } | Statement::DeleteTags { vids, .. } => {
             let src = crate::compose::input_rows(&vids[0], req, input)?;
             let mut out = Vec::new();
             for row in 0..src.len() {
                 let v = eval(&vids[0], &src.context(req, row))?;
-                if matches!(stmt, Statement::FetchVertices { .. }) {
-                    if is_vid(&v) {
-                        out.push(Expr::Const(v));
-                    }
-                    continue;
-                }
                 if v.is_null() || v.is_empty() {
                     continue;
                 }
@@ -599,21 +421,14 @@ pub(crate) fn of_input_rows(
                 out.push(Expr::Const(v));
             }
             Ok(match stmt.clone() {
-                Statement::FetchVertices { tags, yield_clause, .. } => {
-                    Statement::FetchVertices { tags, vids: out, yield_clause }
-                }
                 Statement::DeleteVertices { with_edge, .. } => Statement::DeleteVertices { vids: out, with_edge },
                 Statement::DeleteTags { tags, .. } => Statement::DeleteTags { tags, vids: out },
                 _ => unreachable!("matched above"),
             })
         }
-        Statement::FetchEdges { keys, .. } | Statement::DeleteEdges { keys, .. } => {
-            let fetch = matches!(stmt, Statement::FetchEdges { .. });
+        Statement::DeleteEdges { edge, keys } => {
             let [key] = keys.as_slice() else {
-                let verb = if fetch { "FETCH" } else { "DELETE" };
-                return Err(QError::semantic(format!(
-                    "A {verb} of edges from a pipe or a variable takes one edge key."
-                )));
+                return Err(QError::semantic("A DELETE of edges from a pipe or a variable takes one edge key."));
             };
             // The reference that names the input: every other one must read the same input.
             let mut reference = None;
@@ -630,7 +445,7 @@ pub(crate) fn of_input_rows(
             for row in 0..src.len() {
                 let ctx = src.context(req, row);
                 let s = eval(&key.src, &ctx)?;
-                if !fetch && (s.is_null() || s.is_empty()) {
+                if s.is_null() || s.is_empty() {
                     continue;
                 }
                 let d = eval(&key.dst, &ctx)?;
@@ -638,31 +453,21 @@ pub(crate) fn of_input_rows(
                     None => Value::Int(0),
                     Some(r) => eval(r, &ctx)?,
                 };
-                if !fetch {
-                    // NebulaGraph's own message closes the source's type with a backtick.
-                    if !space.vid_type_matches(&s) {
-                        return Err(wrong("srcId", &s, '`'));
-                    }
-                    if !space.vid_type_matches(&d) {
-                        return Err(wrong("dstId", &d, '\''));
-                    }
-                    if !matches!(rank, Value::Int(_)) {
-                        return Err(wrong("rank", &rank, '\''));
-                    }
-                } else if !(is_vid(&s) && is_vid(&d) && matches!(rank, Value::Int(_))) {
-                    continue;
+                // NebulaGraph's own message closes the source's type with a backtick.
+                if !space.vid_type_matches(&s) {
+                    return Err(wrong("srcId", &s, '`'));
+                }
+                if !space.vid_type_matches(&d) {
+                    return Err(wrong("dstId", &d, '\''));
+                }
+                if !matches!(rank, Value::Int(_)) {
+                    return Err(wrong("rank", &rank, '\''));
                 }
                 if seen.insert(vec![s.clone(), d.clone(), rank.clone()]) {
                     out.push(EdgeKey { src: Expr::Const(s), dst: Expr::Const(d), rank: Some(Expr::Const(rank)) });
                 }
             }
-            Ok(match stmt.clone() {
-                Statement::FetchEdges { edge, yield_clause, .. } => {
-                    Statement::FetchEdges { edge, keys: out, yield_clause }
-                }
-                Statement::DeleteEdges { edge, .. } => Statement::DeleteEdges { edge, keys: out },
-                _ => unreachable!("matched above"),
-            })
+            Ok(Statement::DeleteEdges { edge: edge.clone(), keys: out })
         }
         other => Ok(other.clone()),
     }

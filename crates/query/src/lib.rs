@@ -13,21 +13,22 @@ mod context;
 mod data;
 mod dataset;
 mod distinct;
-mod go;
+mod executor;
 mod lookup;
 pub mod optimizer;
-mod plan;
+mod planner;
 mod schema;
 mod top;
+mod validator;
 
 pub use data::build_row;
 pub use dataset::DataSet;
-pub use plan::desc::{PlanDesc, PlanNodeDesc, ProfileStats};
+pub use planner::desc::{PlanDesc, PlanNodeDesc, ProfileStats};
 
 use compose::Request;
-use plan::desc::Profiles;
-use plan::exec::Executor;
-use plan::PlanNode;
+use executor::Executor;
+use planner::desc::Profiles;
+use planner::PlanNode;
 use quiver_api::{Catalog, SpaceDesc, StorageClient};
 use quiver_common::budget::{Budget, Limits};
 use quiver_common::{QError, QResult, Value};
@@ -105,25 +106,13 @@ impl QueryEngine {
         Ok(last)
     }
 
-    /// The optimized plan of one statement.
+    /// One statement validated, planned and optimized: every name resolved and every semantic error raised
+    /// before anything runs, EXPLAIN included.
     fn plan(&self, session: &Session, stmt: &Statement, req: &Request<'_>) -> QResult<PlanNode> {
-        let mut plan = PlanNode::build(stmt);
-        // LOOKUPs choose their indexes here: validation errors surface before anything runs, EXPLAIN included.
-        let mut err = None;
-        plan.for_each_mut(&mut |n| {
-            if let plan::Op::Lookup(l) = &mut n.op {
-                if err.is_none() && l.plan.is_none() {
-                    match self.current_space(session).and_then(|space| self.plan_lookup(&space, &l.stmt, req.params)) {
-                        Ok(p) => l.plan = Some(p),
-                        Err(e) => err = Some(e),
-                    }
-                }
-            }
-        });
-        if let Some(e) = err {
-            return Err(e);
-        }
-        let ctx = optimizer::RuleContext { engine: self, space: self.current_space(session).ok(), req };
+        let space = self.current_space(session).ok();
+        let bound = validator::Validator { engine: self, space, req }.sentence(stmt)?;
+        let mut plan = PlanNode::build(bound);
+        let ctx = optimizer::RuleContext { req };
         let disabled: Vec<String> = self.disabled_rules.iter().chain(&session.disabled_rules).cloned().collect();
         optimizer::optimize(&mut plan, &ctx, &disabled);
         Ok(plan)

@@ -1,4 +1,4 @@
-//! Runs a plan as a pipeline of row batches, pulled from the root.
+//! The executor: runs a plan as a pipeline of row batches, pulled from the root.
 //!
 //! Each operator is a [`Cursor`] that hands out batches on demand. Projections, piped GOs and LIMIT work batch by
 //! batch, so `... | LIMIT n` stops pulling once it has its rows and the operators below it stop working; TopN keeps
@@ -11,12 +11,14 @@
 //! counts. With profiling on, each operator's rows
 //! and time (its own, and including its inputs) are recorded for PROFILE.
 
-use super::desc::{node_key, ProfileStats, Profiles};
-use super::{ExpandNode, ExpandOutput, Op, PlanNode};
+mod fetch;
+mod traverse;
+
 use crate::compose::{group_rows, limit_operand, limit_rows, set_op, sort_rows, top_n, yield_rows, Request};
-use crate::data::{eval_vid, VidUse};
 use crate::dataset::window;
 use crate::optimizer::reads_var;
+use crate::planner::desc::{node_key, ProfileStats, Profiles};
+use crate::planner::{ExpandNode, ExpandOutput, Op, PlanNode};
 use crate::{DataSet, QueryEngine, Session};
 use quiver_api::{ExpandHop, ExpandRequest, SpaceDesc};
 use quiver_common::expr::Expr;
@@ -101,10 +103,9 @@ fn streams(node: &PlanNode) -> bool {
                 && !reads_var(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()))
         }
         Op::Go(g) => {
-            let y = g.stmt.yield_clause.as_ref();
-            matches!(&g.stmt.from, FromClause::Ref(Expr::InputProp(_)))
+            matches!(&g.go.stmt.from, FromClause::Ref(Expr::InputProp(_)))
                 && g.limit.is_none()
-                && y.is_some_and(|y| !y.distinct)
+                && !g.go.yield_clause().distinct
         }
         _ => false,
     }
@@ -294,7 +295,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             Op::Statement(s) => self.engine.execute_statement(self.session, s, self.req.params),
             Op::Go(g) => {
                 let space = self.space()?;
-                self.engine.go(&space, g, req, input)
+                traverse::TraverseExecutor { storage: &*self.engine.storage, space: &space, req }.execute(g, input)
             }
             Op::Project { yield_clause, filter } => yield_rows(yield_clause, filter.as_ref(), req, input),
             Op::Sort(f) => sort_rows(f, req, input),
@@ -315,9 +316,16 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let space = self.space()?;
                 self.expand(&space, e)
             }
-            Op::Lookup(l) => {
+            Op::GetVertices(f) => {
                 let space = self.space()?;
-                let plan = l.plan.as_ref().expect("LOOKUPs are planned before they run");
+                fetch::GetVerticesExecutor { storage: &*self.engine.storage, space: &space, req }.execute(f, input)
+            }
+            Op::GetEdges(f) => {
+                let space = self.space()?;
+                fetch::GetEdgesExecutor { storage: &*self.engine.storage, space: &space, req }.execute(f, input)
+            }
+            Op::Lookup(plan) => {
+                let space = self.space()?;
                 self.engine.run_lookup(&space, plan, req.params, &req.budget)
             }
         }
@@ -326,21 +334,14 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
     /// A fused GO chain: one storage expansion with a hop per step of each GO.
     fn expand(&self, space: &SpaceDesc, e: &ExpandNode) -> QResult<DataSet> {
         let first = e.gos.first().expect("a chain has a GO");
-        let FromClause::Vids(exprs) = &first.from else {
-            unreachable!("the rule fuses chains that start from constants")
-        };
-        let starts =
-            exprs.iter().map(|x| eval_vid(space, x, self.req.params, VidUse::Start)).collect::<QResult<Vec<_>>>()?;
+        let starts = first.starts.clone().expect("the rule fuses chains that start from constants");
         let mut hops = Vec::new();
+        // Every GO of the chain was validated as an unfused one is, so fusing never turns an error into a count.
         for g in &e.gos {
-            // The same validation an unfused GO does, so fusing never turns an error into a count.
-            let edges = self.engine.over_edges(space, g)?;
-            let y = g.yield_clause.as_ref().expect("the rule fuses GOs with a YIELD");
-            self.engine.go_needs(space, g, None, y, &edges)?;
-            let edge_types: Vec<i32> = edges.into_iter().map(|(t, _)| t).collect();
+            let edge_types: Vec<i32> = g.edges.iter().map(|(t, _)| *t).collect();
             hops.push(ExpandHop { edge_types: edge_types.clone(), distinct: false, times: 1 });
-            if g.max_steps > 1 {
-                hops.push(ExpandHop { edge_types, distinct: true, times: g.max_steps - 1 });
+            if g.stmt.max_steps > 1 {
+                hops.push(ExpandHop { edge_types, distinct: true, times: g.stmt.max_steps - 1 });
             }
         }
         let output = match e.output {

@@ -8,12 +8,12 @@
 
 use crate::compose::{input_rows, Request, RowSource};
 use crate::context::make_vertex;
-use crate::data::{column_text, eval_vid, VidUse};
 use crate::distinct::DistinctRows;
 use crate::optimizer::cannot_fail;
-use crate::plan::GoNode;
+use crate::planner::GoNode;
 use crate::top::TopRows;
-use crate::{DataSet, QueryEngine};
+use crate::validator::VertexProps;
+use crate::DataSet;
 use quiver_api::*;
 use quiver_common::budget::Meter;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
@@ -21,47 +21,10 @@ use quiver_common::expr::{EdgeMeta, Expr, VertexRef};
 use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
 use quiver_common::value::Edge;
 use quiver_common::{QError, QResult, Value};
-use quiver_syntax::ast::{Direction, FromClause, GoStatement, YieldClause};
+use quiver_syntax::ast::{FromClause, YieldClause};
 
 /// Frontier vertices per storage read.
 const FRONTIER_BATCH: usize = 4096;
-
-/// What a GO's expressions read, collected once before execution.
-#[derive(Default)]
-pub(crate) struct Needs {
-    edge_props: bool,
-    src_tags: Vec<SchemaRef>,
-    dst_tags: Vec<SchemaRef>,
-    /// The properties of those tags the expressions read (all of them where a whole vertex is used).
-    src_props: VertexProps,
-    dst_props: VertexProps,
-    /// Whether the statement reads its input (`$-.c` or `$var.c`) outside FROM: then results join back onto
-    /// every input row with the same start vertex.
-    input: bool,
-}
-
-/// Which properties of a side's vertices a GO reads.
-#[derive(Default)]
-struct VertexProps {
-    all: bool,
-    names: Vec<String>,
-}
-
-impl VertexProps {
-    fn add(&mut self, name: &str) {
-        if !self.names.iter().any(|n| n == name) {
-            self.names.push(name.to_string());
-        }
-    }
-
-    fn selection(&self) -> PropSelection {
-        if self.all {
-            PropSelection::All
-        } else {
-            PropSelection::Only(self.names.clone())
-        }
-    }
-}
 
 /// One traversed edge with the vertex it was reached from.
 struct Step<'a> {
@@ -69,34 +32,29 @@ struct Step<'a> {
     schema: &'a SchemaRef,
 }
 
-impl QueryEngine {
-    pub(crate) fn go(
-        &self,
-        space: &SpaceDesc,
-        node: &GoNode,
-        req: &Request<'_>,
-        input: Option<&DataSet>,
-    ) -> QResult<DataSet> {
-        let g = &node.stmt;
-        let Some(yield_clause) = &g.yield_clause else {
-            return Err(QError::semantic("Missing yield clause."));
-        };
-        let edges = self.over_edges(space, g)?;
-        let needs = self.go_needs(space, g, node.storage_filter.as_ref(), yield_clause, &edges)?;
+/// TraverseExecutor: runs a GO.
+pub(super) struct TraverseExecutor<'a> {
+    pub storage: &'a dyn StorageClient,
+    pub space: &'a SpaceDesc,
+    pub req: &'a Request<'a>,
+}
+
+impl TraverseExecutor<'_> {
+    pub fn execute(&self, node: &GoNode, input: Option<&DataSet>) -> QResult<DataSet> {
+        let (space, req) = (self.space, self.req);
+        let bound = &node.go;
+        let g = &bound.stmt;
+        let yield_clause = bound.yield_clause();
+        let edges = &bound.edges;
+        let needs = bound.needs(node.storage_filter.as_ref());
         let props =
             node.props.clone().unwrap_or(if needs.edge_props { PropSelection::All } else { PropSelection::None });
-        let columns: Vec<String> = yield_clause.columns.iter().map(|c| c.name()).collect();
-        let min_steps = g.min_steps.max(1);
-        if g.max_steps == 0 || g.max_steps < min_steps {
-            if g.max_steps != 0 {
-                return Err(QError::semantic(format!(
-                    "`{} TO {} STEPS', upper bound steps should be greater than lower bound.",
-                    g.min_steps, g.max_steps
-                )));
-            }
+        let columns = bound.columns();
+        if g.max_steps == 0 {
             return Ok(DataSet::from_columns(columns, Vec::new()));
         }
-        let bounds = self.step_bounds(g, req)?;
+        let bounds = &bound.step_bounds;
+        let min_steps = g.min_steps.max(1);
         let mut sampler = g.bounds.as_ref().filter(|b| b.sample).map(|_| {
             use std::hash::BuildHasher;
             quiver_common::rng::Rng(
@@ -106,11 +64,7 @@ impl QueryEngine {
 
         // Start vertices, and for a join, the input rows of each.
         let (starts, source) = match &g.from {
-            FromClause::Vids(exprs) => {
-                let vids =
-                    exprs.iter().map(|e| eval_vid(space, e, req.params, VidUse::Start)).collect::<QResult<Vec<_>>>()?;
-                (vids, None)
-            }
+            FromClause::Vids(_) => (bound.starts.clone().expect("the validator evaluated the starts"), None),
             FromClause::Ref(e) => {
                 let src = input_rows(e, req, input)?;
                 let mut vids = Vec::new();
@@ -139,7 +93,9 @@ impl QueryEngine {
         }
         let edge_types: Vec<(i32, SchemaRef)> = edges.clone();
         let mut sink = Sink::new(node, yield_clause, columns);
-        // Rows and next-frontier entries are made per edge, many per frontier batch: checked as they are made.
+        // Rows and next-frontier entries are made per edge, many per frontier batch: checked per source vertex, so
+        // they outgrow the bound by at most one vertex's edges, which storage returned (and counted) already.
+        // Checking per edge cost about 5% of a 3-step GO.
         let mut meter = Meter::new(&req.budget);
         for step in 1..=g.max_steps {
             if frontier.is_empty() {
@@ -224,10 +180,10 @@ impl QueryEngine {
                     (dst_of, self.vertices(space, &dsts, &needs.dst_tags, &needs.dst_props)?)
                 };
                 for (root, vid) in &frontier {
+                    meter.tick()?;
                     let pos = vid_pos[vid];
                     let src = Side { tags: &src_vertices, pos };
                     for i in edges_of(pos) {
-                        meter.tick()?;
                         let e = &neighbors[i];
                         let step_row = Step { edge: e, schema: schema_of(e.edge_type) };
                         let ctx = GoContext {
@@ -258,8 +214,8 @@ impl QueryEngine {
             let mut next_seen = HashSet::default();
             let mut next = Vec::new();
             for (root, vid) in &frontier {
+                meter.tick()?;
                 for i in edges_of(vid_pos[vid]) {
-                    meter.tick()?;
                     let to = &neighbors[i].to;
                     let key = if needs.input { (root.clone(), to.clone()) } else { (Value::Empty, to.clone()) };
                     if next_seen.insert(key) {
@@ -270,149 +226,6 @@ impl QueryEngine {
             frontier = next;
         }
         Ok(sink.finish())
-    }
-
-    /// The signed edge types a GO follows.
-    pub(crate) fn over_edges(&self, space: &SpaceDesc, g: &GoStatement) -> QResult<Vec<(i32, SchemaRef)>> {
-        let schemas = match &g.over.edges {
-            None => {
-                let all = self.catalog.schemas(space, SchemaKind::Edge);
-                if all.is_empty() {
-                    return Err(QError::semantic(format!("No edge type found in space `{}'", space.name)));
-                }
-                all
-            }
-            Some(names) => names
-                .iter()
-                .map(|n| {
-                    self.catalog
-                        .schema(space, SchemaKind::Edge, n)
-                        .map_err(|_| QError::semantic(format!("{n} not found in space [{}].", space.name)))
-                })
-                .collect::<QResult<Vec<_>>>()?,
-        };
-        let mut out = Vec::new();
-        for s in schemas {
-            match g.over.direction {
-                Direction::Out => out.push((s.id, s)),
-                Direction::Reversely => out.push((-s.id, s)),
-                Direction::Bidirect => {
-                    out.push((s.id, s.clone()));
-                    out.push((-s.id, s));
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    fn step_bounds(&self, g: &GoStatement, req: &Request<'_>) -> QResult<Vec<usize>> {
-        let Some(b) = &g.bounds else {
-            return Ok(Vec::new());
-        };
-        if b.counts.len() != g.max_steps as usize {
-            let list = b.counts.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(",");
-            return Err(QError::semantic(format!("`[{list}]' length must be equal to GO step size {}.", g.max_steps)));
-        }
-        b.counts
-            .iter()
-            .map(|e| match eval(e, &req.param_context())? {
-                Value::Int(n) if n >= 0 => Ok(n as usize),
-                Value::Int(_) => Err(QError::semantic("Limit/Sample element must be nonnegative.")),
-                _ => Err(QError::semantic("Limit/Sample element type must be Integer.")),
-            })
-            .collect()
-    }
-
-    /// Checks the expressions of a GO against the catalog and collects what they read.
-    pub(crate) fn go_needs(
-        &self,
-        space: &SpaceDesc,
-        g: &GoStatement,
-        storage_filter: Option<&Expr>,
-        y: &YieldClause,
-        edges: &[(i32, SchemaRef)],
-    ) -> QResult<Needs> {
-        let mut needs = Needs::default();
-        let mut exprs: Vec<&Expr> = y.columns.iter().map(|c| &c.expr).collect();
-        exprs.extend(g.filter.iter().chain(storage_filter));
-        for c in &y.columns {
-            if c.expr.any(&|e| matches!(e, Expr::Vertex(VertexRef::Current))) {
-                return Err(QError::semantic(format!("`{}' is not support in go sentence.", column_text(c))));
-            }
-            if c.expr.has_aggregate() {
-                return Err(QError::semantic(format!("`{}', not support aggregate function in go sentence.", c.expr)));
-            }
-        }
-        let all_tags = || self.catalog.schemas(space, SchemaKind::Tag);
-        let add = |list: &mut Vec<SchemaRef>, s: SchemaRef| {
-            if !list.iter().any(|t| t.id == s.id) {
-                list.push(s);
-            }
-        };
-        for e in exprs {
-            let mut err = None;
-            e.visit(&mut |x| {
-                if err.is_some() {
-                    return;
-                }
-                let r = (|| -> QResult<()> {
-                    match x {
-                        Expr::LabelProp { label, prop } => {
-                            let Some((_, s)) = edges.iter().find(|(_, s)| s.name == *label) else {
-                                self.catalog.schema(space, SchemaKind::Edge, label)?;
-                                return Ok(());
-                            };
-                            if s.latest().prop_index(prop).is_none() {
-                                return Err(QError::semantic(format!(
-                                    "`{label}.{prop}', not found the property `{prop}'."
-                                )));
-                            }
-                            needs.edge_props = true;
-                        }
-                        Expr::EdgeMetaProp { edge, .. } if !edges.iter().any(|(_, s)| s.name == *edge) => {
-                            self.catalog.schema(space, SchemaKind::Edge, edge)?;
-                        }
-                        Expr::Edge => needs.edge_props = true,
-                        Expr::SrcProp { tag, prop } | Expr::DstProp { tag, prop } => {
-                            let s = self.catalog.schema(space, SchemaKind::Tag, tag)?;
-                            if s.latest().prop_index(prop).is_none() {
-                                let side = if matches!(x, Expr::SrcProp { .. }) { "$^" } else { "$$" };
-                                return Err(QError::semantic(format!(
-                                    "`{side}.{tag}.{prop}', not found the property `{prop}'."
-                                )));
-                            }
-                            if matches!(x, Expr::SrcProp { .. }) {
-                                add(&mut needs.src_tags, s);
-                                needs.src_props.add(prop);
-                            } else {
-                                add(&mut needs.dst_tags, s);
-                                needs.dst_props.add(prop);
-                            }
-                        }
-                        Expr::Vertex(VertexRef::Src) => {
-                            all_tags().into_iter().for_each(|s| add(&mut needs.src_tags, s));
-                            needs.src_props.all = true;
-                        }
-                        Expr::Vertex(VertexRef::Dst) => {
-                            all_tags().into_iter().for_each(|s| add(&mut needs.dst_tags, s));
-                            needs.dst_props.all = true;
-                        }
-                        Expr::InputProp(_) | Expr::VarProp { .. } => needs.input = true,
-                        _ => {}
-                    }
-                    Ok(())
-                })();
-                err = r.err();
-            });
-            if let Some(e) = err {
-                return Err(e);
-            }
-        }
-        if needs.input && matches!(g.from, FromClause::Vids(_)) {
-            // `$-` or a variable used without being the FROM source.
-            return Err(QError::semantic("A GO reads its input or a variable only when FROM names it."));
-        }
-        Ok(needs)
     }
 
     /// The vertices of `vids` with the given tags, in the order of `vids` (`None`: no such vertex); nothing is

@@ -19,8 +19,8 @@
 //! ```
 
 use super::{cannot_fail, is_far_end, Rule, RuleContext};
-use crate::plan::{ExpandNode, ExpandOutput, Op, PlanNode};
-use quiver_api::SchemaKind;
+use crate::planner::{ExpandNode, ExpandOutput, Op, PlanNode};
+use crate::validator::BoundGo;
 use quiver_common::expr::Expr;
 use quiver_syntax::ast::{FromClause, GoStatement};
 
@@ -48,19 +48,19 @@ fn yields_far_end(g: &GoStatement, col: &str) -> bool {
 }
 
 /// The GOs of the chain under `node`, first to last, if the whole chain qualifies.
-fn chain(mut node: &PlanNode) -> Option<Vec<&GoStatement>> {
+fn chain(mut node: &PlanNode) -> Option<Vec<&BoundGo>> {
     let mut gos = Vec::new();
     loop {
         let Op::Go(g) = &node.op else { return None };
-        if g.storage_filter.is_some() || g.limit.is_some() || !node.branches.is_empty() || !fusable(&g.stmt) {
+        if g.storage_filter.is_some() || g.limit.is_some() || !node.branches.is_empty() || !fusable(&g.go.stmt) {
             return None;
         }
-        gos.push(&g.stmt);
-        match (&g.stmt.from, &node.input) {
+        gos.push(&g.go);
+        match (&g.go.stmt.from, &node.input) {
             (FromClause::Vids(_), None) => break,
             (FromClause::Ref(Expr::InputProp(col)), Some(prev)) => {
                 let Op::Go(p) = &prev.op else { return None };
-                if !yields_far_end(&p.stmt, col) {
+                if !yields_far_end(&p.go.stmt, col) {
                     return None;
                 }
                 node = prev;
@@ -72,16 +72,9 @@ fn chain(mut node: &PlanNode) -> Option<Vec<&GoStatement>> {
     Some(gos)
 }
 
-/// Whether `g` walks an edge type with a TTL (or the catalog cannot say).
-fn walks_ttl_edges(g: &GoStatement, ctx: &RuleContext<'_>) -> bool {
-    let Some(space) = &ctx.space else { return true };
-    let schemas = match &g.over.edges {
-        None => ctx.engine.catalog.schemas(space, SchemaKind::Edge),
-        Some(names) => {
-            names.iter().filter_map(|n| ctx.engine.catalog.schema(space, SchemaKind::Edge, n).ok()).collect()
-        }
-    };
-    schemas.iter().any(|s| s.ttl_duration > 0 && !s.ttl_col.is_empty())
+/// Whether `g` walks an edge type with a TTL.
+fn walks_ttl_edges(g: &BoundGo) -> bool {
+    g.edges.iter().any(|(_, s)| s.ttl_duration > 0 && !s.ttl_col.is_empty())
 }
 
 impl Rule for FuseCountTraversal {
@@ -89,7 +82,7 @@ impl Rule for FuseCountTraversal {
         "fuse_count_traversal"
     }
 
-    fn apply(&self, node: &mut PlanNode, ctx: &RuleContext<'_>) -> bool {
+    fn apply(&self, node: &mut PlanNode, _ctx: &RuleContext<'_>) -> bool {
         let output = match &node.op {
             Op::Project { yield_clause: y, filter: None }
                 if !y.distinct && y.columns.len() == 1 && is_count_star(&y.columns[0].expr) =>
@@ -102,7 +95,7 @@ impl Rule for FuseCountTraversal {
                     return false;
                 }
                 let Some(Op::Go(last)) = node.input.as_ref().map(|i| &i.op) else { return false };
-                if !yields_far_end(&last.stmt, key) {
+                if !yields_far_end(&last.go.stmt, key) {
                     return false;
                 }
                 ExpandOutput::GroupCount {
@@ -113,10 +106,10 @@ impl Rule for FuseCountTraversal {
         };
         let Some(input) = &node.input else { return false };
         let Some(gos) = chain(input) else { return false };
-        if gos.iter().any(|g| walks_ttl_edges(g, ctx)) {
+        if gos.iter().any(|g| walks_ttl_edges(g)) {
             return false;
         }
-        let gos: Vec<GoStatement> = gos.into_iter().cloned().collect();
+        let gos: Vec<BoundGo> = gos.into_iter().cloned().collect();
         *node = PlanNode::leaf(Op::Expand(Box::new(ExpandNode { gos, output })));
         true
     }

@@ -13,7 +13,7 @@
 //! ```
 
 use super::{cannot_fail, input_columns, output_columns, reads_var, Rule, RuleContext};
-use crate::plan::{Op, PlanNode};
+use crate::planner::{Op, PlanNode};
 use quiver_common::expr::Expr;
 use quiver_syntax::ast::{YieldClause, YieldColumn};
 use std::collections::HashMap;

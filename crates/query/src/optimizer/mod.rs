@@ -19,17 +19,13 @@ mod remove_unused_columns;
 mod sort_limit_to_topn;
 
 use crate::compose::Request;
-use crate::plan::{Op, PlanNode};
-use crate::QueryEngine;
-use quiver_api::SpaceDesc;
+use crate::planner::{Op, PlanNode};
 use quiver_common::expr::{EdgeMeta, Expr, VertexRef};
 use quiver_syntax::ast::{Direction, GoStatement};
-use std::sync::Arc;
 
-/// What a rule may consult: the catalog (through the engine), the current space, and the request's parameters.
+/// What a rule may consult besides the plan: the request's parameters. Names were bound by the validator: a rule
+/// reads them from the nodes it rewrites, never from the catalog.
 pub(crate) struct RuleContext<'a> {
-    pub engine: &'a QueryEngine,
-    pub space: Option<Arc<SpaceDesc>>,
     pub req: &'a Request<'a>,
 }
 
@@ -91,11 +87,11 @@ pub(crate) fn is_far_end(e: &Expr, g: &GoStatement) -> bool {
 /// The columns `node` outputs, when the plan knows them before running.
 pub(crate) fn output_columns(node: &PlanNode) -> Option<Vec<String>> {
     match &node.op {
-        Op::Go(g) => g.stmt.yield_clause.as_ref().map(|y| y.columns.iter().map(|c| c.name()).collect()),
+        Op::Go(g) => Some(g.go.columns()),
         Op::Project { yield_clause, .. } | Op::Aggregate { yield_clause, .. } => {
             Some(yield_clause.columns.iter().map(|c| c.name()).collect())
         }
-        Op::Lookup(l) => l.stmt.yield_clause.as_ref().map(|y| y.columns.iter().map(|c| c.name()).collect()),
+        Op::Lookup(l) => Some(l.yield_clause.columns.iter().map(|c| c.name()).collect()),
         Op::Sort(_) | Op::Limit { .. } | Op::TopN { .. } => node.input.as_deref().and_then(output_columns),
         _ => None,
     }

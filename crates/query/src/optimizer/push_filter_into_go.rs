@@ -12,7 +12,7 @@
 //! ```
 
 use super::{Rule, RuleContext};
-use crate::plan::{Op, PlanNode};
+use crate::planner::{Op, PlanNode};
 use quiver_common::expr::{BinaryOp, Expr, UnaryOp};
 
 pub(crate) struct PushFilterIntoGo;
@@ -61,22 +61,21 @@ impl Rule for PushFilterIntoGo {
         "push_filter_into_go"
     }
 
-    fn apply(&self, node: &mut PlanNode, ctx: &RuleContext<'_>) -> bool {
+    fn apply(&self, node: &mut PlanNode, _ctx: &RuleContext<'_>) -> bool {
         let Op::Go(g) = &mut node.op else { return false };
-        if g.storage_filter.is_some() || g.stmt.bounds.is_some() || !g.stmt.is_n_steps() || g.stmt.filter.is_none() {
+        let stmt = &g.go.stmt;
+        if g.storage_filter.is_some() || stmt.bounds.is_some() || !stmt.is_n_steps() || stmt.filter.is_none() {
             return false;
         }
-        let Some(space) = &ctx.space else { return false };
-        let Ok(edges) = ctx.engine.over_edges(space, &g.stmt) else { return false };
-        let names: Vec<String> = edges.iter().map(|(_, s)| s.name.clone()).collect();
+        let names: Vec<String> = g.go.edges.iter().map(|(_, s)| s.name.clone()).collect();
         let mut parts = Vec::new();
-        conjuncts(g.stmt.filter.clone().expect("checked"), &mut parts);
+        conjuncts(stmt.filter.clone().expect("checked"), &mut parts);
         let (pushed, kept): (Vec<Expr>, Vec<Expr>) = parts.into_iter().partition(|c| storage_can_evaluate(c, &names));
         if pushed.is_empty() {
             return false;
         }
         g.storage_filter = and_all(pushed);
-        g.stmt.filter = and_all(kept);
+        g.go.stmt.filter = and_all(kept);
         true
     }
 }

@@ -13,7 +13,7 @@
 
 use super::{Rule, RuleContext};
 use crate::compose::limit_operand;
-use crate::plan::{Op, PlanNode};
+use crate::planner::{Op, PlanNode};
 
 pub(crate) struct PushLimitIntoGo;
 
@@ -29,7 +29,7 @@ impl Rule for PushLimitIntoGo {
         };
         let Some(input) = &mut node.input else { return false };
         let Op::Go(g) = &mut input.op else { return false };
-        let s = &g.stmt;
+        let s = &g.go.stmt;
         let Some(y) = &s.yield_clause else { return false };
         if g.limit.is_some() || s.filter.is_some() || y.distinct || s.bounds.is_some() || !s.is_n_steps() {
             return false;

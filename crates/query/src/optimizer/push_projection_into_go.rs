@@ -10,7 +10,7 @@
 //! ```
 
 use super::{Rule, RuleContext};
-use crate::plan::{Op, PlanNode};
+use crate::planner::{Op, PlanNode};
 use quiver_api::PropSelection;
 use quiver_common::expr::Expr;
 
@@ -21,17 +21,20 @@ impl Rule for PushProjectionIntoGo {
         "push_projection_into_go"
     }
 
-    fn apply(&self, node: &mut PlanNode, ctx: &RuleContext<'_>) -> bool {
+    fn apply(&self, node: &mut PlanNode, _ctx: &RuleContext<'_>) -> bool {
         let Op::Go(g) = &mut node.op else { return false };
         if g.props.is_some() {
             return false;
         }
-        let Some(space) = &ctx.space else { return false };
-        let Ok(edges) = ctx.engine.over_edges(space, &g.stmt) else { return false };
+        let edges = &g.go.edges;
         let mut all = false;
         let mut names: Vec<String> = Vec::new();
         let exprs =
-            g.stmt.yield_clause.iter().flat_map(|y| y.columns.iter().map(|c| &c.expr)).chain(g.stmt.filter.iter());
+            g.go.stmt
+                .yield_clause
+                .iter()
+                .flat_map(|y| y.columns.iter().map(|c| &c.expr))
+                .chain(g.go.stmt.filter.iter());
         for e in exprs {
             // `src(edge)`, `dst(edge)`, `rank(edge)` and `type(edge)` read the key, not the properties.
             let mut key_only: Vec<*const Expr> = Vec::new();

@@ -14,7 +14,7 @@
 //! ```
 
 use super::{Rule, RuleContext};
-use crate::plan::{GoTop, Op, PlanNode};
+use crate::planner::{GoTop, Op, PlanNode};
 use quiver_common::expr::Expr;
 
 pub(crate) struct PushTopNIntoGo;
@@ -32,7 +32,7 @@ impl Rule for PushTopNIntoGo {
             return false;
         }
         let Op::Go(g) = &mut input.op else { return false };
-        let Some(y) = &g.stmt.yield_clause else { return false };
+        let Some(y) = &g.go.stmt.yield_clause else { return false };
         if g.top.is_some() || g.limit.is_some() {
             return false;
         }

@@ -12,7 +12,7 @@
 //! ```
 
 use super::{cannot_fail, input_columns, output_columns, reads_var, Rule, RuleContext};
-use crate::plan::{Op, PlanNode};
+use crate::planner::{Op, PlanNode};
 use quiver_common::expr::Expr;
 use quiver_syntax::ast::YieldClause;
 
@@ -40,7 +40,7 @@ impl Rule for RemoveUnusedColumns {
         let Some(producer) = &mut node.input else { return false };
         let below = producer.input.as_deref().and_then(output_columns);
         let (y, is_go): (&mut YieldClause, bool) = match &mut producer.op {
-            Op::Go(g) => match &mut g.stmt.yield_clause {
+            Op::Go(g) => match &mut g.go.stmt.yield_clause {
                 Some(y) => (y, true),
                 None => return false,
             },

@@ -11,7 +11,7 @@
 
 use super::{Rule, RuleContext};
 use crate::compose::limit_operand;
-use crate::plan::{Op, PlanNode};
+use crate::planner::{Op, PlanNode};
 
 pub(crate) struct SortLimitToTopN;
 

@@ -194,13 +194,13 @@ fn describe_go(g: &GoStatement, d: &mut Vec<(String, String)>) {
 fn describe(op: &Op) -> Vec<(String, String)> {
     let mut d: Vec<(String, String)> = Vec::new();
     match op {
-        Op::Statement(_) | Op::SetOp(_) => {}
+        Op::Statement(_) | Op::SetOp(_) | Op::GetVertices(_) | Op::GetEdges(_) => {}
         Op::Go(g) => {
-            describe_go(&g.stmt, &mut d);
+            describe_go(&g.go.stmt, &mut d);
             if let Some(f) = &g.storage_filter {
                 d.push(("storage filter".into(), f.to_string()));
             }
-            if let Some(f) = &g.stmt.filter {
+            if let Some(f) = &g.go.stmt.filter {
                 d.push(("filter".into(), f.to_string()));
             }
             match &g.props {
@@ -212,16 +212,14 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             if let Some(l) = g.limit {
                 d.push(("storage limit".into(), l.to_string()));
             }
-            if let (Some(t), Some(y)) = (&g.top, &g.stmt.yield_clause) {
+            if let (Some(t), Some(y)) = (&g.top, &g.go.stmt.yield_clause) {
                 let keys = t
                     .keys
                     .iter()
                     .map(|&(i, asc)| format!("{} {}", y.columns[i].name(), if asc { "ASC" } else { "DESC" }));
                 d.push(("keep first".into(), format!("{} by {}", t.keep, join(keys))));
             }
-            if let Some(y) = &g.stmt.yield_clause {
-                d.push(("columns".into(), join(y.columns.iter().map(|c| c.name()))));
-            }
+            d.push(("columns".into(), join(g.go.columns())));
         }
         Op::Project { yield_clause, filter } => {
             if let Some(f) = filter {
@@ -248,30 +246,28 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             d.push(("columns".into(), join(yield_clause.columns.iter().map(|c| c.name()))));
         }
         Op::Assign(v) => d.push(("var".into(), v.clone())),
-        Op::Lookup(l) => {
-            d.push(("schema".into(), l.stmt.schema.clone()));
-            if let Some(p) = &l.plan {
-                d.push((
-                    "index".into(),
-                    if p.scans.is_empty() {
-                        "none (no row can match)".into()
-                    } else {
-                        join(p.scans.iter().map(crate::lookup::describe_scan))
-                    },
-                ));
-                if p.fetch {
-                    d.push(("read rows".into(), "yes".into()));
-                    if let Some(f) = &p.filter {
-                        d.push(("filter".into(), f.to_string()));
-                    }
+        Op::Lookup(p) => {
+            d.push(("schema".into(), p.schema.name.clone()));
+            d.push((
+                "index".into(),
+                if p.scans.is_empty() {
+                    "none (no row can match)".into()
+                } else {
+                    join(p.scans.iter().map(crate::lookup::describe_scan))
+                },
+            ));
+            if p.fetch {
+                d.push(("read rows".into(), "yes".into()));
+                if let Some(f) = &p.filter {
+                    d.push(("filter".into(), f.to_string()));
                 }
-                d.push(("columns".into(), join(p.yield_clause.columns.iter().map(|c| c.name()))));
             }
+            d.push(("columns".into(), join(p.yield_clause.columns.iter().map(|c| c.name()))));
         }
         Op::Expand(e) => {
             for (i, g) in e.gos.iter().enumerate() {
                 let mut hop = Vec::new();
-                describe_go(g, &mut hop);
+                describe_go(&g.stmt, &mut hop);
                 d.push((
                     format!("go {}", i + 1),
                     hop.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),

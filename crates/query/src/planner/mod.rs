@@ -8,11 +8,12 @@
 //! **Invariant:** planning and optimizing read the catalog but never storage; only execution does.
 
 pub(crate) mod desc;
-pub(crate) mod exec;
 
+use crate::lookup::LookupPlan;
+use crate::validator::{BoundFetchEdges, BoundFetchVertices, BoundGo, BoundSentence};
 use quiver_api::PropSelection;
 use quiver_common::expr::Expr;
-use quiver_syntax::ast::{GoStatement, LookupStatement, SetOp, Statement, YieldClause};
+use quiver_syntax::ast::{SetOp, Statement, YieldClause};
 
 pub(crate) struct PlanNode {
     pub op: Op,
@@ -48,19 +49,17 @@ pub(crate) enum Op {
     Assign(String),
     /// A chain of GOs whose rows are only counted (or counted per far end), run in storage as one expansion.
     Expand(Box<ExpandNode>),
-    /// LOOKUP: index scans chosen when the plan is built.
-    Lookup(Box<LookupNode>),
-}
-
-pub(crate) struct LookupNode {
-    pub stmt: LookupStatement,
-    /// Filled in by [`crate::QueryEngine::plan`] (it needs the catalog).
-    pub plan: Option<crate::lookup::LookupPlan>,
+    /// LOOKUP: index scans chosen by the validator.
+    Lookup(Box<LookupPlan>),
+    /// FETCH PROP ON tags.
+    GetVertices(Box<BoundFetchVertices>),
+    /// FETCH PROP ON an edge type.
+    GetEdges(Box<BoundFetchEdges>),
 }
 
 /// A GO with what the optimizer pushed into its storage reads.
 pub(crate) struct GoNode {
-    pub stmt: GoStatement,
+    pub go: BoundGo,
     /// Conjuncts of WHERE evaluated in storage on the last step (removed from `stmt.filter`).
     pub storage_filter: Option<Expr>,
     /// The edge properties to read; `None` lets the executor read all of them when any is used.
@@ -90,7 +89,7 @@ pub(crate) enum ExpandOutput {
 pub(crate) struct ExpandNode {
     /// The GOs of the chain, first to last; the first starts from constants, each next one from its
     /// predecessor's far ends.
-    pub gos: Vec<GoStatement>,
+    pub gos: Vec<BoundGo>,
     pub output: ExpandOutput,
 }
 
@@ -99,46 +98,40 @@ impl PlanNode {
         PlanNode { op, input: None, branches: Vec::new() }
     }
 
-    /// The plan of a statement, before optimization: one node per statement of the tree.
-    pub fn build(stmt: &Statement) -> PlanNode {
-        match stmt {
-            Statement::Pipe(left, right) => {
-                let mut r = PlanNode::build(right);
+    /// The plan of a bound sentence, before optimization: one node per sentence of the tree.
+    pub fn build(sentence: BoundSentence) -> PlanNode {
+        match sentence {
+            BoundSentence::Pipe(left, right) => {
+                let mut r = PlanNode::build(*right);
                 // The right side's innermost first node reads the left side.
-                r.first_mut().input = Some(Box::new(PlanNode::build(left)));
+                r.first_mut().input = Some(Box::new(PlanNode::build(*left)));
                 r
             }
-            Statement::Assign { var, statement } => PlanNode {
-                op: Op::Assign(var.clone()),
-                input: Some(Box::new(PlanNode::build(statement))),
+            BoundSentence::Assign { var, sentence } => PlanNode {
+                op: Op::Assign(var),
+                input: Some(Box::new(PlanNode::build(*sentence))),
                 branches: Vec::new(),
             },
-            Statement::SetOp { op, left, right } => PlanNode {
-                op: Op::SetOp(*op),
+            BoundSentence::SetOp { op, left, right } => PlanNode {
+                op: Op::SetOp(op),
                 input: None,
-                branches: vec![PlanNode::build(left), PlanNode::build(right)],
+                branches: vec![PlanNode::build(*left), PlanNode::build(*right)],
             },
-            Statement::Go(g) => PlanNode::leaf(Op::Go(Box::new(GoNode {
-                stmt: (**g).clone(),
+            BoundSentence::Go(go) => PlanNode::leaf(Op::Go(Box::new(GoNode {
+                go: *go,
                 storage_filter: None,
                 props: None,
                 limit: None,
                 top: None,
             }))),
-            Statement::Yield { yield_clause, filter } => {
-                PlanNode::leaf(Op::Project { yield_clause: yield_clause.clone(), filter: filter.clone() })
-            }
-            Statement::OrderBy(f) => PlanNode::leaf(Op::Sort(f.clone())),
-            Statement::Limit { offset, count } => {
-                PlanNode::leaf(Op::Limit { offset: offset.clone(), count: count.clone() })
-            }
-            Statement::GroupBy { keys, yield_clause } => {
-                PlanNode::leaf(Op::Aggregate { keys: keys.clone(), yield_clause: yield_clause.clone() })
-            }
-            Statement::Lookup(l) => {
-                PlanNode::leaf(Op::Lookup(Box::new(LookupNode { stmt: (**l).clone(), plan: None })))
-            }
-            other => PlanNode::leaf(Op::Statement(other.clone())),
+            BoundSentence::Yield { yield_clause, filter } => PlanNode::leaf(Op::Project { yield_clause, filter }),
+            BoundSentence::OrderBy(f) => PlanNode::leaf(Op::Sort(f)),
+            BoundSentence::Limit { offset, count } => PlanNode::leaf(Op::Limit { offset, count }),
+            BoundSentence::GroupBy { keys, yield_clause } => PlanNode::leaf(Op::Aggregate { keys, yield_clause }),
+            BoundSentence::Lookup(l) => PlanNode::leaf(Op::Lookup(l)),
+            BoundSentence::FetchVertices(f) => PlanNode::leaf(Op::GetVertices(f)),
+            BoundSentence::FetchEdges(f) => PlanNode::leaf(Op::GetEdges(f)),
+            BoundSentence::Statement(s) => PlanNode::leaf(Op::Statement(s)),
         }
     }
 
@@ -179,7 +172,9 @@ impl PlanNode {
             Op::SetOp(SetOp::Intersect) => "Intersect",
             Op::SetOp(SetOp::Minus) => "Minus",
             Op::Assign(_) => "Assign",
-            Op::Lookup(l) => l.plan.as_ref().map_or("IndexScan", crate::lookup::scan_name),
+            Op::Lookup(l) => crate::lookup::scan_name(l),
+            Op::GetVertices(_) => "GetVertices",
+            Op::GetEdges(_) => "GetEdges",
             Op::Expand(e) => match e.output {
                 ExpandOutput::Count { .. } => "ExpandCount",
                 ExpandOutput::GroupCount { .. } => "ExpandGroupCount",
@@ -194,8 +189,6 @@ fn statement_name(s: &Statement) -> &'static str {
         Statement::InsertEdges { .. } => "InsertEdges",
         Statement::Update { .. } => "Update",
         Statement::DeleteVertices { .. } | Statement::DeleteTags { .. } | Statement::DeleteEdges { .. } => "Delete",
-        Statement::FetchVertices { .. } => "GetVertices",
-        Statement::FetchEdges { .. } => "GetEdges",
         Statement::UseSpace(_) => "SwitchSpace",
         Statement::Unsupported(_) => "Unsupported",
         _ => "Admin",
