@@ -32,6 +32,7 @@ query_files!(
     update,
     delete,
     fetch,
+    validator,
     yield_expr,
     errors,
     nba,

@@ -7,25 +7,22 @@
 //! ([`optimizer`]) and executed ([`plan::exec`]); statements that need no planning (DDL, DML, FETCH) run in the
 //! statement layer ([`data`], [`schema`]).
 
-mod admin;
-mod compose;
+mod constants;
 mod context;
-mod data;
 mod dataset;
 mod distinct;
 mod executor;
-mod lookup;
 pub mod optimizer;
 mod planner;
-mod schema;
+mod request;
+
 mod top;
 mod validator;
 
-pub use data::build_row;
 pub use dataset::DataSet;
+pub use executor::mutation::build_row;
 pub use planner::desc::{PlanDesc, PlanNodeDesc, ProfileStats};
 
-use compose::Request;
 use executor::Executor;
 use planner::desc::Profiles;
 use planner::PlanNode;
@@ -33,6 +30,7 @@ use quiver_api::{Catalog, SpaceDesc, StorageClient};
 use quiver_common::budget::{Budget, Limits};
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{PlanFormat, Statement};
+use request::Request;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -98,7 +96,7 @@ impl QueryEngine {
                     self.explain(session, body, *profile, *format, &mut req)?
                 }
                 _ => {
-                    let plan = self.plan(session, stmt, &req)?;
+                    let plan = self.plan(session, stmt, &mut req)?;
                     Executor { engine: self, session, req: &mut req, profiles: None }.run(&plan, None)?
                 }
             };
@@ -108,9 +106,12 @@ impl QueryEngine {
 
     /// One statement validated, planned and optimized: every name resolved and every semantic error raised
     /// before anything runs, EXPLAIN included.
-    fn plan(&self, session: &Session, stmt: &Statement, req: &Request<'_>) -> QResult<PlanNode> {
+    fn plan(&self, session: &Session, stmt: &Statement, req: &mut Request<'_>) -> QResult<PlanNode> {
         let space = self.current_space(session).ok();
-        let bound = validator::Validator { engine: self, space, req }.sentence(stmt)?;
+        let mut assigned = std::mem::take(&mut req.assigned);
+        let bound = validator::Validator { engine: self, space, req }.statement(stmt, &mut assigned);
+        req.assigned = assigned;
+        let bound = bound?;
         let mut plan = PlanNode::build(bound);
         let ctx = optimizer::RuleContext { req };
         let disabled: Vec<String> = self.disabled_rules.iter().chain(&session.disabled_rules).cloned().collect();
@@ -187,57 +188,5 @@ impl QueryEngine {
     pub(crate) fn current_space(&self, session: &Session) -> QResult<Arc<SpaceDesc>> {
         let name = session.space.as_ref().ok_or_else(|| QError::semantic("Space was not chosen."))?;
         self.catalog.space(name)
-    }
-
-    pub(crate) fn execute_statement(
-        &self,
-        session: &mut Session,
-        stmt: &Statement,
-        params: &Params,
-    ) -> QResult<DataSet> {
-        match stmt {
-            Statement::CreateSpace { .. }
-            | Statement::DropSpace { .. }
-            | Statement::ClearSpace { .. }
-            | Statement::ShowSpaces
-            | Statement::DescribeSpace(_)
-            | Statement::ShowCreateSpace(_) => self.space_statement(stmt),
-            Statement::ShowSessions(only) => Ok(self.show_sessions(*only)),
-            Statement::UseSpace(name) => {
-                self.catalog.space(name)?;
-                session.space = Some(name.clone());
-                Ok(DataSet::empty())
-            }
-            Statement::CreateSchema { .. }
-            | Statement::AlterSchema { .. }
-            | Statement::DropSchema { .. }
-            | Statement::ShowSchemas(_)
-            | Statement::DescribeSchema { .. }
-            | Statement::ShowCreateSchema { .. } => {
-                let space = self.current_space(session)?;
-                self.schema_statement(&space, stmt)
-            }
-            Statement::CreateIndex { .. }
-            | Statement::DropIndex { .. }
-            | Statement::ShowIndexes { .. }
-            | Statement::DescribeIndex { .. }
-            | Statement::ShowCreateIndex { .. }
-            | Statement::ShowIndexStatus(_)
-            | Statement::RebuildIndex { .. }
-            | Statement::SubmitJob(_)
-            | Statement::ShowJobs
-            | Statement::ShowJob(_)
-            | Statement::StopJob(_)
-            | Statement::RecoverJob
-            | Statement::ShowStats => {
-                let space = self.current_space(session)?;
-                self.admin_statement(&space, stmt)
-            }
-            Statement::Unsupported(what) => Err(QError::not_supported(format!("`{what}'"))),
-            _ => {
-                let space = self.current_space(session)?;
-                self.data_statement(&space, stmt, params)
-            }
-        }
     }
 }

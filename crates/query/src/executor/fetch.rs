@@ -1,10 +1,10 @@
 //! GetVerticesExecutor and GetEdgesExecutor: FETCH PROP ON tags or an edge type, from constants or from the rows
 //! of the input or a variable.
 
-use crate::compose::{input_rows, Request};
+use super::project::project;
 use crate::context::{make_vertex, EdgeContext, VertexContext};
-use crate::data::project;
 use crate::distinct::DistinctRows;
+use crate::request::{input_rows, Request};
 use crate::validator::{BoundFetchEdges, BoundFetchVertices, EdgeKeys, VertexIds};
 use crate::DataSet;
 use quiver_api::{EdgeKeyVal, PropSelection, Props, SpaceDesc, StorageClient};

@@ -11,18 +11,35 @@
 //! counts. With profiling on, each operator's rows
 //! and time (its own, and including its inputs) are recorded for PROFILE.
 
+mod admin;
+mod aggregate;
+mod expand;
 mod fetch;
+mod index_scan;
+mod limit;
+pub(crate) mod mutation;
+pub(crate) mod project;
+mod schema;
+mod set;
+mod sort;
+mod statement;
 mod traverse;
 
-use crate::compose::{group_rows, limit_operand, limit_rows, set_op, sort_rows, top_n, yield_rows, Request};
+use aggregate::AggregateExecutor;
+use limit::LimitExecutor;
+use project::ProjectExecutor;
+use set::SetExecutor;
+use sort::{SortExecutor, TopNExecutor};
+
 use crate::dataset::window;
 use crate::optimizer::reads_var;
 use crate::planner::desc::{node_key, ProfileStats, Profiles};
-use crate::planner::{ExpandNode, ExpandOutput, Op, PlanNode};
+use crate::planner::{Op, PlanNode};
+use crate::request::{limit_operand, Request};
 use crate::{DataSet, QueryEngine, Session};
-use quiver_api::{ExpandHop, ExpandRequest, SpaceDesc};
+use quiver_api::SpaceDesc;
 use quiver_common::expr::Expr;
-use quiver_common::{QError, QResult, Value};
+use quiver_common::{QResult, Value};
 use quiver_syntax::ast::FromClause;
 use std::time::Instant;
 
@@ -237,7 +254,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                     let Mode::TopN { best } = &mut c.mode else { unreachable!() };
                     // The rows kept so far come before the new batch, so ties keep their input order.
                     append(best, batch);
-                    *best = Some(top_n(factors, 0, keep, self.req, best.as_ref())?);
+                    *best = Some(TopNExecutor::execute(factors, 0, keep, self.req, best.as_ref())?);
                 }
                 let Mode::TopN { best } = &mut c.mode else { unreachable!() };
                 let mut best = best.take().unwrap_or_default();
@@ -287,9 +304,9 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
     fn op(&mut self, node: &PlanNode, input: Option<&DataSet>) -> QResult<DataSet> {
         let req = &*self.req;
         match &node.op {
-            Op::Statement(s) if crate::data::reads_input_rows(s) => {
+            Op::Statement(s) if mutation::reads_input_rows(s) => {
                 let space = self.space()?;
-                let constants = crate::data::of_input_rows(&space, s, req, input)?;
+                let constants = mutation::of_input_rows(&space, s, req, input)?;
                 self.engine.execute_statement(self.session, &constants, self.req.params)
             }
             Op::Statement(s) => self.engine.execute_statement(self.session, s, self.req.params),
@@ -297,15 +314,15 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let space = self.space()?;
                 traverse::TraverseExecutor { storage: &*self.engine.storage, space: &space, req }.execute(g, input)
             }
-            Op::Project { yield_clause, filter } => yield_rows(yield_clause, filter.as_ref(), req, input),
-            Op::Sort(f) => sort_rows(f, req, input),
-            Op::Limit { offset, count } => limit_rows(offset, count, req, input),
-            Op::TopN { factors, offset, count } => top_n(factors, *offset, *count, req, input),
-            Op::Aggregate { keys, yield_clause } => group_rows(keys, yield_clause, req, input),
+            Op::Project { yield_clause, filter } => ProjectExecutor::execute(yield_clause, filter.as_ref(), req, input),
+            Op::Sort(f) => SortExecutor::execute(f, req, input),
+            Op::Limit { offset, count } => LimitExecutor::execute(offset, count, req, input),
+            Op::TopN { factors, offset, count } => TopNExecutor::execute(factors, *offset, *count, req, input),
+            Op::Aggregate { keys, yield_clause } => AggregateExecutor::execute(keys, yield_clause, req, input),
             Op::SetOp(op) => {
                 let l = self.run(&node.branches[0], input)?;
                 let r = self.run(&node.branches[1], input)?;
-                set_op(*op, l, r)
+                SetExecutor::execute(*op, l, r)
             }
             Op::Assign(var) => {
                 let rows = input.cloned().unwrap_or_default();
@@ -314,7 +331,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             }
             Op::Expand(e) => {
                 let space = self.space()?;
-                self.expand(&space, e)
+                expand::ExpandExecutor { storage: &*self.engine.storage, space: &space, req }.execute(e)
             }
             Op::GetVertices(f) => {
                 let space = self.space()?;
@@ -326,46 +343,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             }
             Op::Lookup(plan) => {
                 let space = self.space()?;
-                self.engine.run_lookup(&space, plan, req.params, &req.budget)
-            }
-        }
-    }
-
-    /// A fused GO chain: one storage expansion with a hop per step of each GO.
-    fn expand(&self, space: &SpaceDesc, e: &ExpandNode) -> QResult<DataSet> {
-        let first = e.gos.first().expect("a chain has a GO");
-        let starts = first.starts.clone().expect("the rule fuses chains that start from constants");
-        let mut hops = Vec::new();
-        // Every GO of the chain was validated as an unfused one is, so fusing never turns an error into a count.
-        for g in &e.gos {
-            let edge_types: Vec<i32> = g.edges.iter().map(|(t, _)| *t).collect();
-            hops.push(ExpandHop { edge_types: edge_types.clone(), distinct: false, times: 1 });
-            if g.stmt.max_steps > 1 {
-                hops.push(ExpandHop { edge_types, distinct: true, times: g.stmt.max_steps - 1 });
-            }
-        }
-        let output = match e.output {
-            ExpandOutput::Count { .. } => quiver_api::ExpandOutput::Count,
-            ExpandOutput::GroupCount { .. } => quiver_api::ExpandOutput::Ends,
-        };
-        let r = self
-            .engine
-            .storage
-            .expand(space, &ExpandRequest { starts, hops, output, budget: self.req.budget.clone() })?;
-        let count = |n: u64| i64::try_from(n).map(Value::Int).map_err(|_| QError::execution("count overflows INT64"));
-        match &e.output {
-            ExpandOutput::Count { column } => Ok(DataSet::new(vec![column.clone()], vec![vec![count(r.paths)?]])),
-            ExpandOutput::GroupCount { columns } => {
-                let mut rows = Vec::with_capacity(r.ends.len());
-                for (vid, n) in r.ends {
-                    rows.push(
-                        columns
-                            .iter()
-                            .map(|(_, is_count)| if *is_count { count(n) } else { Ok(vid.clone()) })
-                            .collect::<QResult<Vec<_>>>()?,
-                    );
-                }
-                Ok(DataSet::new(columns.iter().map(|(c, _)| c.clone()).collect(), rows))
+                index_scan::IndexScanExecutor { storage: &*self.engine.storage, space: &space, req }.execute(plan)
             }
         }
     }

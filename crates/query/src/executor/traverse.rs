@@ -6,11 +6,11 @@
 //! only; the frontier between steps is a de-duplicated set of vertices (per root when the statement joins back onto
 //! its piped input). `M TO N STEPS` emits the edges of every step from M to N.
 
-use crate::compose::{input_rows, Request, RowSource};
 use crate::context::make_vertex;
 use crate::distinct::DistinctRows;
 use crate::optimizer::cannot_fail;
 use crate::planner::GoNode;
+use crate::request::{input_rows, Request, RowSource};
 use crate::top::TopRows;
 use crate::validator::VertexProps;
 use crate::DataSet;

@@ -18,8 +18,8 @@ mod push_topn_into_go;
 mod remove_unused_columns;
 mod sort_limit_to_topn;
 
-use crate::compose::Request;
 use crate::planner::{Op, PlanNode};
+use crate::request::Request;
 use quiver_common::expr::{EdgeMeta, Expr, VertexRef};
 use quiver_syntax::ast::{Direction, GoStatement};
 

@@ -10,8 +10,8 @@
 //! ```
 
 use super::{Rule, RuleContext};
-use crate::compose::limit_operand;
 use crate::planner::{Op, PlanNode};
+use crate::request::limit_operand;
 
 pub(crate) struct SortLimitToTopN;
 

@@ -253,7 +253,7 @@ fn describe(op: &Op) -> Vec<(String, String)> {
                 if p.scans.is_empty() {
                     "none (no row can match)".into()
                 } else {
-                    join(p.scans.iter().map(crate::lookup::describe_scan))
+                    join(p.scans.iter().map(crate::validator::describe_scan))
                 },
             ));
             if p.fetch {

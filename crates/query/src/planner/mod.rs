@@ -9,7 +9,7 @@
 
 pub(crate) mod desc;
 
-use crate::lookup::LookupPlan;
+use crate::validator::LookupPlan;
 use crate::validator::{BoundFetchEdges, BoundFetchVertices, BoundGo, BoundSentence};
 use quiver_api::PropSelection;
 use quiver_common::expr::Expr;
@@ -172,7 +172,7 @@ impl PlanNode {
             Op::SetOp(SetOp::Intersect) => "Intersect",
             Op::SetOp(SetOp::Minus) => "Minus",
             Op::Assign(_) => "Assign",
-            Op::Lookup(l) => crate::lookup::scan_name(l),
+            Op::Lookup(l) => crate::validator::scan_name(l),
             Op::GetVertices(_) => "GetVertices",
             Op::GetEdges(_) => "GetEdges",
             Op::Expand(e) => match e.output {

@@ -2,7 +2,7 @@
 //! keys (evaluated when constant), with NebulaGraph's messages.
 
 use super::Validator;
-use crate::data::{column_text, eval_edge_key, eval_vid, reads_input, VidUse};
+use crate::constants::{column_text, eval_edge_key, eval_vid, reads_input, VidUse};
 use quiver_api::{EdgeKeyVal, SchemaKind, SchemaRef, SpaceDesc};
 use quiver_common::expr::{Expr, VertexRef};
 use quiver_common::{QError, QResult, Value};

@@ -2,7 +2,7 @@
 //! LIMIT/SAMPLE bounds and its constant start vertices, resolved and checked with NebulaGraph's messages.
 
 use super::Validator;
-use crate::data::{column_text, eval_vid, VidUse};
+use crate::constants::{column_text, eval_vid, VidUse};
 use quiver_api::{PropSelection, SchemaKind, SchemaRef, SpaceDesc};
 use quiver_common::eval::eval;
 use quiver_common::expr::{Expr, VertexRef};

@@ -6,13 +6,14 @@
 
 mod fetch;
 mod go;
+mod lookup;
 
 pub(crate) use fetch::{BoundFetchEdges, BoundFetchVertices, EdgeKeys, VertexIds};
 pub(crate) use go::{BoundGo, VertexProps};
 
-use crate::compose::Request;
-use crate::lookup::LookupPlan;
+use crate::request::Request;
 use crate::QueryEngine;
+pub(crate) use lookup::{describe_scan, scan_name, LookupPlan};
 use quiver_api::SpaceDesc;
 use quiver_common::expr::Expr;
 use quiver_common::{QError, QResult};
@@ -54,7 +55,33 @@ pub(crate) enum BoundSentence {
     Statement(Statement),
 }
 
-/// What a sentence is validated against: the catalog (through the engine), the current space, and the request.
+/// The columns of a sentence's input (`$-`), when they are known before it runs (`None`: a statement whose
+/// columns only its run tells).
+pub(crate) type Columns = Option<Vec<String>>;
+
+impl BoundSentence {
+    /// The columns this sentence outputs, given its input's.
+    pub fn columns(&self, input: &Columns) -> Columns {
+        let names = |y: &YieldClause| Some(y.columns.iter().map(|c| c.name()).collect());
+        match self {
+            BoundSentence::Go(g) => Some(g.columns()),
+            BoundSentence::Lookup(l) => names(&l.yield_clause),
+            BoundSentence::FetchVertices(f) => names(&f.yield_clause),
+            BoundSentence::FetchEdges(f) => names(&f.yield_clause),
+            BoundSentence::Yield { yield_clause, .. } | BoundSentence::GroupBy { yield_clause, .. } => {
+                names(yield_clause)
+            }
+            BoundSentence::OrderBy(_) | BoundSentence::Limit { .. } => input.clone(),
+            BoundSentence::Pipe(left, right) => right.columns(&left.columns(input)),
+            BoundSentence::SetOp { left, .. } => left.columns(input),
+            BoundSentence::Assign { .. } => Some(Vec::new()),
+            BoundSentence::Statement(_) => None,
+        }
+    }
+}
+
+/// What a sentence is validated against: the catalog (through the engine), the current space, and the request
+/// (its parameters, and the columns of the variables assigned so far).
 pub(crate) struct Validator<'a> {
     pub engine: &'a QueryEngine,
     pub space: Option<Arc<SpaceDesc>>,
@@ -67,40 +94,119 @@ impl Validator<'_> {
         self.space.as_ref().ok_or_else(|| QError::semantic("Space was not chosen."))
     }
 
-    /// Binds `stmt`, the parts of a pipe and of a set operation left to right.
-    pub fn sentence(&self, stmt: &Statement) -> QResult<BoundSentence> {
+    /// Binds a statement with no piped input; its assignments' columns are recorded in `assigned`.
+    pub fn statement(&self, stmt: &Statement, assigned: &mut Vec<(String, Vec<String>)>) -> QResult<BoundSentence> {
+        self.sentence(stmt, &Some(Vec::new()), assigned)
+    }
+
+    /// Binds `stmt`, whose input has the columns `input`: the parts of a pipe and of a set operation left to
+    /// right, each `$-.c` and `$v.c` checked against the columns known.
+    fn sentence(
+        &self,
+        stmt: &Statement,
+        input: &Columns,
+        assigned: &mut Vec<(String, Vec<String>)>,
+    ) -> QResult<BoundSentence> {
         Ok(match stmt {
-            Statement::Go(g) => BoundSentence::Go(Box::new(self.go(g)?)),
-            Statement::Lookup(l) => {
-                let space = self.space()?;
-                BoundSentence::Lookup(Box::new(self.engine.plan_lookup(space, l, self.req.params)?))
+            Statement::Go(g) => {
+                let bound = self.go(g)?;
+                let exprs = g.yield_clause.iter().flat_map(|y| y.columns.iter().map(|c| &c.expr));
+                let from = match &g.from {
+                    quiver_syntax::ast::FromClause::Ref(e) => Some(e),
+                    _ => None,
+                };
+                self.check_refs(from.into_iter().chain(exprs).chain(g.filter.iter()), input, assigned)?;
+                BoundSentence::Go(Box::new(bound))
             }
+            Statement::Lookup(l) => BoundSentence::Lookup(Box::new(self.lookup(l)?)),
             Statement::FetchVertices { tags, vids, yield_clause } => {
-                BoundSentence::FetchVertices(Box::new(self.fetch_vertices(tags.as_deref(), vids, yield_clause)?))
+                let bound = self.fetch_vertices(tags.as_deref(), vids, yield_clause)?;
+                self.check_refs(vids.iter(), input, assigned)?;
+                BoundSentence::FetchVertices(Box::new(bound))
             }
             Statement::FetchEdges { edge, keys, yield_clause } => {
-                BoundSentence::FetchEdges(Box::new(self.fetch_edges(edge, keys, yield_clause)?))
+                let bound = self.fetch_edges(edge, keys, yield_clause)?;
+                let exprs = keys.iter().flat_map(|k| [Some(&k.src), Some(&k.dst), k.rank.as_ref()]).flatten();
+                self.check_refs(exprs, input, assigned)?;
+                BoundSentence::FetchEdges(Box::new(bound))
             }
             Statement::Yield { yield_clause, filter } => {
+                self.check_refs(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()), input, assigned)?;
                 BoundSentence::Yield { yield_clause: yield_clause.clone(), filter: filter.clone() }
             }
-            Statement::OrderBy(f) => BoundSentence::OrderBy(f.clone()),
+            Statement::OrderBy(f) => {
+                self.check_refs(f.iter().map(|(e, _)| e), input, assigned)?;
+                BoundSentence::OrderBy(f.clone())
+            }
             Statement::Limit { offset, count } => BoundSentence::Limit { offset: offset.clone(), count: count.clone() },
             Statement::GroupBy { keys, yield_clause } => {
+                self.check_refs(keys.iter().chain(yield_clause.columns.iter().map(|c| &c.expr)), input, assigned)?;
                 BoundSentence::GroupBy { keys: keys.clone(), yield_clause: yield_clause.clone() }
             }
             Statement::Pipe(left, right) => {
-                BoundSentence::Pipe(Box::new(self.sentence(left)?), Box::new(self.sentence(right)?))
+                let left = self.sentence(left, input, assigned)?;
+                let right = self.sentence(right, &left.columns(input), assigned)?;
+                BoundSentence::Pipe(Box::new(left), Box::new(right))
             }
-            Statement::SetOp { op, left, right } => BoundSentence::SetOp {
-                op: *op,
-                left: Box::new(self.sentence(left)?),
-                right: Box::new(self.sentence(right)?),
-            },
+            Statement::SetOp { op, left, right } => {
+                let left = self.sentence(left, input, assigned)?;
+                let right = self.sentence(right, input, assigned)?;
+                if let (Some(l), Some(r)) = (left.columns(input), right.columns(input)) {
+                    if l.len() != r.len() {
+                        return Err(QError::semantic("number of columns to UNION/INTERSECT/MINUS must be same"));
+                    }
+                }
+                BoundSentence::SetOp { op: *op, left: Box::new(left), right: Box::new(right) }
+            }
             Statement::Assign { var, statement } => {
-                BoundSentence::Assign { var: var.clone(), sentence: Box::new(self.sentence(statement)?) }
+                let sentence = self.sentence(statement, input, assigned)?;
+                if let Some(columns) = sentence.columns(input) {
+                    assigned.push((var.clone(), columns));
+                }
+                BoundSentence::Assign { var: var.clone(), sentence: Box::new(sentence) }
             }
             other => BoundSentence::Statement(other.clone()),
         })
+    }
+
+    /// Checks every `$-.c` against the input's columns and every `$v.c` against the variable's, where known, with
+    /// NebulaGraph's messages.
+    fn check_refs<'e>(
+        &self,
+        exprs: impl IntoIterator<Item = &'e Expr>,
+        input: &Columns,
+        assigned: &[(String, Vec<String>)],
+    ) -> QResult<()> {
+        let var_columns = |var: &str| -> Option<Vec<String>> {
+            match assigned.iter().rev().find(|(v, _)| v == var) {
+                Some((_, cols)) => Some(cols.clone()),
+                None => self.req.vars.get(var).map(|d| d.columns().to_vec()),
+            }
+        };
+        for e in exprs {
+            let mut err = None;
+            e.visit(&mut |x| {
+                if err.is_some() {
+                    return;
+                }
+                match x {
+                    Expr::InputProp(col) if input.as_ref().is_some_and(|cols| !cols.contains(col)) => {
+                        err = Some(QError::semantic(format!("`$-.{col}', not exist prop `{col}'")));
+                    }
+                    Expr::VarProp { var, prop } => match var_columns(var) {
+                        None => err = Some(QError::semantic(format!("`${var}.{prop}', not exist variable `{var}'"))),
+                        Some(cols) if !cols.contains(prop) => {
+                            err = Some(QError::semantic(format!("`${var}.{prop}', not exist prop `{prop}'")))
+                        }
+                        Some(_) => {}
+                    },
+                    _ => {}
+                }
+            });
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 }

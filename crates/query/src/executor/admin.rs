@@ -1,7 +1,7 @@
 //! Index, job and statistics statements: `CREATE|DROP|SHOW|DESCRIBE|REBUILD ... INDEX`, `SUBMIT|SHOW|STOP|RECOVER
 //! JOB`, `SHOW STATS`, with NebulaGraph's columns and messages.
 
-use crate::schema::kind_of;
+use super::schema::kind_of;
 use crate::{DataSet, QueryEngine};
 use quiver_api::*;
 use quiver_common::datetime::DateTime;

@@ -1,5 +1,5 @@
-//! LOOKUP: validated as NebulaGraph's LookupValidator does, planned onto index ranges, run as index scans plus
-//! (where needed) a read of the rows and a re-check of the WHERE.
+//! LookupValidator: a LOOKUP validated as NebulaGraph's LookupValidator does and planned onto index ranges (it
+//! runs as `executor::index_scan`: index scans plus, where needed, a read of the rows and a re-check of the WHERE).
 //!
 //! Planning turns WHERE into a disjunction of conjunctions of `prop op constant`. For each conjunction it picks the
 //! index with the most leading fields fixed by equality (`==`, `IN`), then one with a range (`<`, `<=`, `>`, `>=`,
@@ -7,14 +7,12 @@
 //! ranges do not answer exactly (`!=`, other fields, strings longer than the index keeps) are re-checked on the rows.
 //! Only indexes that are ready are used: no query sees an index whose build has not finished.
 
-use crate::context::{make_vertex, EdgeContext, ParamContext, VertexContext};
-use crate::data::{project, yield_columns};
-use crate::{DataSet, Params, QueryEngine};
+use super::Validator;
+use crate::context::ParamContext;
+use crate::Params;
 use quiver_api::*;
-use quiver_common::budget::Budget;
-use quiver_common::eval::{eval, eval_condition};
+use quiver_common::eval::eval;
 use quiver_common::expr::{BinaryOp, Expr, VertexRef};
-use quiver_common::value::Edge;
 use quiver_common::{ErrorCode, PropType, QError, QResult, Value};
 use quiver_syntax::ast::{LookupStatement, YieldClause};
 
@@ -107,17 +105,14 @@ fn fit(value: Value, ty: PropType, op: BinaryOp, prop: &str) -> QResult<Value> {
     }
 }
 
-impl QueryEngine {
-    /// Validates a LOOKUP and chooses its index ranges (the catalog only; no storage).
-    pub(crate) fn plan_lookup(
-        &self,
-        space: &SpaceDesc,
-        stmt: &LookupStatement,
-        params: &Params,
-    ) -> QResult<LookupPlan> {
-        let schema = match self.catalog.schema(space, SchemaKind::Edge, &stmt.schema) {
+impl Validator<'_> {
+    /// LookupValidator: validates a LOOKUP and chooses its index ranges (the catalog only; no storage).
+    pub(super) fn lookup(&self, stmt: &LookupStatement) -> QResult<LookupPlan> {
+        let (space, params) = (self.space()?, self.req.params);
+        let schema = match self.engine.catalog.schema(space, SchemaKind::Edge, &stmt.schema) {
             Ok(s) => s,
             Err(_) => self
+                .engine
                 .catalog
                 .schema(space, SchemaKind::Tag, &stmt.schema)
                 .map_err(|_| QError::new(ErrorCode::SemanticError, format!("Schema not exist: {}", stmt.schema)))?,
@@ -135,6 +130,7 @@ impl QueryEngine {
         let yield_clause = stmt.yield_clause.clone().ok_or_else(|| QError::semantic("Missing yield clause."))?;
         self.check_lookup_yield(&schema, &yield_clause)?;
         let all: Vec<IndexRef> = self
+            .engine
             .catalog
             .indexes(space)
             .into_iter()
@@ -249,7 +245,7 @@ impl QueryEngine {
                 SchemaKind::Edge => c.expr.any(&|e| matches!(e, Expr::Vertex(_))),
             };
             if illegal {
-                return Err(QError::semantic(format!("illegal yield clauses `{}'", crate::data::column_text(c))));
+                return Err(QError::semantic(format!("illegal yield clauses `{}'", crate::constants::column_text(c))));
             }
             let mut err = None;
             c.expr.visit(&mut |e| {
@@ -287,90 +283,6 @@ impl QueryEngine {
             return Err(QError::semantic("unsupport src/dst property expression in yield."));
         }
         Ok(())
-    }
-
-    pub(crate) fn run_lookup(
-        &self,
-        space: &SpaceDesc,
-        plan: &LookupPlan,
-        params: &Params,
-        budget: &Budget,
-    ) -> QResult<DataSet> {
-        let hits = self.storage.scan_index(space, &plan.scans, budget)?;
-        let y = &plan.yield_clause;
-        let mut ds = DataSet::new(yield_columns(y), Vec::new());
-        let mut seen = crate::distinct::DistinctRows::default();
-        let schema = &plan.schema;
-        let keep = |ctx: &dyn quiver_common::eval::EvalContext| -> QResult<bool> {
-            match (&plan.filter, plan.fetch) {
-                (Some(f), true) => eval_condition(f, ctx),
-                _ => Ok(true),
-            }
-        };
-        match schema.kind {
-            SchemaKind::Tag => {
-                let vids: Vec<Value> =
-                    hits.into_iter().filter_map(|h| if let IndexHit::Vertex(v) = h { Some(v) } else { None }).collect();
-                for chunk in vids.chunks(1024) {
-                    budget.check()?;
-                    let rows: Vec<Option<VertexData>> = if plan.fetch {
-                        self.storage.get_vertices(space, chunk, std::slice::from_ref(schema), &PropSelection::All)?
-                    } else {
-                        chunk.iter().map(|v| Some(VertexData { vid: v.clone(), tags: Vec::new() })).collect()
-                    };
-                    for data in rows.into_iter().flatten() {
-                        if plan.fetch && data.tags.is_empty() {
-                            // An entry whose row is gone (expired, or removed since the scan).
-                            continue;
-                        }
-                        let vertex = make_vertex(
-                            data.vid,
-                            data.tags.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect(),
-                        );
-                        let ctx = VertexContext { params, vertex: &vertex, extra: &[] };
-                        if keep(&ctx)? {
-                            project(y, &ctx, &mut ds, &mut seen)?;
-                        }
-                    }
-                }
-            }
-            SchemaKind::Edge => {
-                let keys: Vec<EdgeKeyVal> = hits
-                    .into_iter()
-                    .filter_map(|h| {
-                        if let IndexHit::Edge(src, rank, dst) = h {
-                            Some(EdgeKeyVal { src, edge_type: schema.id, rank, dst })
-                        } else {
-                            None
-                        }
-                    })
-                    .collect();
-                for chunk in keys.chunks(1024) {
-                    budget.check()?;
-                    let rows: Vec<Option<Props>> = if plan.fetch {
-                        self.storage.get_edges(space, schema, chunk)?
-                    } else {
-                        chunk.iter().map(|_| Some(Props::new())).collect()
-                    };
-                    for (key, props) in chunk.iter().zip(rows) {
-                        let Some(props) = props else { continue };
-                        let e = Edge {
-                            src: key.src.clone(),
-                            dst: key.dst.clone(),
-                            edge_type: schema.id,
-                            name: schema.name.clone(),
-                            ranking: key.rank,
-                            props,
-                        };
-                        let ctx = EdgeContext { params, edge: &e };
-                        if keep(&ctx)? {
-                            project(y, &ctx, &mut ds, &mut seen)?;
-                        }
-                    }
-                }
-            }
-        }
-        Ok(ds)
     }
 }
 

@@ -1,65 +1,16 @@
-//! INSERT, UPDATE/UPSERT, DELETE, FETCH and standalone YIELD.
+//! INSERT, UPDATE/UPSERT and DELETE (run whole by the statement executor, checking their own names).
 
+use super::project::{project, yield_columns};
+use crate::constants::{eval_edge_key, eval_vid, reads_input, VidUse};
 use crate::context::{ParamContext, UpdateContext};
 use crate::distinct::DistinctRows;
 use crate::{DataSet, Params, QueryEngine};
 use quiver_api::*;
-use quiver_common::eval::{eval, eval_condition, EvalContext};
+use quiver_common::eval::{eval, eval_condition};
 use quiver_common::expr::Expr;
 use quiver_common::fasthash::FastSet as HashSet;
 use quiver_common::{QError, QResult, Value};
-use quiver_syntax::ast::{EdgeKey, Statement, UpdateTarget, YieldClause, YieldColumn};
-
-/// Where a VID is used decides NebulaGraph's message for one of the wrong type.
-#[derive(Clone, Copy)]
-pub(crate) enum VidUse {
-    /// INSERT, UPDATE, DELETE.
-    Mutation,
-    /// FETCH PROP ON tags, and the constant start VIDs of a GO.
-    Start,
-    /// FETCH PROP ON an edge type.
-    FetchEdge { dst: bool },
-}
-
-pub(crate) fn eval_vid(space: &SpaceDesc, e: &Expr, params: &Params, usage: VidUse) -> QResult<Value> {
-    let v = eval(e, &ParamContext { params })?;
-    if !space.vid_type_matches(&v) {
-        return Err(QError::semantic(match usage {
-            VidUse::Mutation => format!("Wrong vertex id type: {e}"),
-            VidUse::Start => {
-                format!("Vid should be a {}", if space.vid_type == VidType::Int64 { "INT64" } else { "FIXED_STRING" })
-            }
-            VidUse::FetchEdge { dst } => format!(
-                "the {} should be type of {}, but was`{}'",
-                if dst { "dst" } else { "src" },
-                space.vid_value_type(),
-                v.type_name().to_uppercase()
-            ),
-        }));
-    }
-    space.check_vid_len(&v)?;
-    Ok(v)
-}
-
-pub(crate) fn eval_edge_key(
-    space: &SpaceDesc,
-    k: &EdgeKey,
-    edge_type: i32,
-    params: &Params,
-    fetch: bool,
-) -> QResult<EdgeKeyVal> {
-    let usage = |dst| if fetch { VidUse::FetchEdge { dst } } else { VidUse::Mutation };
-    let src = eval_vid(space, &k.src, params, usage(false))?;
-    let dst = eval_vid(space, &k.dst, params, usage(true))?;
-    let rank = match &k.rank {
-        None => 0,
-        Some(e) => match eval(e, &ParamContext { params })? {
-            Value::Int(r) => r,
-            other => return Err(QError::semantic(format!("Invalid rank `{other}', expected an integer"))),
-        },
-    };
-    Ok(EdgeKeyVal { src, edge_type, rank, dst })
-}
+use quiver_syntax::ast::{EdgeKey, Statement, UpdateTarget, YieldClause};
 
 /// The value of a property that an INSERT or UPSERT does not set: its default, else NULL if it may be NULL.
 fn default_value(p: &PropDef, params: &Params) -> QResult<Value> {
@@ -96,10 +47,6 @@ fn check_prop_names(schema: &SchemaDesc, names: &[String]) -> QResult<()> {
     Ok(())
 }
 
-pub(crate) fn yield_columns(y: &YieldClause) -> Vec<String> {
-    y.columns.iter().map(|c| c.name()).collect()
-}
-
 fn check_no_aggregate(y: &YieldClause) -> QResult<()> {
     for c in &y.columns {
         if c.expr.has_aggregate() {
@@ -107,29 +54,6 @@ fn check_no_aggregate(y: &YieldClause) -> QResult<()> {
         }
     }
     Ok(())
-}
-
-/// Appends the YIELD's row for `ctx` to `ds`; with DISTINCT, only if `seen` (which has seen every row of `ds`)
-/// finds no equal row.
-pub(crate) fn project(
-    y: &YieldClause,
-    ctx: &dyn EvalContext,
-    ds: &mut DataSet,
-    seen: &mut DistinctRows,
-) -> QResult<()> {
-    ds.push_row_with(|i| eval(&y.columns[i].expr, ctx))?;
-    if y.distinct {
-        seen.admit_last(ds);
-    }
-    Ok(())
-}
-
-/// A YIELD column as NebulaGraph prints it in messages: the expression and its alias.
-pub(crate) fn column_text(c: &YieldColumn) -> String {
-    match &c.alias {
-        Some(a) => format!("{} AS {a}", c.expr),
-        None => c.expr.to_string(),
-    }
 }
 
 impl QueryEngine {
@@ -378,11 +302,6 @@ impl QueryEngine {
     }
 }
 
-/// Whether an expression reads a pipe (`$-.c`) or a variable (`$v.c`).
-pub(crate) fn reads_input(e: &Expr) -> bool {
-    e.any(&|x| matches!(x, Expr::InputProp(_) | Expr::VarProp { .. }))
-}
-
 /// Whether a DELETE takes its vertex IDs or edge keys from a pipe or a variable.
 pub(crate) fn reads_input_rows(stmt: &Statement) -> bool {
     let key_reads =
@@ -400,7 +319,7 @@ pub(crate) fn reads_input_rows(stmt: &Statement) -> bool {
 pub(crate) fn of_input_rows(
     space: &SpaceDesc,
     stmt: &Statement,
-    req: &crate::compose::Request<'_>,
+    req: &crate::request::Request<'_>,
     input: Option<&DataSet>,
 ) -> QResult<Statement> {
     let wrong = |what: &str, v: &Value, close: char| {
@@ -408,7 +327,7 @@ pub(crate) fn of_input_rows(
     };
     match stmt {
         Statement::DeleteVertices { vids, .. } | Statement::DeleteTags { vids, .. } => {
-            let src = crate::compose::input_rows(&vids[0], req, input)?;
+            let src = crate::request::input_rows(&vids[0], req, input)?;
             let mut out = Vec::new();
             for row in 0..src.len() {
                 let v = eval(&vids[0], &src.context(req, row))?;
@@ -439,7 +358,7 @@ pub(crate) fn of_input_rows(
                     }
                 });
             }
-            let src = crate::compose::input_rows(reference.as_ref().expect("the key reads its input"), req, input)?;
+            let src = crate::request::input_rows(reference.as_ref().expect("the key reads its input"), req, input)?;
             let mut out = Vec::new();
             let mut seen = HashSet::default();
             for row in 0..src.len() {

@@ -1,0 +1,61 @@
+//! StatementExecutor: the statements that are not planned into operators (spaces, schemas, indexes, jobs,
+//! sessions, INSERT, UPDATE/UPSERT, DELETE) run whole, each checking its own names (their validators are still
+//! theirs: see `docs/design/query.md`).
+
+use crate::{DataSet, Params, QueryEngine, Session};
+use quiver_common::{QError, QResult};
+use quiver_syntax::ast::Statement;
+
+impl QueryEngine {
+    pub(crate) fn execute_statement(
+        &self,
+        session: &mut Session,
+        stmt: &Statement,
+        params: &Params,
+    ) -> QResult<DataSet> {
+        match stmt {
+            Statement::CreateSpace { .. }
+            | Statement::DropSpace { .. }
+            | Statement::ClearSpace { .. }
+            | Statement::ShowSpaces
+            | Statement::DescribeSpace(_)
+            | Statement::ShowCreateSpace(_) => self.space_statement(stmt),
+            Statement::ShowSessions(only) => Ok(self.show_sessions(*only)),
+            Statement::UseSpace(name) => {
+                self.catalog.space(name)?;
+                session.space = Some(name.clone());
+                Ok(DataSet::empty())
+            }
+            Statement::CreateSchema { .. }
+            | Statement::AlterSchema { .. }
+            | Statement::DropSchema { .. }
+            | Statement::ShowSchemas(_)
+            | Statement::DescribeSchema { .. }
+            | Statement::ShowCreateSchema { .. } => {
+                let space = self.current_space(session)?;
+                self.schema_statement(&space, stmt)
+            }
+            Statement::CreateIndex { .. }
+            | Statement::DropIndex { .. }
+            | Statement::ShowIndexes { .. }
+            | Statement::DescribeIndex { .. }
+            | Statement::ShowCreateIndex { .. }
+            | Statement::ShowIndexStatus(_)
+            | Statement::RebuildIndex { .. }
+            | Statement::SubmitJob(_)
+            | Statement::ShowJobs
+            | Statement::ShowJob(_)
+            | Statement::StopJob(_)
+            | Statement::RecoverJob
+            | Statement::ShowStats => {
+                let space = self.current_space(session)?;
+                self.admin_statement(&space, stmt)
+            }
+            Statement::Unsupported(what) => Err(QError::not_supported(format!("`{what}'"))),
+            _ => {
+                let space = self.current_space(session)?;
+                self.data_statement(&space, stmt, params)
+            }
+        }
+    }
+}
