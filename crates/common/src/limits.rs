@@ -33,3 +33,19 @@ pub const REGEX_COMPILED_BYTES_MAX: usize = 1 << 20;
 pub const HTTP_BODY_BYTES_MAX: usize = 64 * 1024 * 1024;
 /// Bytes of a string column an index keeps (`CREATE INDEX ... (name(len))`), as NebulaGraph's limit.
 pub const INDEX_STRING_LEN_MAX: u32 = 256;
+/// Rows per INSERT statement the dataset loader generates.
+pub const LOADER_ROWS_PER_INSERT_MAX: usize = 256;
+/// How many bad rows `quiver import` reports in full (the rest are only counted).
+pub const IMPORT_BAD_ROWS_SHOWN_MAX: usize = 20;
+/// OR branches a LOOKUP's WHERE may expand to; beyond it one full index scan and a re-check of every row are used.
+pub const LOOKUP_BRANCHES_MAX: usize = 64;
+/// Point ranges one branch of a LOOKUP's WHERE may expand its `IN` lists to.
+pub const LOOKUP_POINTS_MAX: usize = 1024;
+/// Tags with more rows are not kept in the vertex property cache.
+pub const VCACHE_ROWS_MAX: i64 = 16_000_000;
+/// Edge types with more edges are not kept in the edge property cache.
+pub const ECACHE_EDGES_MAX: i64 = 16_000_000;
+/// Graph-protocol values nest (lists of maps of lists ...); a decoder refuses deeper ones.
+pub const WIRE_VALUE_DEPTH_MAX: usize = 64;
+/// Graph-protocol frames larger than this are refused, unless the server is configured otherwise (`--max-frame-mb`).
+pub const FRAME_BYTES_MAX: usize = 64 << 20;

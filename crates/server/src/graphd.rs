@@ -9,12 +9,13 @@
 use crate::net::ConnectionLimit;
 use crate::sessions::SessionManager;
 use crate::Database;
+use quiver_common::limits::FRAME_BYTES_MAX;
 use quiver_common::{ErrorCode, QError};
 use quiver_query::{Params, PlanDesc};
 use quiver_wire::frame::{decode_frame, encode_frame, frame_len, Framing};
 use quiver_wire::graph::{
-    decode_call, encode_exception, encode_reply, AuthResponse, Call, CallError, ExecutionResponse, Plan, PlanNode,
-    Reply, Table, E_CLIENT_SERVER_INCOMPATIBLE, UNKNOWN_METHOD,
+    decode_call, encode_exception, encode_reply, AuthResponse, Call, CallError, ExecutionResponse, PlanDescription,
+    PlanNodeDescription, Reply, Table, E_CLIENT_SERVER_INCOMPATIBLE, UNKNOWN_METHOD,
 };
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -39,7 +40,7 @@ impl Default for GraphConfig {
     fn default() -> GraphConfig {
         GraphConfig {
             client_versions: DEFAULT_CLIENT_VERSIONS.iter().map(|v| v.to_string()).collect(),
-            max_frame_bytes: quiver_wire::frame::DEFAULT_MAX_FRAME_BYTES,
+            max_frame_bytes: FRAME_BYTES_MAX,
             frame_timeout: crate::net::REQUEST_ARRIVAL_TIMEOUT_DEFAULT,
         }
     }
@@ -244,12 +245,12 @@ fn error_reply(e: QError, json: bool) -> Reply {
     })
 }
 
-fn wire_plan(p: &PlanDesc) -> Plan {
-    Plan {
+fn wire_plan(p: &PlanDesc) -> PlanDescription {
+    PlanDescription {
         nodes: p
             .nodes
             .iter()
-            .map(|n| PlanNode {
+            .map(|n| PlanNodeDescription {
                 name: n.name.clone(),
                 id: n.id,
                 output_var: n.output_var.clone(),

@@ -12,6 +12,7 @@ use crate::mapping::{read_config, ColType, Config, FileCfg, PropCfg, VidCfg};
 use crate::progress::Progress;
 use crate::Database;
 use quiver_api::{EdgeKeyVal, SchemaKind, SchemaRef, SpaceDesc};
+use quiver_common::limits::IMPORT_BAD_ROWS_SHOWN_MAX;
 use quiver_common::{QError, QResult, Value};
 use quiver_query::Params;
 use quiver_storage::bulk::BulkRun;
@@ -19,9 +20,6 @@ use quiver_storage::codec;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Instant;
-
-/// How many bad rows an import reports in full (the rest are only counted).
-const BAD_ROWS_SHOWN_MAX: usize = 20;
 
 pub struct ImportOptions {
     /// The import stops once more rows than this are bad.
@@ -266,7 +264,7 @@ fn read_files(
 
 fn note_bad(report: &mut ImportReport, opts: &ImportOptions, what: String) -> QResult<()> {
     report.bad_rows += 1;
-    if report.bad_examples.len() < BAD_ROWS_SHOWN_MAX {
+    if report.bad_examples.len() < IMPORT_BAD_ROWS_SHOWN_MAX {
         report.bad_examples.push(what.clone());
     }
     if report.bad_rows > opts.max_bad_rows {

@@ -3,13 +3,11 @@
 
 use crate::mapping::{read_config, ColType, Config, VidCfg};
 use crate::Database;
+use quiver_common::limits::LOADER_ROWS_PER_INSERT_MAX;
 use quiver_common::value::write_quoted;
 use quiver_common::{QError, QResult};
 use quiver_query::Params;
 use std::path::Path;
-
-/// Rows per generated INSERT statement.
-const ROWS_PER_INSERT_MAX: usize = 256;
 
 /// What a load did.
 #[derive(Debug, Default)]
@@ -131,7 +129,7 @@ fn load_config(db: &Database, dir: &Path, cfg: &Config) -> QResult<LoadReport> {
                 format!("{src}->{dst}{rank}:({})", vals.join(","))
             };
             rows.push(row);
-            if rows.len() == ROWS_PER_INSERT_MAX {
+            if rows.len() == LOADER_ROWS_PER_INSERT_MAX {
                 db.execute(&mut session, &format!("{head}{}", rows.join(",")), &params)?;
                 rows.clear();
             }

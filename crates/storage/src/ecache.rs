@@ -15,19 +15,18 @@
 //!   lives and dies with the topology, whose dense ids it uses.
 //! - One schema version per cache: a reader with a newer version (after `ALTER EDGE`) drops it; a written row of a
 //!   version it cannot decode drops it.
-//! - Types with a TTL are never cached, nor types with more than [`MAX_EDGES`] edges. `DROP EDGE` drops it with
+//! - Types with a TTL are never cached, nor types with more than [`ECACHE_EDGES_MAX`] edges. `DROP EDGE` drops it with
 //!   the type's adjacency; `CLEAR SPACE` and bulk loads drop the whole topology.
 
 use crate::topology::SpaceTopology;
 use quiver_api::{NeighborEdge, NeighborsRequest, PropRow, SchemaKind, SchemaRef, SpaceDesc};
 use quiver_common::fasthash::FastSet;
+use quiver_common::limits::ECACHE_EDGES_MAX;
 use quiver_common::{QError, QResult, Value};
 use std::sync::{Arc, RwLock};
 
 /// Vertices expanded with properties after which an edge type's rows are cached.
 pub const HOT_READS: u64 = 4096;
-/// Edge types with more edges are not cached.
-pub const MAX_EDGES: i64 = 16_000_000;
 
 /// The decoded rows of one edge type: per source vertex (by the topology's dense id), its edges sorted by
 /// (rank, destination id) with their values row by row, so a vertex's edges are read from one place.
@@ -269,7 +268,7 @@ impl crate::EmbeddedStorage {
         schema: &SchemaRef,
         topo: &Arc<RwLock<SpaceTopology>>,
     ) -> QResult<bool> {
-        if self.rows_of(space, SchemaKind::Edge, schema.id)? > MAX_EDGES {
+        if self.rows_of(space, SchemaKind::Edge, schema.id)? > ECACHE_EDGES_MAX {
             self.hot_edges.refuse(space.id, schema.id);
             return Ok(false);
         }

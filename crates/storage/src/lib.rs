@@ -30,6 +30,7 @@ pub use write::PartCounters;
 use quiver_api::*;
 use quiver_common::eval::{eval_condition, EvalContext};
 use quiver_common::expr::{EdgeMeta, Expr};
+use quiver_common::limits::VCACHE_ROWS_MAX;
 use quiver_common::{QError, QResult, Value};
 use quiver_kv::{KvEngine, WriteBatch};
 use std::collections::HashMap;
@@ -405,7 +406,7 @@ impl EmbeddedStorage {
         space: &SpaceDesc,
         schema: &SchemaRef,
         n: usize,
-    ) -> QResult<Option<Arc<RwLock<vcache::TagColumns>>>> {
+    ) -> QResult<Option<Arc<RwLock<vcache::TagCache>>>> {
         if ttl::has_ttl(schema) {
             return Ok(None);
         }
@@ -413,7 +414,7 @@ impl EmbeddedStorage {
             return Ok(Some(c));
         }
         if !self.vcache.count_reads(space.id, schema.id, n as u64)
-            || self.rows_of(space, SchemaKind::Tag, schema.id)? > vcache::MAX_ROWS
+            || self.rows_of(space, SchemaKind::Tag, schema.id)? > VCACHE_ROWS_MAX
         {
             return Ok(None);
         }
@@ -423,12 +424,8 @@ impl EmbeddedStorage {
     }
 
     /// Reads a tag's rows into a new cache entry (the writers' lock held); `None` if a newer schema version raced.
-    fn load_tag_cache(
-        &self,
-        space: &SpaceDesc,
-        schema: &SchemaRef,
-    ) -> QResult<Option<Arc<RwLock<vcache::TagColumns>>>> {
-        let mut cols = vcache::TagColumns::new(space, schema.clone());
+    fn load_tag_cache(&self, space: &SpaceDesc, schema: &SchemaRef) -> QResult<Option<Arc<RwLock<vcache::TagCache>>>> {
+        let mut cols = vcache::TagCache::new(space, schema.clone());
         let vl = space.vid_type.key_len();
         for part in 1..=space.partition_num {
             let mut err = None;
@@ -573,7 +570,7 @@ impl StorageClient for EmbeddedStorage {
         let mut out = Vec::with_capacity(vids.len());
         let now = now_secs();
         let caches = tags.iter().map(|t| self.tag_cache(space, t, vids.len())).collect::<QResult<Vec<_>>>()?;
-        let cached: Vec<Option<std::sync::RwLockReadGuard<'_, vcache::TagColumns>>> =
+        let cached: Vec<Option<std::sync::RwLockReadGuard<'_, vcache::TagCache>>> =
             caches.iter().map(|c| c.as_ref().map(|c| c.read().expect("lock poisoned"))).collect();
         // The tags read from the store.
         let stored: Vec<&SchemaRef> = tags.iter().zip(&cached).filter(|(_, c)| c.is_none()).map(|(t, _)| t).collect();

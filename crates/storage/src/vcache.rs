@@ -2,7 +2,7 @@
 //!
 //! A GO that yields destination properties reads one tag row per destination vertex; from the key-value store that
 //! is a point read (bloom filter, index and data block) and a decode each, about 3 µs. Once a tag has been read
-//! [`HOT_READS`] times, its rows are loaded into a [`TagColumns`]: a dense slot per vertex that has the tag, and one
+//! [`HOT_READS`] times, its rows are loaded into a [`TagCache`]: a dense slot per vertex that has the tag, and one
 //! vector of decoded values per property of the tag's latest schema version (every row decodes to that shape,
 //! whatever version it was written with). Reads of cached tags then touch no key-value state.
 //!
@@ -13,7 +13,7 @@
 //! - A cache is for one schema version: a read or write that brings a newer version (after `ALTER TAG`) drops it,
 //!   and it is built again from the store once the tag is hot again.
 //! - Tags with a TTL are never cached (whether a row is visible depends on the clock), nor tags with more than
-//!   [`MAX_ROWS`] rows.
+//!   [`VCACHE_ROWS_MAX`] rows.
 //! - `CLEAR SPACE`, `DROP TAG` and bulk loads drop the caches they affect.
 
 use crate::topology::VidDict;
@@ -25,11 +25,9 @@ use std::sync::{Arc, RwLock};
 
 /// Vertex reads of a tag after which its rows are cached.
 pub const HOT_READS: u64 = 4096;
-/// Tags with more rows are not cached.
-pub const MAX_ROWS: i64 = 16_000_000;
 
 /// The decoded rows of one tag, by column.
-pub struct TagColumns {
+pub struct TagCache {
     /// The schema the rows were decoded with (its latest version is the columns' shape).
     pub schema: SchemaRef,
     slots: VidDict,
@@ -39,15 +37,10 @@ pub struct TagColumns {
     columns: Vec<Vec<Value>>,
 }
 
-impl TagColumns {
-    pub fn new(space: &SpaceDesc, schema: SchemaRef) -> TagColumns {
+impl TagCache {
+    pub fn new(space: &SpaceDesc, schema: SchemaRef) -> TagCache {
         let props = schema.latest().props.len();
-        TagColumns {
-            schema,
-            slots: VidDict::new(space.vid_type),
-            present: Vec::new(),
-            columns: vec![Vec::new(); props],
-        }
+        TagCache { schema, slots: VidDict::new(space.vid_type), present: Vec::new(), columns: vec![Vec::new(); props] }
     }
 
     fn version(&self) -> u32 {
@@ -160,7 +153,7 @@ impl ReadCounts {
 }
 
 /// One tag's cache, shared by readers and the writers that mirror their writes into it.
-pub type SharedColumns = Arc<RwLock<TagColumns>>;
+pub type SharedColumns = Arc<RwLock<TagCache>>;
 
 /// The caches of every space, with the read counts that decide when a tag is hot.
 #[derive(Default)]
@@ -173,7 +166,7 @@ pub struct VertexCache {
 impl VertexCache {
     /// The cache of a tag, if it is built for `schema`'s latest version. A reader with a newer version drops it
     /// (the tag was altered); one with an older version (planned before the ALTER) reads the store instead.
-    pub fn get(&self, space: u32, schema: &SchemaRef) -> Option<Arc<RwLock<TagColumns>>> {
+    pub fn get(&self, space: u32, schema: &SchemaRef) -> Option<Arc<RwLock<TagCache>>> {
         let c = self.get_any(space, schema.id)?;
         let cached = c.read().expect("lock poisoned").version();
         let reader = schema.latest().version;
@@ -184,7 +177,7 @@ impl VertexCache {
     }
 
     /// The cache of a tag whatever version it serves (for writers, which check the version themselves).
-    pub fn get_any(&self, space: u32, tag: i32) -> Option<Arc<RwLock<TagColumns>>> {
+    pub fn get_any(&self, space: u32, tag: i32) -> Option<Arc<RwLock<TagCache>>> {
         self.tags.read().expect("lock poisoned").get(&(space, tag)).cloned()
     }
 
@@ -198,7 +191,7 @@ impl VertexCache {
         self.reads.cool(space, tag);
     }
 
-    pub fn insert(&self, space: u32, c: TagColumns) -> Arc<RwLock<TagColumns>> {
+    pub fn insert(&self, space: u32, c: TagCache) -> Arc<RwLock<TagCache>> {
         let key = (space, c.schema.id);
         let c = Arc::new(RwLock::new(c));
         self.tags.write().expect("lock poisoned").insert(key, c.clone());

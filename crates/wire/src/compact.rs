@@ -5,6 +5,7 @@
 //! - lengths and element counts checked against the bytes left before anything is allocated, and nesting bounded,
 //!   so a 20-byte frame cannot make the server allocate gigabytes or overflow its stack.
 
+use quiver_common::limits::WIRE_VALUE_DEPTH_MAX;
 use std::cell::Cell;
 use std::io::Read;
 use std::rc::Rc;
@@ -16,8 +17,6 @@ use thrift::protocol::{
 pub const PROTOCOL_ID: u8 = 0x82;
 /// fbthrift's compact version with big-endian doubles; version 1 (little-endian doubles) is also read.
 pub const VERSION_DOUBLE_BE: u8 = 2;
-/// Values nest (lists of maps of lists ...); deeper than this is refused.
-pub const MAX_DEPTH: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageKind {
@@ -160,11 +159,11 @@ impl<'a> Decoder<'a> {
         self.data.len() - self.pos.get()
     }
 
-    /// Enters a nested struct or container; fails past [`MAX_DEPTH`].
+    /// Enters a nested struct or container; fails past [`WIRE_VALUE_DEPTH_MAX`].
     pub fn enter(&mut self) -> DResult<()> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(DecodeError::new(format!("values nested deeper than {MAX_DEPTH} levels")));
+        if self.depth > WIRE_VALUE_DEPTH_MAX {
+            return Err(DecodeError::new(format!("values nested deeper than {WIRE_VALUE_DEPTH_MAX} levels")));
         }
         Ok(())
     }

@@ -22,8 +22,6 @@ pub const HEADER_MAGIC: u16 = 0x0FFF;
 pub const PROTOCOL_COMPACT: u32 = 2;
 const BIG_FRAME_MAGIC: u32 = 0x4249_4746;
 const COMPACT_PROTOCOL_ID: u8 = 0x82;
-/// Frames larger than this are refused unless the server is configured otherwise.
-pub const DEFAULT_MAX_FRAME_BYTES: usize = 64 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrameError {
@@ -173,12 +171,13 @@ fn skip_string(buf: &mut &[u8]) -> Result<(), FrameError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quiver_common::limits::FRAME_BYTES_MAX;
 
     #[test]
     fn header_frames_round_trip_and_echo_flags_and_sequence() {
         let framing = Framing::Header { flags: 1, seq_id: 77, protocol: PROTOCOL_COMPACT };
         let frame = encode_frame(framing, b"\x82\x21payload");
-        let len = frame_len(frame[..4].try_into().unwrap(), DEFAULT_MAX_FRAME_BYTES).unwrap();
+        let len = frame_len(frame[..4].try_into().unwrap(), FRAME_BYTES_MAX).unwrap();
         assert_eq!(len, frame.len() - 4);
         let (f, payload) = decode_frame(&frame[4..]).unwrap();
         assert_eq!(f, framing);

@@ -124,7 +124,7 @@ pub fn decode_call(payload: &[u8]) -> Result<(Message, Call), CallError> {
 
 /// One operator of a plan, as `PlanNodeDescription`.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct PlanNode {
+pub struct PlanNodeDescription {
     pub name: String,
     pub id: i64,
     pub output_var: String,
@@ -135,8 +135,8 @@ pub struct PlanNode {
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Plan {
-    pub nodes: Vec<PlanNode>,
+pub struct PlanDescription {
+    pub nodes: Vec<PlanNodeDescription>,
     pub format: String,
     pub optimize_time_us: i32,
 }
@@ -184,7 +184,7 @@ pub struct ExecutionResponse {
     pub data: Option<Table>,
     pub space_name: Option<String>,
     pub error_msg: Option<String>,
-    pub plan: Option<Plan>,
+    pub plan: Option<PlanDescription>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -303,7 +303,7 @@ fn encode_execution(e: &mut Encoder, r: &ExecutionResponse) {
     e.struct_end();
 }
 
-fn encode_plan(e: &mut Encoder, p: &Plan) {
+fn encode_plan(e: &mut Encoder, p: &PlanDescription) {
     e.struct_begin("PlanDescription");
     e.field(1, TType::List);
     e.list_begin(TType::Struct, p.nodes.len());
@@ -549,14 +549,14 @@ fn decode_execution(d: &mut Decoder) -> DResult<ExecutionResponse> {
     Ok(r)
 }
 
-fn decode_plan(d: &mut Decoder) -> DResult<Plan> {
-    let mut p = Plan::default();
+fn decode_plan(d: &mut Decoder) -> DResult<PlanDescription> {
+    let mut p = PlanDescription::default();
     d.fields(|d, id, t| {
         match (id, t) {
             (1, TType::List) => {
                 let (_, n) = d.list_begin()?;
                 for _ in 0..n {
-                    let mut node = PlanNode::default();
+                    let mut node = PlanNodeDescription::default();
                     d.fields(|d, id, t| {
                         match (id, t) {
                             (1, TType::String) => node.name = d.string()?,
@@ -642,8 +642,8 @@ mod tests {
 
     #[test]
     fn replies_round_trip() {
-        let plan = Plan {
-            nodes: vec![PlanNode {
+        let plan = PlanDescription {
+            nodes: vec![PlanNodeDescription {
                 name: "Go".into(),
                 id: 3,
                 output_var: "__Go_3".into(),

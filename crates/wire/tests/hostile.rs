@@ -2,10 +2,11 @@
 //! insertions, length fields rewritten): every input is either decoded or refused with an error, never a panic.
 //! The fuzz target in `fuzz/` explores the same surface with coverage guidance.
 
+use quiver_common::limits::FRAME_BYTES_MAX;
 use quiver_common::memory::Account;
 use quiver_common::Value;
 use quiver_wire::compact::{Message, MessageKind};
-use quiver_wire::frame::{decode_frame, encode_frame, frame_len, Framing, DEFAULT_MAX_FRAME_BYTES, PROTOCOL_COMPACT};
+use quiver_wire::frame::{decode_frame, encode_frame, frame_len, Framing, PROTOCOL_COMPACT};
 use quiver_wire::graph::{decode_call, decode_reply, encode_call, encode_reply, Call, ExecutionResponse, Reply, Table};
 use std::collections::BTreeMap;
 
@@ -33,7 +34,7 @@ impl Rng {
 
 fn decode_everything(bytes: &[u8]) {
     if bytes.len() >= 4 {
-        let _ = frame_len([bytes[0], bytes[1], bytes[2], bytes[3]], DEFAULT_MAX_FRAME_BYTES);
+        let _ = frame_len([bytes[0], bytes[1], bytes[2], bytes[3]], FRAME_BYTES_MAX);
         if let Ok((_, payload)) = decode_frame(&bytes[4..]) {
             let _ = decode_call(payload);
             let _ = decode_reply(payload);

@@ -1,7 +1,7 @@
 //! ExpandExecutor: a chain of GOs whose rows are only counted (fused by `fuse_count_traversal`), run in storage as
 //! one expansion that carries path counts instead of rows.
 
-use crate::planner::{ExpandNode, ExpandOutput};
+use crate::planner::{CountOutput, ExpandNode};
 use crate::request::Request;
 use crate::DataSet;
 use quiver_api::{ExpandHop, ExpandRequest, SpaceDesc, StorageClient};
@@ -29,14 +29,14 @@ impl ExpandExecutor<'_> {
             }
         }
         let output = match e.output {
-            ExpandOutput::Count { .. } => quiver_api::ExpandOutput::Count,
-            ExpandOutput::GroupCount { .. } => quiver_api::ExpandOutput::Ends,
+            CountOutput::Count { .. } => quiver_api::ExpandOutput::Count,
+            CountOutput::GroupCount { .. } => quiver_api::ExpandOutput::Ends,
         };
         let r = self.storage.expand(space, &ExpandRequest { starts, hops, output, budget: self.req.budget.clone() })?;
         let count = |n: u64| i64::try_from(n).map(Value::Int).map_err(|_| QError::execution("count overflows INT64"));
         match &e.output {
-            ExpandOutput::Count { column } => Ok(DataSet::new(vec![column.clone()], vec![vec![count(r.paths)?]])),
-            ExpandOutput::GroupCount { columns } => {
+            CountOutput::Count { column } => Ok(DataSet::new(vec![column.clone()], vec![vec![count(r.paths)?]])),
+            CountOutput::GroupCount { columns } => {
                 let mut rows = Vec::with_capacity(r.ends.len());
                 for (vid, n) in r.ends {
                     rows.push(

@@ -19,7 +19,7 @@
 //! ```
 
 use super::{cannot_fail, is_far_end, Rule, RuleContext};
-use crate::planner::{ExpandNode, ExpandOutput, Op, PlanNode};
+use crate::planner::{CountOutput, ExpandNode, Op, PlanNode};
 use crate::validator::BoundGo;
 use quiver_common::expr::Expr;
 use quiver_syntax::ast::{FromClause, GoStatement};
@@ -87,7 +87,7 @@ impl Rule for FuseCountTraversal {
             Op::Project { yield_clause: y, filter: None }
                 if !y.distinct && y.columns.len() == 1 && is_count_star(&y.columns[0].expr) =>
             {
-                ExpandOutput::Count { column: y.columns[0].name() }
+                CountOutput::Count { column: y.columns[0].name() }
             }
             Op::Aggregate { keys, yield_clause: y } if !y.distinct && keys.len() == 1 => {
                 let Expr::InputProp(key) = &keys[0] else { return false };
@@ -98,7 +98,7 @@ impl Rule for FuseCountTraversal {
                 if !yields_far_end(&last.go.stmt, key) {
                     return false;
                 }
-                ExpandOutput::GroupCount {
+                CountOutput::GroupCount {
                     columns: y.columns.iter().map(|c| (c.name(), is_count_star(&c.expr))).collect(),
                 }
             }

@@ -2,7 +2,7 @@
 //! (nodes root first, each with an id, a name, its dependencies, key-value operator info and profiling stats),
 //! and its renderings as rows and as a Graphviz digraph.
 
-use super::{ExpandOutput, Op, PlanNode};
+use super::{CountOutput, Op, PlanNode};
 use crate::DataSet;
 use quiver_api::PropSelection;
 use quiver_common::Value;
@@ -274,10 +274,8 @@ fn describe(op: &Op) -> Vec<(String, String)> {
                 ));
             }
             match &e.output {
-                ExpandOutput::Count { column } => d.push(("count".into(), column.clone())),
-                ExpandOutput::GroupCount { columns } => {
-                    d.push(("columns".into(), join(columns.iter().map(|(c, _)| c))))
-                }
+                CountOutput::Count { column } => d.push(("count".into(), column.clone())),
+                CountOutput::GroupCount { columns } => d.push(("columns".into(), join(columns.iter().map(|(c, _)| c)))),
             }
         }
     }

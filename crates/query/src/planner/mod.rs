@@ -79,7 +79,7 @@ pub(crate) struct GoTop {
 }
 
 /// What a fused traversal returns.
-pub(crate) enum ExpandOutput {
+pub(crate) enum CountOutput {
     /// One row: the number of rows the chain would produce, under `column`.
     Count { column: String },
     /// One row per far end of the last hop: the columns, in order, are the far end or the row count.
@@ -90,7 +90,7 @@ pub(crate) struct ExpandNode {
     /// The GOs of the chain, first to last; the first starts from constants, each next one from its
     /// predecessor's far ends.
     pub gos: Vec<BoundGo>,
-    pub output: ExpandOutput,
+    pub output: CountOutput,
 }
 
 impl PlanNode {
@@ -176,8 +176,8 @@ impl PlanNode {
             Op::GetVertices(_) => "GetVertices",
             Op::GetEdges(_) => "GetEdges",
             Op::Expand(e) => match e.output {
-                ExpandOutput::Count { .. } => "ExpandCount",
-                ExpandOutput::GroupCount { .. } => "ExpandGroupCount",
+                CountOutput::Count { .. } => "ExpandCount",
+                CountOutput::GroupCount { .. } => "ExpandGroupCount",
             },
         }
     }

@@ -13,13 +13,9 @@ use crate::Params;
 use quiver_api::*;
 use quiver_common::eval::eval;
 use quiver_common::expr::{BinaryOp, Expr, VertexRef};
+use quiver_common::limits::{LOOKUP_BRANCHES_MAX, LOOKUP_POINTS_MAX};
 use quiver_common::{ErrorCode, PropType, QError, QResult, Value};
 use quiver_syntax::ast::{LookupStatement, YieldClause};
-
-/// OR branches a WHERE may expand to; beyond it one full index scan and a re-check of every row are used.
-const BRANCHES_MAX: usize = 64;
-/// Point ranges one branch's `IN` lists may expand to.
-const POINTS_MAX: usize = 1024;
 
 pub(crate) struct LookupPlan {
     pub schema: SchemaRef,
@@ -121,7 +117,7 @@ impl Validator<'_> {
             None => vec![Vec::new()],
             Some(f) => {
                 let mut b = self.lookup_filter(f, &schema, params)?;
-                if b.len() > BRANCHES_MAX {
+                if b.len() > LOOKUP_BRANCHES_MAX {
                     b = vec![Vec::new()];
                 }
                 b
@@ -174,7 +170,7 @@ impl Validator<'_> {
                 let mut out = Vec::new();
                 for a in &l {
                     for b in &r {
-                        if out.len() > BRANCHES_MAX {
+                        if out.len() > LOOKUP_BRANCHES_MAX {
                             return Ok(out);
                         }
                         out.push(a.iter().chain(b).cloned().collect());
@@ -365,7 +361,7 @@ fn choose(ready: &[IndexRef], preds: &[Pred]) -> (Vec<IndexScan>, bool) {
             }
         }
         prefixes = next;
-        if prefixes.len() > POINTS_MAX {
+        if prefixes.len() > LOOKUP_POINTS_MAX {
             // Too many points: scan the index whole and re-check every row.
             return (vec![IndexScan { index: best, prefix: Vec::new(), range: None }], false);
         }
