@@ -1,22 +1,18 @@
 //! ExpandExecutor: a chain of GOs whose rows are only counted (fused by `fuse_count_traversal`), run in storage as
 //! one expansion that carries path counts instead of rows.
 
+use super::Reads;
 use crate::planner::{CountOutput, ExpandNode};
-use crate::request::Request;
 use crate::DataSet;
-use quiver_api::{ExpandHop, ExpandRequest, SpaceDesc, StorageClient};
+use quiver_api::{ExpandHop, ExpandRequest};
 use quiver_common::{QError, QResult, Value};
 
-pub(super) struct ExpandExecutor<'a> {
-    pub storage: &'a dyn StorageClient,
-    pub space: &'a SpaceDesc,
-    pub req: &'a Request<'a>,
-}
+pub(super) struct ExpandExecutor;
 
-impl ExpandExecutor<'_> {
+impl ExpandExecutor {
     /// A fused GO chain: one storage expansion with a hop per step of each GO.
-    pub fn execute(&self, e: &ExpandNode) -> QResult<DataSet> {
-        let space = self.space;
+    pub fn execute(r: &Reads<'_>, e: &ExpandNode) -> QResult<DataSet> {
+        let space = r.space;
         let first = e.gos.first().expect("a chain has a GO");
         let starts = first.starts.clone().expect("the rule fuses chains that start from constants");
         let mut hops = Vec::new();
@@ -32,7 +28,7 @@ impl ExpandExecutor<'_> {
             CountOutput::Count { .. } => quiver_api::ExpandOutput::Count,
             CountOutput::GroupCount { .. } => quiver_api::ExpandOutput::Ends,
         };
-        let r = self.storage.expand(space, &ExpandRequest { starts, hops, output, budget: self.req.budget.clone() })?;
+        let r = r.storage.expand(space, &ExpandRequest { starts, hops, output, budget: r.req.budget.clone() })?;
         let count = |n: u64| i64::try_from(n).map(Value::Int).map_err(|_| QError::execution("count overflows INT64"));
         match &e.output {
             CountOutput::Count { column } => Ok(DataSet::new(vec![column.clone()], vec![vec![count(r.paths)?]])),

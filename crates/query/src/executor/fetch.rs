@@ -2,28 +2,24 @@
 //! of the input or a variable.
 
 use super::project::project;
+use super::Reads;
 use crate::context::{make_vertex, EdgeContext, VertexContext};
 use crate::distinct::DistinctRows;
-use crate::request::{input_rows, Request};
+use crate::request::input_rows;
 use crate::validator::{BoundFetchEdges, BoundFetchVertices, EdgeKeys, VertexIds};
 use crate::DataSet;
-use quiver_api::{EdgeKeyVal, PropSelection, Props, SpaceDesc, StorageClient};
+use quiver_api::{EdgeKeyVal, PropSelection, Props};
 use quiver_common::budget::Meter;
 use quiver_common::eval::eval;
 use quiver_common::expr::Expr;
 use quiver_common::fasthash::FastSet as HashSet;
-use quiver_common::value::Edge;
 use quiver_common::{QResult, Value};
 
-pub(super) struct GetVerticesExecutor<'a> {
-    pub storage: &'a dyn StorageClient,
-    pub space: &'a SpaceDesc,
-    pub req: &'a Request<'a>,
-}
+pub(super) struct GetVerticesExecutor;
 
-impl GetVerticesExecutor<'_> {
-    pub fn execute(&self, f: &BoundFetchVertices, input: Option<&DataSet>) -> QResult<DataSet> {
-        let (space, req) = (self.space, self.req);
+impl GetVerticesExecutor {
+    pub fn execute(r: &Reads<'_>, f: &BoundFetchVertices, input: Option<&DataSet>) -> QResult<DataSet> {
+        let (space, req) = (r.space, r.req);
         // Each vertex once. Rows whose value is no VID of this space fetch nothing, as GO starts nothing from them.
         let mut ids = Vec::new();
         let mut seen_ids = HashSet::default();
@@ -51,7 +47,7 @@ impl GetVerticesExecutor<'_> {
         let mut ds = DataSet::new(f.yield_clause.columns.iter().map(|c| c.name()).collect(), Vec::new());
         let mut seen = DistinctRows::default();
         let mut meter = Meter::new(&req.budget);
-        for data in self.storage.get_vertices(space, &ids, &f.schemas, &PropSelection::All)?.into_iter().flatten() {
+        for data in r.storage.get_vertices(space, &ids, &f.schemas, &PropSelection::All)?.into_iter().flatten() {
             meter.tick()?;
             let (own, extra): (Vec<_>, Vec<_>) = data.tags.into_iter().partition(|(s, _)| listed_ids.contains(&s.id));
             if !f.any_tag && own.is_empty() {
@@ -66,20 +62,16 @@ impl GetVerticesExecutor<'_> {
     }
 }
 
-pub(super) struct GetEdgesExecutor<'a> {
-    pub storage: &'a dyn StorageClient,
-    pub space: &'a SpaceDesc,
-    pub req: &'a Request<'a>,
-}
+pub(super) struct GetEdgesExecutor;
 
-impl GetEdgesExecutor<'_> {
-    pub fn execute(&self, f: &BoundFetchEdges, input: Option<&DataSet>) -> QResult<DataSet> {
-        let (space, req) = (self.space, self.req);
+impl GetEdgesExecutor {
+    pub fn execute(r: &Reads<'_>, f: &BoundFetchEdges, input: Option<&DataSet>) -> QResult<DataSet> {
+        let (space, req) = (r.space, r.req);
         let rows;
         let keys: &[EdgeKeyVal] = match &f.keys {
             EdgeKeys::Constants(keys) => keys,
             EdgeKeys::Rows(key) => {
-                rows = self.keys_of_rows(f, key, input)?;
+                rows = Self::keys_of_rows(r, f, key, input)?;
                 &rows
             }
         };
@@ -87,17 +79,10 @@ impl GetEdgesExecutor<'_> {
         let mut ds = DataSet::new(f.yield_clause.columns.iter().map(|c| c.name()).collect(), Vec::new());
         let mut seen = DistinctRows::default();
         let mut meter = Meter::new(&req.budget);
-        for (key, props) in keys.iter().zip(self.storage.get_edges(space, schema, keys)?) {
+        for (key, props) in keys.iter().zip(r.storage.get_edges(space, schema, keys)?) {
             meter.tick()?;
             let Some(props) = props else { continue };
-            let e = Edge {
-                src: key.src.clone(),
-                dst: key.dst.clone(),
-                edge_type: schema.id,
-                name: schema.name.clone(),
-                ranking: key.rank,
-                props,
-            };
+            let e = super::edge_of(key, schema, props);
             project(&f.yield_clause, &EdgeContext { params: req.params, edge: &e }, &mut ds, &mut seen)?;
         }
         Ok(ds)
@@ -106,12 +91,12 @@ impl GetEdgesExecutor<'_> {
     /// One key per input row, each once (an input repeats a key whenever several of its rows lead to one edge);
     /// rows whose values are no VIDs of the space, or whose rank is not an integer, fetch nothing.
     fn keys_of_rows(
-        &self,
+        r: &Reads<'_>,
         f: &BoundFetchEdges,
         key: &quiver_syntax::ast::EdgeKey,
         input: Option<&DataSet>,
     ) -> QResult<Vec<EdgeKeyVal>> {
-        let (space, req) = (self.space, self.req);
+        let (space, req) = (r.space, r.req);
         let is_vid = |v: &Value| space.vid_type_matches(v) && space.check_vid_len(v).is_ok();
         // The reference that names the input: every other one must read the same input.
         let mut reference = None;

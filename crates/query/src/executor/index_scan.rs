@@ -2,25 +2,20 @@
 //! answer the YIELD and the WHERE exactly (or rows can expire), the rows read and the WHERE checked again.
 
 use super::project::{project, yield_columns};
+use super::Reads;
 use crate::context::{make_vertex, EdgeContext, VertexContext};
-use crate::request::Request;
 use crate::validator::LookupPlan;
 use crate::DataSet;
 use quiver_api::*;
 use quiver_common::eval::eval_condition;
-use quiver_common::value::Edge;
 use quiver_common::{QResult, Value};
 
-pub(super) struct IndexScanExecutor<'a> {
-    pub storage: &'a dyn StorageClient,
-    pub space: &'a SpaceDesc,
-    pub req: &'a Request<'a>,
-}
+pub(super) struct IndexScanExecutor;
 
-impl IndexScanExecutor<'_> {
-    pub fn execute(&self, plan: &LookupPlan) -> QResult<DataSet> {
-        let (space, params, budget) = (self.space, self.req.params, &self.req.budget);
-        let hits = self.storage.scan_index(space, &plan.scans, budget)?;
+impl IndexScanExecutor {
+    pub fn execute(r: &Reads<'_>, plan: &LookupPlan) -> QResult<DataSet> {
+        let (space, params, budget) = (r.space, r.req.params, &r.req.budget);
+        let hits = r.storage.scan_index(space, &plan.scans, budget)?;
         let y = &plan.yield_clause;
         let mut ds = DataSet::new(yield_columns(y), Vec::new());
         let mut seen = crate::distinct::DistinctRows::default();
@@ -38,7 +33,7 @@ impl IndexScanExecutor<'_> {
                 for chunk in vids.chunks(1024) {
                     budget.check()?;
                     let rows: Vec<Option<VertexData>> = if plan.fetch {
-                        self.storage.get_vertices(space, chunk, std::slice::from_ref(schema), &PropSelection::All)?
+                        r.storage.get_vertices(space, chunk, std::slice::from_ref(schema), &PropSelection::All)?
                     } else {
                         chunk.iter().map(|v| Some(VertexData { vid: v.clone(), tags: Vec::new() })).collect()
                     };
@@ -72,20 +67,13 @@ impl IndexScanExecutor<'_> {
                 for chunk in keys.chunks(1024) {
                     budget.check()?;
                     let rows: Vec<Option<Props>> = if plan.fetch {
-                        self.storage.get_edges(space, schema, chunk)?
+                        r.storage.get_edges(space, schema, chunk)?
                     } else {
                         chunk.iter().map(|_| Some(Props::new())).collect()
                     };
                     for (key, props) in chunk.iter().zip(rows) {
                         let Some(props) = props else { continue };
-                        let e = Edge {
-                            src: key.src.clone(),
-                            dst: key.dst.clone(),
-                            edge_type: schema.id,
-                            name: schema.name.clone(),
-                            ranking: key.rank,
-                            props,
-                        };
+                        let e = super::edge_of(key, schema, props);
                         let ctx = EdgeContext { params, edge: &e };
                         if keep(&ctx)? {
                             project(y, &ctx, &mut ds, &mut seen)?;

@@ -26,10 +26,14 @@ mod statement;
 mod traverse;
 
 use aggregate::AggregateExecutor;
+use expand::ExpandExecutor;
+use fetch::{GetEdgesExecutor, GetVerticesExecutor};
+use index_scan::IndexScanExecutor;
 use limit::LimitExecutor;
 use project::ProjectExecutor;
 use set::SetExecutor;
 use sort::{SortExecutor, TopNExecutor};
+use traverse::TraverseExecutor;
 
 use crate::dataset::window;
 use crate::optimizer::reads_var;
@@ -37,7 +41,7 @@ use crate::planner::desc::{node_key, ProfileStats, Profiles};
 use crate::planner::{Op, PlanNode};
 use crate::request::{limit_operand, Request};
 use crate::{DataSet, QueryEngine, Session};
-use quiver_api::SpaceDesc;
+use quiver_api::{SpaceDesc, StorageClient};
 use quiver_common::expr::Expr;
 use quiver_common::{QResult, Value};
 use quiver_syntax::ast::FromClause;
@@ -60,6 +64,29 @@ fn append(acc: &mut Option<DataSet>, batch: DataSet) {
         None => *acc = Some(batch),
         Some(a) => a.append(batch),
     }
+}
+
+/// The value of an edge read by its key: what `edge` evaluates to in FETCH and LOOKUP.
+pub(super) fn edge_of(
+    key: &quiver_api::EdgeKeyVal,
+    schema: &quiver_api::SchemaRef,
+    props: quiver_api::Props,
+) -> quiver_common::value::Edge {
+    quiver_common::value::Edge {
+        src: key.src.clone(),
+        dst: key.dst.clone(),
+        edge_type: schema.id,
+        name: schema.name.clone(),
+        ranking: key.rank,
+        props,
+    }
+}
+
+/// What the executors that read storage work with: the storage client, the current space and the request.
+pub(super) struct Reads<'a> {
+    pub storage: &'a dyn StorageClient,
+    pub space: &'a SpaceDesc,
+    pub req: &'a Request<'a>,
 }
 
 /// Where an operator's piped input comes from.
@@ -310,10 +337,6 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 self.engine.execute_statement(self.session, &constants, self.req.params)
             }
             Op::Statement(s) => self.engine.execute_statement(self.session, s, self.req.params),
-            Op::Go(g) => {
-                let space = self.space()?;
-                traverse::TraverseExecutor { storage: &*self.engine.storage, space: &space, req }.execute(g, input)
-            }
             Op::Project { yield_clause, filter } => ProjectExecutor::execute(yield_clause, filter.as_ref(), req, input),
             Op::Sort(f) => SortExecutor::execute(f, req, input),
             Op::Limit { offset, count } => LimitExecutor::execute(offset, count, req, input),
@@ -329,21 +352,17 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 self.req.vars.insert(var.clone(), rows);
                 Ok(DataSet::empty())
             }
-            Op::Expand(e) => {
+            Op::Go(_) | Op::Expand(_) | Op::GetVertices(_) | Op::GetEdges(_) | Op::Lookup(_) => {
                 let space = self.space()?;
-                expand::ExpandExecutor { storage: &*self.engine.storage, space: &space, req }.execute(e)
-            }
-            Op::GetVertices(f) => {
-                let space = self.space()?;
-                fetch::GetVerticesExecutor { storage: &*self.engine.storage, space: &space, req }.execute(f, input)
-            }
-            Op::GetEdges(f) => {
-                let space = self.space()?;
-                fetch::GetEdgesExecutor { storage: &*self.engine.storage, space: &space, req }.execute(f, input)
-            }
-            Op::Lookup(plan) => {
-                let space = self.space()?;
-                index_scan::IndexScanExecutor { storage: &*self.engine.storage, space: &space, req }.execute(plan)
+                let r = Reads { storage: &*self.engine.storage, space: &space, req };
+                match &node.op {
+                    Op::Go(g) => TraverseExecutor::execute(&r, g, input),
+                    Op::Expand(e) => ExpandExecutor::execute(&r, e),
+                    Op::GetVertices(f) => GetVerticesExecutor::execute(&r, f, input),
+                    Op::GetEdges(f) => GetEdgesExecutor::execute(&r, f, input),
+                    Op::Lookup(plan) => IndexScanExecutor::execute(&r, plan),
+                    _ => unreachable!("matched above"),
+                }
             }
         }
     }

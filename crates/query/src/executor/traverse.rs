@@ -6,6 +6,7 @@
 //! only; the frontier between steps is a de-duplicated set of vertices (per root when the statement joins back onto
 //! its piped input). `M TO N STEPS` emits the edges of every step from M to N.
 
+use super::Reads;
 use crate::context::make_vertex;
 use crate::distinct::DistinctRows;
 use crate::optimizer::cannot_fail;
@@ -33,15 +34,11 @@ struct Step<'a> {
 }
 
 /// TraverseExecutor: runs a GO.
-pub(super) struct TraverseExecutor<'a> {
-    pub storage: &'a dyn StorageClient,
-    pub space: &'a SpaceDesc,
-    pub req: &'a Request<'a>,
-}
+pub(super) struct TraverseExecutor;
 
-impl TraverseExecutor<'_> {
-    pub fn execute(&self, node: &GoNode, input: Option<&DataSet>) -> QResult<DataSet> {
-        let (space, req) = (self.space, self.req);
+impl TraverseExecutor {
+    pub fn execute(r: &Reads<'_>, node: &GoNode, input: Option<&DataSet>) -> QResult<DataSet> {
+        let (space, req) = (r.space, r.req);
         let bound = &node.go;
         let g = &bound.stmt;
         let yield_clause = bound.yield_clause();
@@ -121,7 +118,7 @@ impl TraverseExecutor<'_> {
                 if limit == Some(0) {
                     break;
                 }
-                let part = self
+                let part = r
                     .storage
                     .get_neighbors(
                         space,
@@ -161,7 +158,7 @@ impl TraverseExecutor<'_> {
 
             if step >= min_steps {
                 // Vertex properties, read once per distinct vertex, found by position.
-                let src_vertices = self.vertices(space, &vids, &needs.src_tags, &needs.src_props)?;
+                let src_vertices = Self::vertices(r, space, &vids, &needs.src_tags, &needs.src_props)?;
                 let (dst_of, dst_vertices) = if needs.dst_tags.is_empty() {
                     (Vec::new(), Vec::new())
                 } else {
@@ -177,7 +174,7 @@ impl TraverseExecutor<'_> {
                             })
                         })
                         .collect();
-                    (dst_of, self.vertices(space, &dsts, &needs.dst_tags, &needs.dst_props)?)
+                    (dst_of, Self::vertices(r, space, &dsts, &needs.dst_tags, &needs.dst_props)?)
                 };
                 for (root, vid) in &frontier {
                     meter.tick()?;
@@ -231,7 +228,7 @@ impl TraverseExecutor<'_> {
     /// The vertices of `vids` with the given tags, in the order of `vids` (`None`: no such vertex); nothing is
     /// read when no tag is needed.
     fn vertices(
-        &self,
+        r: &Reads<'_>,
         space: &SpaceDesc,
         vids: &[Value],
         tags: &[SchemaRef],
@@ -240,7 +237,7 @@ impl TraverseExecutor<'_> {
         if tags.is_empty() {
             return Ok(Vec::new());
         }
-        self.storage.get_tag_columns(space, vids, tags, &props.selection())
+        r.storage.get_tag_columns(space, vids, tags, &props.selection())
     }
 }
 
