@@ -8,8 +8,8 @@
 //!
 //! The query's budget is checked before each batch: its deadline, and its memory bound against what the query's
 //! thread holds (counted at the allocator, see `quiver_common::memory`), so everything held between operators
-//! counts. With profiling on, each operator's rows
-//! and time (its own, and including its inputs) are recorded for PROFILE.
+//! counts. With profiling on, each operator's rows and time (its own, and including its inputs) are recorded for
+//! PROFILE.
 
 mod admin;
 mod aggregate;
@@ -41,8 +41,9 @@ use crate::planner::desc::{node_key, ProfileStats, Profiles};
 use crate::planner::{Op, PlanNode};
 use crate::request::{limit_operand, Request};
 use crate::{DataSet, QueryEngine, Session};
-use quiver_api::{SpaceDesc, StorageClient};
+use quiver_api::{EdgeKeyVal, Props, SchemaRef, SpaceDesc, StorageClient};
 use quiver_common::expr::Expr;
+use quiver_common::value::Edge;
 use quiver_common::{QResult, Value};
 use quiver_syntax::ast::FromClause;
 use std::time::Instant;
@@ -67,12 +68,8 @@ fn append(acc: &mut Option<DataSet>, batch: DataSet) {
 }
 
 /// The value of an edge read by its key: what `edge` evaluates to in FETCH and LOOKUP.
-pub(super) fn edge_of(
-    key: &quiver_api::EdgeKeyVal,
-    schema: &quiver_api::SchemaRef,
-    props: quiver_api::Props,
-) -> quiver_common::value::Edge {
-    quiver_common::value::Edge {
+pub(super) fn edge_of(key: &EdgeKeyVal, schema: &SchemaRef, props: Props) -> Edge {
+    Edge {
         src: key.src.clone(),
         dst: key.dst.clone(),
         edge_type: schema.id,
