@@ -212,6 +212,26 @@ fn billions_of_steps_end_or_stop_at_the_deadline() {
     }
 }
 
+/// An expression whose loop takes quadratic time (each `reduce()` step copies the list built so far) stops at the
+/// query's deadline, not when it is done.
+#[test]
+fn a_quadratic_reduce_stops_at_the_deadline() {
+    let mut db = Database::in_memory();
+    db.engine.limits = Limits { timeout: Duration::from_millis(300), memory_bytes: 1 << 30 };
+    let mut s = Session::default();
+    let started = std::time::Instant::now();
+    let e = db
+        .execute(&mut s, "YIELD size(reduce(acc = [], x IN range(1, 1000000) | acc + [x])) AS n", &Params::new())
+        .unwrap_err();
+    assert_eq!(e.message, "Execution had been killed: the query ran longer than its timeout of 300 ms");
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    db.engine.limits = Limits::default();
+    assert_eq!(
+        exec(&db, &mut s, "YIELD size(reduce(acc = [], x IN range(1, 100) | acc + [x])) AS n"),
+        vec![vec![Value::Int(100)]]
+    );
+}
+
 #[test]
 fn profile_counts_rows_per_operator() {
     let db = nba();

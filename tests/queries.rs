@@ -42,6 +42,7 @@ query_files!(
     group_order_limit,
     set_ops,
     explain,
+    list_comprehension,
     lookup,
     index,
     stats_jobs,

@@ -3,6 +3,7 @@
 
 use crate::memory::{self, Account, Scope};
 use crate::{QError, QResult};
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,6 +24,41 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits { timeout: QUERY_TIMEOUT_DEFAULT, memory_bytes: QUERY_MEMORY_DEFAULT_BYTES }
     }
+}
+
+thread_local! {
+    /// The budget the current thread runs under, for code that has no handle on it (the evaluator's loops).
+    static CURRENT: RefCell<Option<Budget>> = const { RefCell::new(None) };
+    /// Calls of [`check_current`] since its last full check.
+    static CALLS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// While alive, the current thread runs under a budget (see [`Budget::enter`]). Not `Send`.
+pub struct BudgetScope {
+    _memory: Scope,
+    previous: Option<Budget>,
+}
+
+impl Drop for BudgetScope {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        CURRENT.with(|c| *c.borrow_mut() = previous);
+    }
+}
+
+/// Checks the current thread's budget (if it runs under one) every [`TICKS_PER_CHECK`] calls, and its memory bound
+/// at every call: for loops that have no handle on the budget, such as a `reduce()` over a long list, so that no
+/// expression runs past its query's deadline or memory bound.
+pub fn check_current() -> QResult<()> {
+    let full = CALLS.with(|n| {
+        let calls = n.get() + 1;
+        n.set(if calls >= TICKS_PER_CHECK { 0 } else { calls });
+        calls >= TICKS_PER_CHECK
+    });
+    if full {
+        return CURRENT.with(|c| c.borrow().as_ref().map_or(Ok(()), Budget::check));
+    }
+    memory::reserve(0)
 }
 
 /// Rows or edges an operator produces between two [`Budget::check`]s (see [`Meter`]).
@@ -52,10 +88,13 @@ impl Budget {
         Budget::new(Limits { timeout: Duration::from_secs(365 * 24 * 3600), memory_bytes: usize::MAX })
     }
 
-    /// Counts the current thread's allocations towards this budget's memory bound until the scope is dropped.
-    /// A query enters it on every thread it runs on; what a thread allocates outside it is not the query's.
-    pub fn enter(&self) -> Scope {
-        self.memory.enter()
+    /// Makes this the current thread's budget until the scope is dropped: its allocations count towards the
+    /// memory bound, and [`check_current`] checks this budget. A query enters it on every thread it runs on; what a
+    /// thread allocates outside it is not the query's.
+    pub fn enter(&self) -> BudgetScope {
+        let memory = self.memory.enter();
+        let previous = CURRENT.with(|c| c.replace(Some(self.clone())));
+        BudgetScope { _memory: memory, previous }
     }
 
     /// Fails once the deadline has passed, the query was cancelled, or it holds more than its memory bound.
@@ -155,6 +194,21 @@ mod tests {
             meter.tick().unwrap();
         }
         assert!(meter.tick().is_err());
+    }
+
+    #[test]
+    fn the_current_budget_is_checked_by_code_without_a_handle_on_it() {
+        assert!((0..10 * TICKS_PER_CHECK).all(|_| check_current().is_ok()), "no budget: nothing to check");
+        let late = Budget::new(Limits { timeout: Duration::ZERO, memory_bytes: usize::MAX });
+        {
+            let _scope = late.enter();
+            let failed = (0..TICKS_PER_CHECK + 1).find_map(|_| check_current().err());
+            assert_eq!(
+                failed.map(|e| e.message),
+                Some("Execution had been killed: the query ran longer than its timeout of 0 ms".to_string())
+            );
+        }
+        assert!((0..10 * TICKS_PER_CHECK).all(|_| check_current().is_ok()), "the scope ended");
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! distinction and checked integer arithmetic.
 
 use crate::error::{QError, QResult};
-use crate::expr::{BinaryOp, EdgeMeta, Expr, UnaryOp, VertexRef};
+use crate::expr::{BinaryOp, EdgeMeta, Expr, Quantifier, Reduce, UnaryOp, VertexRef};
 use crate::functions;
+use crate::limits::VALUE_DEPTH_MAX;
 use crate::value::{NullKind, Value};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -71,92 +72,359 @@ pub fn eval_const(expr: &Expr) -> QResult<Value> {
 }
 
 pub fn eval(expr: &Expr, ctx: &dyn EvalContext) -> QResult<Value> {
-    match expr {
-        Expr::Const(v) => Ok(v.clone()),
-        Expr::Param(name) => ctx.param(name),
-        Expr::LabelProp { label, prop } => ctx.label_prop(label, prop),
-        Expr::EdgeMetaProp { edge, meta } => ctx.edge_meta(edge, *meta),
-        Expr::SrcProp { tag, prop } => ctx.src_prop(tag, prop),
-        Expr::DstProp { tag, prop } => ctx.dst_prop(tag, prop),
-        Expr::InputProp(col) => ctx.input_prop(col),
-        Expr::VarProp { var, prop } => ctx.var_prop(var, prop),
-        Expr::Label(name) => ctx.label(name),
-        Expr::Vertex(which) => ctx.vertex(*which),
-        Expr::Edge => ctx.edge(),
-        Expr::Attribute { base, name } => Ok(attribute(&eval(base, ctx)?, name)),
-        Expr::Unary { op, operand } => {
-            let v = eval(operand, ctx)?;
-            unary(*op, v, expr)
-        }
-        Expr::Binary { op: BinaryOp::And, lhs, rhs } => {
-            let l = eval(lhs, ctx)?;
-            if let Value::Bool(false) = l {
-                return Ok(Value::Bool(false));
+    Ok(nested_eval(expr, ctx, None)?.0)
+}
+
+/// A value and its [`Value::depth`], which the evaluator carries along so that a list built from other values knows
+/// how deep it is without walking them again (a `reduce()` that grows a list one element a step would otherwise
+/// walk the whole list at every step).
+type Nested = (Value, usize);
+
+/// A name bound by an enclosing list comprehension, predicate function or `reduce()` (a loop variable or an
+/// accumulator), and the names bound around that one. Only a bare name ([`Expr::Label`]) reads it; every other
+/// reference goes to the [`EvalContext`], which therefore needs nothing of its own for these expressions.
+struct Scope<'a> {
+    name: &'a str,
+    value: &'a Value,
+    depth: usize,
+    outer: Option<&'a Scope<'a>>,
+}
+
+impl<'a> Scope<'a> {
+    fn lookup(mut scope: Option<&'a Scope<'a>>, name: &str) -> Option<&'a Scope<'a>> {
+        while let Some(s) = scope {
+            if s.name == name {
+                return Some(s);
             }
-            logic(BinaryOp::And, l, eval(rhs, ctx)?)
+            scope = s.outer;
         }
-        Expr::Binary { op: BinaryOp::Or, lhs, rhs } => {
-            let l = eval(lhs, ctx)?;
-            if let Value::Bool(true) = l {
-                return Ok(Value::Bool(true));
+        None
+    }
+}
+
+/// `v` as built by `expr`, measured: refused if it nests deeper than [`VALUE_DEPTH_MAX`].
+fn measured(v: Value, expr: &Expr) -> QResult<Nested> {
+    let depth = v.depth();
+    within_depth(v, depth, expr)
+}
+
+/// `v`, whose depth is known to be `depth`, unless that is over [`VALUE_DEPTH_MAX`].
+fn within_depth(v: Value, depth: usize, expr: &Expr) -> QResult<Nested> {
+    if depth > VALUE_DEPTH_MAX {
+        let text = expr.to_string();
+        let mut end = text.len().min(80);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        return Err(QError::semantic(format!(
+            "`{}' would build a value nested deeper than {VALUE_DEPTH_MAX} levels",
+            &text[..end]
+        )));
+    }
+    Ok((v, depth))
+}
+
+// The evaluator recurses once per level of the expression, so its frames are kept small (a debug build gives
+// every temporary its own slot): `nested_eval` reads references itself and hands each kind of node that holds
+// others to a function of its own, so that a level costs `nested_eval`'s frame and one small one.
+
+fn nested_eval(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResult<Nested> {
+    let v = match expr {
+        Expr::Const(v) => v.clone(),
+        Expr::Param(name) => ctx.param(name)?,
+        Expr::LabelProp { label, prop } => ctx.label_prop(label, prop)?,
+        Expr::EdgeMetaProp { edge, meta } => ctx.edge_meta(edge, *meta)?,
+        Expr::SrcProp { tag, prop } => ctx.src_prop(tag, prop)?,
+        Expr::DstProp { tag, prop } => ctx.dst_prop(tag, prop)?,
+        Expr::InputProp(col) => ctx.input_prop(col)?,
+        Expr::VarProp { var, prop } => ctx.var_prop(var, prop)?,
+        Expr::Label(name) => match Scope::lookup(scope, name) {
+            Some(bound) => return Ok((bound.value.clone(), bound.depth)),
+            None => ctx.label(name)?,
+        },
+        Expr::Vertex(which) => ctx.vertex(*which)?,
+        Expr::Edge => ctx.edge()?,
+        Expr::Aggregate { .. } => ctx.aggregate(expr)?,
+        Expr::Attribute { .. } | Expr::Unary { .. } | Expr::Subscript { .. } | Expr::Slice { .. } => {
+            return access(expr, ctx, scope)
+        }
+        Expr::Binary { .. } => return binary_node(expr, ctx, scope),
+        Expr::Function { name, args } => return function(name, args, expr, ctx, scope),
+        Expr::List(_) | Expr::Set(_) | Expr::Map(_) => return container(expr, ctx, scope),
+        Expr::Case { .. } => return case(expr, ctx, scope),
+        Expr::ListComprehension { var, list, filter, mapping } => {
+            return comprehension(var, list, filter.as_deref(), mapping.as_deref(), expr, ctx, scope)
+        }
+        Expr::Predicate { quantifier, var, list, filter } => {
+            return Ok((predicate(*quantifier, var, list, filter, ctx, scope)?, 0))
+        }
+        Expr::Reduce(r) => return reduce(r, ctx, scope),
+    };
+    measured(v, expr)
+}
+
+/// The value of a node's operand.
+fn operand(e: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResult<Value> {
+    Ok(nested_eval(e, ctx, scope)?.0)
+}
+
+/// `e.name`, `-e`, `e IS NULL`, `e[i]`, `e[lo..hi]`: values taken from one other, measured.
+#[inline(never)]
+fn access(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResult<Nested> {
+    let v = match expr {
+        Expr::Attribute { base, name } => attribute(&operand(base, ctx, scope)?, name),
+        Expr::Unary { op, operand: e } => unary(*op, operand(e, ctx, scope)?, expr)?,
+        Expr::Subscript { base, index } => subscript(operand(base, ctx, scope)?, operand(index, ctx, scope)?),
+        Expr::Slice { base, lo, hi } => {
+            let b = operand(base, ctx, scope)?;
+            let lo = lo.as_ref().map(|e| operand(e, ctx, scope)).transpose()?;
+            let hi = hi.as_ref().map(|e| operand(e, ctx, scope)).transpose()?;
+            slice(b, lo, hi)
+        }
+        _ => unreachable!("access called on {expr:?}"),
+    };
+    measured(v, expr)
+}
+
+#[inline(never)]
+fn binary_node(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResult<Nested> {
+    let Expr::Binary { op, lhs, rhs } = expr else { unreachable!("binary_node called on {expr:?}") };
+    let l = nested_eval(lhs, ctx, scope)?;
+    // AND and OR decide on a false or true left side alone.
+    match (op, &l.0) {
+        (BinaryOp::And, Value::Bool(false)) | (BinaryOp::Or, Value::Bool(true)) => return Ok(l),
+        (BinaryOp::And | BinaryOp::Or, _) => return Ok((logic(*op, l.0, operand(rhs, ctx, scope)?)?, 0)),
+        _ => {}
+    }
+    nested_binary(*op, l, nested_eval(rhs, ctx, scope)?, expr)
+}
+
+#[inline(never)]
+fn function(
+    name: &str,
+    args: &[Expr],
+    expr: &Expr,
+    ctx: &dyn EvalContext,
+    scope: Option<&Scope<'_>>,
+) -> QResult<Nested> {
+    let mut vals = Vec::with_capacity(args.len());
+    for a in args {
+        vals.push(operand(a, ctx, scope)?);
+    }
+    measured(functions::call(name, vals)?, expr)
+}
+
+/// A list, set or map literal: one level deeper than its deepest item.
+#[inline(never)]
+fn container(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResult<Nested> {
+    let mut deepest = 0;
+    let v = match expr {
+        Expr::List(items) | Expr::Set(items) => {
+            let mut vals = Vec::with_capacity(items.len());
+            for e in items {
+                let (v, d) = nested_eval(e, ctx, scope)?;
+                deepest = deepest.max(d);
+                vals.push(v);
             }
-            logic(BinaryOp::Or, l, eval(rhs, ctx)?)
-        }
-        Expr::Binary { op, lhs, rhs } => {
-            let l = eval(lhs, ctx)?;
-            let r = eval(rhs, ctx)?;
-            binary(*op, l, r, expr)
-        }
-        Expr::Function { name, args } => {
-            let mut vals = Vec::with_capacity(args.len());
-            for a in args {
-                vals.push(eval(a, ctx)?);
+            if matches!(expr, Expr::List(_)) {
+                Value::List(vals)
+            } else {
+                Value::set_from(vals)
             }
-            functions::call(name, vals)
         }
-        Expr::Aggregate { .. } => ctx.aggregate(expr),
-        Expr::List(items) => Ok(Value::List(items.iter().map(|e| eval(e, ctx)).collect::<QResult<_>>()?)),
-        Expr::Set(items) => Ok(Value::set_from(items.iter().map(|e| eval(e, ctx)).collect::<QResult<_>>()?)),
         Expr::Map(items) => {
             let mut m = BTreeMap::new();
             for (k, e) in items {
-                m.insert(k.clone(), eval(e, ctx)?);
+                let (v, d) = nested_eval(e, ctx, scope)?;
+                deepest = deepest.max(d);
+                m.insert(k.clone(), v);
             }
-            Ok(Value::Map(m))
+            Value::Map(m)
         }
-        Expr::Subscript { base, index } => Ok(subscript(eval(base, ctx)?, eval(index, ctx)?)),
-        Expr::Slice { base, lo, hi } => {
-            let b = eval(base, ctx)?;
-            let lo = lo.as_ref().map(|e| eval(e, ctx)).transpose()?;
-            let hi = hi.as_ref().map(|e| eval(e, ctx)).transpose()?;
-            Ok(slice(b, lo, hi))
-        }
-        Expr::Case { operand, whens, default } => {
-            let subject = operand.as_ref().map(|o| eval(o, ctx)).transpose()?;
-            for (w, t) in whens {
-                let wv = eval(w, ctx)?;
-                let hit = match &subject {
-                    Some(s) => matches!(equal(s, &wv), Value::Bool(true)),
-                    None => match wv {
-                        Value::Bool(b) => b,
-                        Value::Null(_) | Value::Empty => false,
-                        other => {
-                            return Err(QError::semantic(format!(
-                                "Failed to evaluate condition: {w}. For boolean conditions, please write in their full forms like <condition> == <true/false> or <condition> IS [NOT] NULL. Got {other}"
-                            )))
-                        }
-                    },
-                };
-                if hit {
-                    return eval(t, ctx);
+        _ => unreachable!("container called on {expr:?}"),
+    };
+    within_depth(v, deepest + 1, expr)
+}
+
+#[inline(never)]
+fn case(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResult<Nested> {
+    let Expr::Case { operand: subject, whens, default } = expr else { unreachable!("case called on {expr:?}") };
+    let subject = subject.as_ref().map(|o| operand(o, ctx, scope)).transpose()?;
+    for (w, t) in whens {
+        let wv = operand(w, ctx, scope)?;
+        let hit = match &subject {
+            Some(s) => matches!(equal(s, &wv), Value::Bool(true)),
+            None => match wv {
+                Value::Bool(b) => b,
+                Value::Null(_) | Value::Empty => false,
+                other => {
+                    return Err(QError::semantic(format!(
+                        "Failed to evaluate condition: {w}. For boolean conditions, please write in their full forms like <condition> == <true/false> or <condition> IS [NOT] NULL. Got {other}"
+                    )))
                 }
-            }
-            match default {
-                Some(d) => eval(d, ctx),
-                None => Ok(Value::NULL),
-            }
+            },
+        };
+        if hit {
+            return nested_eval(t, ctx, scope);
         }
     }
+    match default {
+        Some(d) => nested_eval(d, ctx, scope),
+        None => Ok((Value::NULL, 0)),
+    }
+}
+
+/// A binary operator over measured operands. Only `+` builds a list (appending or concatenating), whose depth
+/// follows from its operands'; every other result is measured (it is a scalar).
+fn nested_binary(op: BinaryOp, (l, dl): Nested, (r, dr): Nested, expr: &Expr) -> QResult<Nested> {
+    let lists = (matches!(l, Value::List(_)), matches!(r, Value::List(_)));
+    let v = binary(op, l, r, expr)?;
+    if op != BinaryOp::Add || !matches!(v, Value::List(_)) {
+        return measured(v, expr);
+    }
+    let depth = match lists {
+        (true, true) => dl.max(dr),
+        (true, false) => dl.max(dr + 1),
+        (false, true) => dr.max(dl + 1),
+        (false, false) => return measured(v, expr),
+    };
+    within_depth(v, depth, expr)
+}
+
+/// The list a comprehension, predicate or `reduce()` iterates over: `Err(value)` for a NULL or EMPTY one, which
+/// is the whole expression's value (as in NebulaGraph); an error for anything else that is not a list.
+fn iterated(list: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResult<Result<Vec<Value>, Value>> {
+    match nested_eval(list, ctx, scope)?.0 {
+        Value::List(items) => Ok(Ok(items)),
+        v @ (Value::Null(_) | Value::Empty) => Ok(Err(v)),
+        // NebulaGraph's type deduction refuses these before running; here the value is known only when evaluated.
+        other => {
+            Err(QError::semantic(format!("`{list}', expected LIST, but was {}", other.type_name().to_uppercase())))
+        }
+    }
+}
+
+/// A comprehension's or predicate function's condition, as NebulaGraph reads it: a boolean, or a list (true when not
+/// empty); `Ok(None)` for NULL or EMPTY, `Err(())` for any other value.
+fn loop_condition(v: &Value) -> Result<Option<bool>, ()> {
+    match v {
+        Value::Bool(b) => Ok(Some(*b)),
+        Value::List(items) => Ok(Some(!items.is_empty())),
+        Value::Null(_) | Value::Empty => Ok(None),
+        _ => Err(()),
+    }
+}
+
+/// Fails once the query holds more than its memory bound or has run past its deadline: checked at every step of a
+/// loop over a list, since a step can build anything and a `reduce()` can take quadratic time (the operators check
+/// only between rows).
+fn step_within_budget() -> QResult<()> {
+    crate::budget::check_current()
+}
+
+/// `[var IN list WHERE filter | mapping]`: NULL for a NULL list, BAD_TYPE if the filter gives something other than
+/// a boolean, a list, NULL or EMPTY; elements whose filter is not true are left out.
+#[inline(never)]
+fn comprehension(
+    var: &str,
+    list: &Expr,
+    filter: Option<&Expr>,
+    mapping: Option<&Expr>,
+    expr: &Expr,
+    ctx: &dyn EvalContext,
+    scope: Option<&Scope<'_>>,
+) -> QResult<Nested> {
+    let items = match iterated(list, ctx, scope)? {
+        Ok(items) => items,
+        Err(v) => return Ok((v, 0)),
+    };
+    // The result is at most as long as the list.
+    crate::memory::reserve(items.len().saturating_mul(std::mem::size_of::<Value>()))?;
+    let mut out = Vec::with_capacity(if filter.is_some() { 0 } else { items.len() });
+    let mut deepest = 0;
+    for item in &items {
+        step_within_budget()?;
+        let bound = Scope { name: var, value: item, depth: item.depth(), outer: scope };
+        if let Some(f) = filter {
+            match loop_condition(&nested_eval(f, ctx, Some(&bound))?.0) {
+                Ok(Some(true)) => {}
+                Ok(_) => continue,
+                Err(()) => return Ok((Value::Null(NullKind::BadType), 0)),
+            }
+        }
+        let (v, d) = match mapping {
+            Some(m) => nested_eval(m, ctx, Some(&bound))?,
+            None => (item.clone(), bound.depth),
+        };
+        deepest = deepest.max(d);
+        out.push(v);
+    }
+    within_depth(Value::List(out), deepest + 1, expr)
+}
+
+/// `all`, `any`, `single` and `none` over a list, with NebulaGraph's treatment of a NULL condition: `all` and `none`
+/// are NULL at the first one; `any` and `single` are NULL if one was met and the answer is not decided otherwise
+/// (`any` by a true condition, `single` by a second one).
+#[inline(never)]
+fn predicate(
+    quantifier: Quantifier,
+    var: &str,
+    list: &Expr,
+    filter: &Expr,
+    ctx: &dyn EvalContext,
+    scope: Option<&Scope<'_>>,
+) -> QResult<Value> {
+    let items = match iterated(list, ctx, scope)? {
+        Ok(items) => items,
+        Err(v) => return Ok(v),
+    };
+    let mut saw_null = false;
+    let mut satisfied = false;
+    for item in &items {
+        step_within_budget()?;
+        let bound = Scope { name: var, value: item, depth: item.depth(), outer: scope };
+        let Ok(holds) = loop_condition(&nested_eval(filter, ctx, Some(&bound))?.0) else {
+            return Ok(Value::Null(NullKind::BadType));
+        };
+        match (quantifier, holds) {
+            (Quantifier::All | Quantifier::None, None) => return Ok(Value::NULL),
+            (Quantifier::All, Some(false)) | (Quantifier::None, Some(true)) => return Ok(Value::Bool(false)),
+            (Quantifier::Any, Some(true)) => return Ok(Value::Bool(true)),
+            (Quantifier::Single, Some(true)) if satisfied => return Ok(Value::Bool(false)),
+            (Quantifier::Single, Some(true)) => satisfied = true,
+            (Quantifier::Any | Quantifier::Single, None) => saw_null = true,
+            _ => {}
+        }
+    }
+    Ok(match quantifier {
+        Quantifier::All | Quantifier::None => Value::Bool(true),
+        _ if saw_null => Value::NULL,
+        Quantifier::Any => Value::Bool(false),
+        Quantifier::Single => Value::Bool(satisfied),
+    })
+}
+
+/// `reduce(acc = init, var IN list | mapping)`: `init` is evaluated first, then the list (NULL for a NULL list);
+/// each step binds `var` to the next element and `acc` to the last step's value. Where the two names are the same,
+/// the name is the accumulator, as in NebulaGraph.
+#[inline(never)]
+fn reduce(r: &Reduce, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResult<Nested> {
+    let Reduce { acc, init, var, list, mapping } = r;
+    let (mut value, mut depth) = nested_eval(init, ctx, scope)?;
+    let items = match iterated(list, ctx, scope)? {
+        Ok(items) => items,
+        Err(v) => return Ok((v, 0)),
+    };
+    for item in &items {
+        step_within_budget()?;
+        let next = {
+            let element = Scope { name: var, value: item, depth: item.depth(), outer: scope };
+            let accumulator = Scope { name: acc, value: &value, depth, outer: Some(&element) };
+            nested_eval(mapping, ctx, Some(&accumulator))?
+        };
+        (value, depth) = next;
+    }
+    Ok((value, depth))
 }
 
 /// Evaluates a condition (WHERE, WHEN): true only for a boolean true; NULL and EMPTY count as false; any
@@ -455,7 +723,16 @@ pub fn as_f64(v: &Value) -> f64 {
 fn attribute(base: &Value, name: &str) -> Value {
     match base {
         Value::Map(m) => m.get(name).cloned().unwrap_or(Value::NULL),
-        Value::Edge(e) => e.props.get(name).cloned().unwrap_or(Value::NULL),
+        // As NebulaGraph's attribute expression: `_src`, `_dst`, `_rank` and `_type` (the name) of an edge, `_vid`
+        // of a vertex (`e._dst` written on a loop variable becomes one).
+        Value::Edge(e) => match name {
+            "_src" => e.src.clone(),
+            "_dst" => e.dst.clone(),
+            "_rank" => Value::Int(e.ranking),
+            "_type" => Value::str(e.name.as_str()),
+            _ => e.props.get(name).cloned().unwrap_or(Value::NULL),
+        },
+        Value::Vertex(v) if name == "_vid" => v.vid.clone(),
         Value::Vertex(v) => {
             v.tags.iter().find(|t| t.name == name).map(|t| Value::Map(t.props.clone())).unwrap_or(Value::NULL)
         }
@@ -523,5 +800,145 @@ fn slice(base: Value, lo: Option<Value>, hi: Option<Value>) -> Value {
         (Some(a), Some(b)) if a < b => Value::List(items[a as usize..b as usize].to_vec()),
         (Some(_), Some(_)) => Value::List(vec![]),
         _ => Value::NULL,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::Reduce;
+
+    fn int(i: i64) -> Expr {
+        Expr::Const(Value::Int(i))
+    }
+
+    fn label(n: &str) -> Expr {
+        Expr::Label(n.into())
+    }
+
+    fn ints(items: &[i64]) -> Value {
+        Value::List(items.iter().map(|&i| Value::Int(i)).collect())
+    }
+
+    fn call(name: &str, args: Vec<Expr>) -> Expr {
+        Expr::Function { name: name.into(), args }
+    }
+
+    fn comprehension(var: &str, list: Expr, filter: Option<Expr>, mapping: Option<Expr>) -> Expr {
+        Expr::ListComprehension {
+            var: var.into(),
+            list: Box::new(list),
+            filter: filter.map(Box::new),
+            mapping: mapping.map(Box::new),
+        }
+    }
+
+    fn reduce(acc: &str, init: Expr, var: &str, list: Expr, mapping: Expr) -> Expr {
+        Expr::Reduce(Box::new(Reduce { acc: acc.into(), init, var: var.into(), list, mapping }))
+    }
+
+    /// A statement's context: names `x` and `y`, a property `x.p`, a deep map and list as parameters.
+    struct Row;
+
+    /// A value `depth` levels deep.
+    fn deep(depth: usize, map: bool) -> Value {
+        let mut v = Value::Int(0);
+        for _ in 0..depth {
+            v = if map { Value::Map(BTreeMap::from([("k".to_string(), v)])) } else { Value::List(vec![v]) };
+        }
+        v
+    }
+
+    impl EvalContext for Row {
+        fn label(&self, name: &str) -> QResult<Value> {
+            match name {
+                "x" => Ok(Value::Int(100)),
+                "y" => Ok(Value::Int(7)),
+                _ => Err(QError::semantic(format!("no `{name}' here"))),
+            }
+        }
+        fn label_prop(&self, label: &str, prop: &str) -> QResult<Value> {
+            Ok(Value::str(format!("{label}.{prop} of the row")))
+        }
+        fn param(&self, name: &str) -> QResult<Value> {
+            Ok(deep(VALUE_DEPTH_MAX, name == "map"))
+        }
+    }
+
+    #[test]
+    fn a_loop_variable_hides_the_context_only_as_a_bare_name() {
+        let add = |a: &str, b: &str| Expr::binary(BinaryOp::Add, label(a), label(b));
+        let list = Expr::List(vec![int(1), int(2)]);
+        // `x` is the element, `y` still the context's.
+        let e = comprehension("x", list.clone(), None, Some(add("x", "y")));
+        assert_eq!(eval(&e, &Row).unwrap(), ints(&[8, 9]));
+        // Outside the comprehension, and in its list, `x` is the context's again.
+        let e = Expr::List(vec![comprehension("x", Expr::List(vec![label("x")]), None, Some(label("x"))), label("x")]);
+        assert_eq!(eval(&e, &Row).unwrap(), Value::List(vec![ints(&[100]), Value::Int(100)]));
+        // A property reference is always the context's (the parser writes `x.p` on a loop variable as an attribute),
+        // so an expression moved under a comprehension by a rewrite keeps its meaning.
+        let prop = Expr::LabelProp { label: "x".into(), prop: "p".into() };
+        let e = comprehension("x", list.clone(), None, Some(prop));
+        assert_eq!(eval(&e, &Row).unwrap(), Value::List(vec![Value::str("x.p of the row"); 2]));
+        // Names the context does not know keep its error.
+        let e = comprehension("x", list, Some(label("z")), None);
+        assert_eq!(eval(&e, &Row).unwrap_err().message, "SemanticError: no `z' here");
+        // reduce: the accumulator, then the element, then the context.
+        let e = reduce(
+            "s",
+            int(0),
+            "x",
+            Expr::List(vec![int(1), int(2)]),
+            Expr::binary(BinaryOp::Add, add("s", "x"), label("y")),
+        );
+        assert_eq!(eval(&e, &Row).unwrap(), Value::Int(17));
+    }
+
+    #[test]
+    fn a_built_value_deeper_than_the_bound_is_refused() {
+        let too_deep = |text: &str| {
+            format!("SemanticError: `{text}' would build a value nested deeper than {VALUE_DEPTH_MAX} levels")
+        };
+        let deepest = Expr::Param("list".into());
+        let map = Expr::Param("map".into());
+        assert_eq!(eval(&deepest, &Row).unwrap().depth(), VALUE_DEPTH_MAX);
+        // Concatenating lists keeps the deeper side's depth; appending or prepending another value nests it.
+        let cat = Expr::binary(BinaryOp::Add, deepest.clone(), Expr::List(vec![int(1)]));
+        assert_eq!(eval(&cat, &Row).unwrap().depth(), VALUE_DEPTH_MAX);
+        let append = Expr::binary(BinaryOp::Add, Expr::List(vec![int(1)]), map.clone());
+        assert_eq!(eval(&append, &Row).unwrap_err().message, too_deep("([1]+$map)"));
+        let prepend = Expr::binary(BinaryOp::Add, map.clone(), Expr::List(vec![]));
+        assert_eq!(eval(&prepend, &Row).unwrap_err().message, too_deep("($map+[])"));
+        for built in [
+            Expr::List(vec![deepest.clone()]),
+            Expr::Set(vec![deepest.clone()]),
+            Expr::Map(vec![("a".into(), deepest.clone())]),
+        ] {
+            assert_eq!(eval(&built, &Row).unwrap_err().message, too_deep(&built.to_string()));
+        }
+        // The elements of `$list` are one level less deep: wrapped, they are as deep as it; listed again, deeper.
+        let mapped = comprehension("v", deepest.clone(), None, Some(Expr::List(vec![label("v")])));
+        assert_eq!(eval(&mapped, &Row).unwrap_err().message, too_deep("[v IN $list | [v]]"));
+        // A long expression is quoted by its first 80 bytes.
+        let long = Expr::List(vec![deepest, Expr::Const(Value::str("é".repeat(100)))]);
+        let message = eval(&long, &Row).unwrap_err().message;
+        assert!(message.starts_with("SemanticError: `[$list,\"éé") && message.contains("é' would build"), "{message}");
+    }
+
+    #[test]
+    fn loops_stop_at_the_memory_bound() {
+        let account = crate::memory::Account::new(40 << 20);
+        let _scope = account.enter();
+        // A string doubled at every step outgrows the bound long before the list ends.
+        let s = Expr::binary(BinaryOp::Add, label("s"), label("s"));
+        let doubling = reduce("s", Expr::Const(Value::str("x")), "i", call("range", vec![int(1), int(60)]), s);
+        let e = eval(&doubling, &ConstContext { params: None }).unwrap_err();
+        assert!(e.message.starts_with("GraphMemoryExceeded"), "{}", e.message);
+        // The result of a comprehension is reserved before it is built.
+        let million = comprehension("i", call("range", vec![int(1), int(1_000_000)]), None, Some(label("i")));
+        let e = eval(&million, &ConstContext { params: None }).unwrap_err();
+        assert!(e.message.starts_with("GraphMemoryExceeded"), "{}", e.message);
+        let small = comprehension("i", call("range", vec![int(1), int(1000)]), None, Some(label("i")));
+        assert_eq!(eval(&small, &ConstContext { params: None }).unwrap(), ints(&(1..=1000).collect::<Vec<_>>()));
     }
 }

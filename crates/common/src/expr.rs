@@ -102,6 +102,38 @@ impl EdgeMeta {
     }
 }
 
+/// The predicate functions over a list: `all(x IN l WHERE p)` and `any`, `single`, `none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantifier {
+    All,
+    Any,
+    Single,
+    None,
+}
+
+impl Quantifier {
+    /// The quantifier a function name (in any case) spells, if it is one.
+    pub fn from_name(name: &str) -> Option<Quantifier> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "all" => Quantifier::All,
+            "any" => Quantifier::Any,
+            "single" => Quantifier::Single,
+            "none" => Quantifier::None,
+            _ => return None,
+        })
+    }
+
+    /// The name as NebulaGraph prints it: in lower case, whatever the query wrote.
+    pub fn name(self) -> &'static str {
+        match self {
+            Quantifier::All => "all",
+            Quantifier::Any => "any",
+            Quantifier::Single => "single",
+            Quantifier::None => "none",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     Const(Value),
@@ -181,6 +213,35 @@ pub enum Expr {
         whens: Vec<(Expr, Expr)>,
         default: Option<Box<Expr>>,
     },
+    /// `[var IN list WHERE filter | mapping]`, with a filter, a mapping or both. `var` is bound in `filter` and
+    /// `mapping` only, where it is read as a bare name ([`Expr::Label`]); the parser writes `var.name` there as an
+    /// [`Expr::Attribute`] of it.
+    ListComprehension {
+        var: String,
+        list: Box<Expr>,
+        filter: Option<Box<Expr>>,
+        mapping: Option<Box<Expr>>,
+    },
+    /// `all(var IN list WHERE filter)`, and `any`, `single`, `none`; `var` is bound in `filter`.
+    Predicate {
+        quantifier: Quantifier,
+        var: String,
+        list: Box<Expr>,
+        filter: Box<Expr>,
+    },
+    /// `reduce(acc = init, var IN list | mapping)` (boxed whole: its two names would make every `Expr` larger).
+    Reduce(Box<Reduce>),
+}
+
+/// `reduce(acc = init, var IN list | mapping)`: `acc` and `var` are bound in `mapping` (as in
+/// [`Expr::ListComprehension`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reduce {
+    pub acc: String,
+    pub init: Expr,
+    pub var: String,
+    pub list: Expr,
+    pub mapping: Expr,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,6 +289,19 @@ impl Expr {
                 }
                 default.iter().for_each(|e| f(e));
             }
+            Expr::ListComprehension { list, filter, mapping, .. } => {
+                f(list);
+                filter.iter().chain(mapping).for_each(|e| f(e));
+            }
+            Expr::Predicate { list, filter, .. } => {
+                f(list);
+                f(filter);
+            }
+            Expr::Reduce(r) => {
+                f(&r.init);
+                f(&r.list);
+                f(&r.mapping);
+            }
             _ => {}
         }
     }
@@ -260,6 +334,19 @@ impl Expr {
                     f(t);
                 }
                 default.iter_mut().for_each(|e| f(e));
+            }
+            Expr::ListComprehension { list, filter, mapping, .. } => {
+                f(list);
+                filter.iter_mut().chain(mapping).for_each(|e| f(e));
+            }
+            Expr::Predicate { list, filter, .. } => {
+                f(list);
+                f(filter);
+            }
+            Expr::Reduce(r) => {
+                f(&mut r.init);
+                f(&mut r.list);
+                f(&mut r.mapping);
             }
             _ => {}
         }
@@ -393,6 +480,106 @@ impl fmt::Display for Expr {
                 }
                 f.write_str(" END")
             }
+            Expr::ListComprehension { var, list, filter, mapping } => {
+                write!(f, "[{var} IN {list}")?;
+                if let Some(w) = filter {
+                    write!(f, " WHERE {w}")?;
+                }
+                if let Some(m) = mapping {
+                    write!(f, " | {m}")?;
+                }
+                f.write_str("]")
+            }
+            Expr::Predicate { quantifier, var, list, filter } => {
+                write!(f, "{}({var} IN {list} WHERE {filter})", quantifier.name())
+            }
+            Expr::Reduce(r) => {
+                let Reduce { acc, init, var, list, mapping } = &**r;
+                write!(f, "reduce({acc} = {init}, {var} IN {list} | {mapping})")
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(i: i64) -> Expr {
+        Expr::Const(Value::Int(i))
+    }
+
+    fn label(n: &str) -> Expr {
+        Expr::Label(n.into())
+    }
+
+    #[test]
+    fn comprehensions_print_and_walk_their_parts() {
+        let lc = Expr::ListComprehension {
+            var: "x".into(),
+            list: Box::new(Expr::List(vec![int(1), int(2)])),
+            filter: Some(Box::new(Expr::binary(BinaryOp::Gt, label("x"), int(1)))),
+            mapping: Some(Box::new(Expr::binary(BinaryOp::Mul, label("x"), int(10)))),
+        };
+        assert_eq!(lc.to_string(), "[x IN [1,2] WHERE (x>1) | (x*10)]");
+        let pred = Expr::Predicate {
+            quantifier: Quantifier::Single,
+            var: "y".into(),
+            list: Box::new(label("l")),
+            filter: Box::new(Expr::unary(UnaryOp::IsNull, label("y"))),
+        };
+        assert_eq!(pred.to_string(), "single(y IN l WHERE y IS NULL)");
+        let red = Expr::Reduce(Box::new(Reduce {
+            acc: "s".into(),
+            init: int(0),
+            var: "x".into(),
+            list: lc.clone(),
+            mapping: Expr::binary(BinaryOp::Add, label("s"), label("x")),
+        }));
+        assert_eq!(red.to_string(), "reduce(s = 0, x IN [x IN [1,2] WHERE (x>1) | (x*10)] | (s+x))");
+        // Every part is visited, parents first and in reading order.
+        let mut seen = Vec::new();
+        Expr::List(vec![red, pred]).visit(&mut |e| seen.push(e.to_string()));
+        assert_eq!(
+            seen,
+            [
+                "[reduce(s = 0, x IN [x IN [1,2] WHERE (x>1) | (x*10)] | (s+x)),single(y IN l WHERE y IS NULL)]",
+                "reduce(s = 0, x IN [x IN [1,2] WHERE (x>1) | (x*10)] | (s+x))",
+                "0",
+                "[x IN [1,2] WHERE (x>1) | (x*10)]",
+                "[1,2]",
+                "1",
+                "2",
+                "(x>1)",
+                "x",
+                "1",
+                "(x*10)",
+                "x",
+                "10",
+                "(s+x)",
+                "s",
+                "x",
+                "single(y IN l WHERE y IS NULL)",
+                "l",
+                "y IS NULL",
+                "y",
+            ]
+        );
+        // And each can be replaced.
+        let mut e = lc;
+        e.visit_mut(&mut |x| {
+            if let Expr::Label(n) = x {
+                *n = n.to_uppercase();
+            }
+        });
+        assert_eq!(e.to_string(), "[x IN [1,2] WHERE (X>1) | (X*10)]");
+        assert_eq!(Quantifier::from_name("NONE").map(Quantifier::name), Some("none"));
+        assert_eq!(Quantifier::from_name("reduce"), None);
+    }
+
+    #[test]
+    fn an_expression_stays_small() {
+        // `reduce` is boxed so that its two names do not make every expression node larger.
+        assert!(std::mem::size_of::<Expr>() <= 56, "{}", std::mem::size_of::<Expr>());
     }
 }

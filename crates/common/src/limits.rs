@@ -6,6 +6,11 @@ pub const STATEMENT_BYTES_MAX: usize = 4 * 1024 * 1024;
 /// chains of operators (`1+1+...+1` is as tall as it has terms). Every pass over an expression recurses once per
 /// level, so this bounds their stack; the bracket nesting the parser itself recurses through is bounded by it too.
 pub const EXPR_DEPTH_MAX: usize = 512;
+/// Deepest nesting of lists, sets and maps in a value the evaluator builds (`[[1]]` is 2 deep). Cloning, dropping,
+/// comparing, hashing and printing a value recurse once per level; literals are bounded by `EXPR_DEPTH_MAX`, but
+/// `reduce()` can nest a value one level per element (`reduce(a = [], x IN range(1, 100000) | [a])`), so every list,
+/// set or map the evaluator builds deeper than this is refused.
+pub const VALUE_DEPTH_MAX: usize = 512;
 /// Tallest tree of sentences joined by pipes, set operations and assignments (or nested in brackets) in one
 /// statement. Planning and execution recurse once per level (a sentence becomes a few plan operators).
 pub const SENTENCE_DEPTH_MAX: usize = 256;

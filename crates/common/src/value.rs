@@ -107,6 +107,50 @@ impl Value {
         }
     }
 
+    /// How deeply lists, sets, maps, vertices and edges nest in the value: 0 for a scalar, 1 for a list of scalars,
+    /// 2 for a list of lists. Walked with a heap stack (of the containers met), not by recursion, so any value can
+    /// be measured (see [`crate::limits::VALUE_DEPTH_MAX`]); a scalar costs one test.
+    #[inline]
+    pub fn depth(&self) -> usize {
+        if self.holds_values() {
+            self.walk_depth()
+        } else {
+            0
+        }
+    }
+
+    fn holds_values(&self) -> bool {
+        matches!(self, Value::List(_) | Value::Set(_) | Value::Map(_) | Value::Vertex(_) | Value::Edge(_))
+    }
+
+    fn walk_depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 1)];
+        while let Some((v, level)) = stack.pop() {
+            deepest = deepest.max(level);
+            let mut inner = |c| {
+                if Value::holds_values(c) {
+                    stack.push((c, level + 1));
+                }
+            };
+            match v {
+                Value::List(items) | Value::Set(items) => items.iter().for_each(&mut inner),
+                Value::Map(m) => m.values().for_each(&mut inner),
+                Value::Vertex(x) => {
+                    inner(&x.vid);
+                    x.tags.iter().flat_map(|t| t.props.values()).for_each(&mut inner);
+                }
+                Value::Edge(e) => {
+                    inner(&e.src);
+                    inner(&e.dst);
+                    e.props.values().for_each(&mut inner);
+                }
+                _ => {}
+            }
+        }
+        deepest
+    }
+
     /// Rank of the type in the total order used by ORDER BY, DISTINCT and sets.
     fn type_rank(&self) -> u8 {
         match self {
@@ -370,5 +414,39 @@ impl fmt::Display for Value {
                 f.write_str("]")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_counts_nested_containers() {
+        assert_eq!(Value::Int(1).depth(), 0);
+        assert_eq!(Value::NULL.depth(), 0);
+        assert_eq!(Value::List(vec![]).depth(), 1);
+        assert_eq!(Value::List(vec![Value::Int(1), Value::str("a")]).depth(), 1);
+        let inner = Value::List(vec![Value::List(vec![Value::Int(1)])]);
+        let map = Value::Map(BTreeMap::from([("a".to_string(), inner.clone()), ("b".to_string(), Value::Int(2))]));
+        assert_eq!(map.depth(), 3);
+        assert_eq!(Value::Set(vec![Value::Int(1), map.clone()]).depth(), 4);
+        let edge = Edge {
+            src: Value::str("a"),
+            dst: Value::str("b"),
+            edge_type: 1,
+            name: "e".into(),
+            ranking: 0,
+            props: BTreeMap::from([("p".to_string(), inner)]),
+        };
+        assert_eq!(Value::Edge(Box::new(edge)).depth(), 3);
+        let vertex = Vertex { vid: Value::str("v"), tags: vec![Tag { name: "t".into(), props: BTreeMap::new() }] };
+        assert_eq!(Value::List(vec![Value::Vertex(Box::new(vertex))]).depth(), 2);
+        // Walked without recursion: as deep as the value is, wherever its deepest branch is.
+        let mut deep = Value::List(vec![]);
+        for i in 0..1000 {
+            deep = Value::List(if i % 2 == 0 { vec![Value::Int(i), deep] } else { vec![deep, Value::List(vec![])] });
+        }
+        assert_eq!(deep.depth(), 1001);
     }
 }

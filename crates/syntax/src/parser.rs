@@ -2,9 +2,10 @@
 
 use crate::ast::*;
 use crate::lexer::{lex, near_error, Tok, Token};
-use quiver_common::expr::{BinaryOp, EdgeMeta, Expr, UnaryOp, VertexRef};
+use quiver_common::expr::{BinaryOp, EdgeMeta, Expr, Quantifier, Reduce, UnaryOp, VertexRef};
 use quiver_common::limits::{EXPR_DEPTH_MAX, SENTENCE_DEPTH_MAX, STATEMENTS_PER_REQUEST_MAX, STATEMENT_BYTES_MAX};
 use quiver_common::{functions, PropType, QError, QResult, Value};
+use std::collections::HashMap;
 
 /// Words that cannot be used as names without backquotes.
 const RESERVED: &[&str] = &[
@@ -100,7 +101,7 @@ fn parse_request(src: &str, params: Option<&[&str]>) -> QResult<Vec<Statement>> 
     }
     let tokens = lex(src)?;
     let params = params.map(|p| p.iter().map(|s| s.to_string()).collect());
-    let mut p = Parser { src, tokens, pos: 0, depth: 0, expr_start: 0, sentence_depth: 0, sentence_start: 0, params };
+    let mut p = Parser::new(src, tokens, params);
     let mut out = Vec::new();
     loop {
         while p.eat_sym(";") {}
@@ -134,8 +135,7 @@ fn parse_request(src: &str, params: Option<&[&str]>) -> QResult<Vec<Statement>> 
 /// Parses a single expression (used for DEFAULT values kept in the catalog).
 pub fn parse_expr(src: &str) -> QResult<Expr> {
     let tokens = lex(src)?;
-    let mut p =
-        Parser { src, tokens, pos: 0, depth: 0, expr_start: 0, sentence_depth: 0, sentence_start: 0, params: None };
+    let mut p = Parser::new(src, tokens, None);
     let e = p.expr()?;
     if !p.at_eof() {
         return Err(p.error_here());
@@ -145,6 +145,12 @@ pub fn parse_expr(src: &str) -> QResult<Expr> {
 
 /// An expression with its height: the nodes on its longest path from the root down.
 type Tree = (Expr, usize);
+
+/// A relational operator: `IS [NOT] NULL` and `IS [NOT] EMPTY` (postfix), or a binary one.
+enum RelOp {
+    Is(UnaryOp),
+    Binary(BinaryOp),
+}
 
 struct Parser<'a> {
     src: &'a str,
@@ -158,9 +164,33 @@ struct Parser<'a> {
     sentence_start: usize,
     /// The request's parameter names, when known: a bare `$name` must be one of them.
     params: Option<Vec<String>>,
+    /// The loop variables (and accumulators) of the comprehensions, predicate functions and `reduce()`s around the
+    /// expression being parsed, each with how many of them bind it: `x.name` on one of them is an attribute of its
+    /// value, not a property of a tag or edge type `x` (as NebulaGraph rewrites it).
+    bound: HashMap<String, usize>,
+    /// The tokens of the last bracketed expression parsed: its `(` and the one after its `)`.
+    last_paren: Option<(usize, usize)>,
+    /// The first token of the left operand of the last `IN` parsed, and the `IN`'s.
+    last_in: (usize, usize),
 }
 
 impl<'a> Parser<'a> {
+    fn new(src: &'a str, tokens: Vec<Token>, params: Option<Vec<String>>) -> Parser<'a> {
+        Parser {
+            src,
+            tokens,
+            pos: 0,
+            depth: 0,
+            expr_start: 0,
+            sentence_depth: 0,
+            sentence_start: 0,
+            params,
+            bound: HashMap::new(),
+            last_paren: None,
+            last_in: (0, 0),
+        }
+    }
+
     fn peek(&self) -> &Tok {
         &self.tokens[self.pos].tok
     }
@@ -1343,66 +1373,81 @@ impl<'a> Parser<'a> {
     }
 
     fn relational(&mut self) -> QResult<Tree> {
+        let start = self.pos;
         let mut lhs = self.additive()?;
         loop {
-            if self.eat_kw("IS") {
-                let not = self.eat_kw("NOT");
-                let op = if self.eat_kw("NULL") {
-                    if not {
-                        UnaryOp::IsNotNull
-                    } else {
-                        UnaryOp::IsNull
+            let op_at = self.pos;
+            match self.relational_op()? {
+                None => return Ok(lhs),
+                Some(RelOp::Is(op)) => lhs = self.unary_node(op, lhs)?,
+                Some(RelOp::Binary(op)) => {
+                    let rhs = self.additive()?;
+                    if op == BinaryOp::In {
+                        self.last_in = (start, op_at);
                     }
-                } else if self.eat_kw("EMPTY") {
-                    if not {
-                        UnaryOp::IsNotEmpty
-                    } else {
-                        UnaryOp::IsEmpty
-                    }
-                } else {
-                    return Err(self.error_here());
-                };
-                lhs = self.unary_node(op, lhs)?;
-                continue;
+                    lhs = self.binary(op, lhs, rhs)?;
+                }
             }
-            let op = match self.peek().clone() {
-                Tok::Sym("==") => BinaryOp::Eq,
-                Tok::Sym("!=") | Tok::Sym("<>") => BinaryOp::Ne,
-                Tok::Sym("<") => BinaryOp::Lt,
-                Tok::Sym("<=") => BinaryOp::Le,
-                Tok::Sym(">") => BinaryOp::Gt,
-                Tok::Sym(">=") => BinaryOp::Ge,
-                Tok::Sym("=~") => BinaryOp::Regex,
-                Tok::Ident(w) => match w.to_uppercase().as_str() {
-                    "IN" => BinaryOp::In,
-                    "CONTAINS" => BinaryOp::Contains,
-                    "STARTS" => BinaryOp::StartsWith,
-                    "ENDS" => BinaryOp::EndsWith,
-                    "NOT" => match self.peek_at(1) {
-                        Tok::Ident(w2) => match w2.to_uppercase().as_str() {
-                            "IN" => BinaryOp::NotIn,
-                            "CONTAINS" => BinaryOp::NotContains,
-                            "STARTS" => BinaryOp::NotStartsWith,
-                            "ENDS" => BinaryOp::NotEndsWith,
-                            _ => return Ok(lhs),
-                        },
-                        _ => return Ok(lhs),
-                    },
-                    _ => return Ok(lhs),
-                },
-                _ => return Ok(lhs),
-            };
-            if matches!(op, BinaryOp::NotIn | BinaryOp::NotContains | BinaryOp::NotStartsWith | BinaryOp::NotEndsWith) {
-                self.bump();
-            }
-            self.bump();
-            if matches!(op, BinaryOp::StartsWith | BinaryOp::NotStartsWith | BinaryOp::EndsWith | BinaryOp::NotEndsWith)
-            {
-                self.expect_kw("WITH")?;
-            }
-            let rhs = self.additive()?;
-            lhs = self.binary(op, lhs, rhs)?;
         }
+    }
+
+    /// The relational operator here, consumed (`IS [NOT] NULL`, `NOT IN`, `STARTS WITH`, ...). Kept out of
+    /// `relational`, whose frame stands under every level of a nested expression, with its temporaries.
+    fn relational_op(&mut self) -> QResult<Option<RelOp>> {
+        if self.eat_kw("IS") {
+            let not = self.eat_kw("NOT");
+            let op = if self.eat_kw("NULL") {
+                if not {
+                    UnaryOp::IsNotNull
+                } else {
+                    UnaryOp::IsNull
+                }
+            } else if self.eat_kw("EMPTY") {
+                if not {
+                    UnaryOp::IsNotEmpty
+                } else {
+                    UnaryOp::IsEmpty
+                }
+            } else {
+                return Err(self.error_here());
+            };
+            return Ok(Some(RelOp::Is(op)));
+        }
+        let op = match self.peek() {
+            Tok::Sym("==") => BinaryOp::Eq,
+            Tok::Sym("!=") | Tok::Sym("<>") => BinaryOp::Ne,
+            Tok::Sym("<") => BinaryOp::Lt,
+            Tok::Sym("<=") => BinaryOp::Le,
+            Tok::Sym(">") => BinaryOp::Gt,
+            Tok::Sym(">=") => BinaryOp::Ge,
+            Tok::Sym("=~") => BinaryOp::Regex,
+            Tok::Ident(w) => match w.to_uppercase().as_str() {
+                "IN" => BinaryOp::In,
+                "CONTAINS" => BinaryOp::Contains,
+                "STARTS" => BinaryOp::StartsWith,
+                "ENDS" => BinaryOp::EndsWith,
+                "NOT" => match self.peek_at(1) {
+                    Tok::Ident(w2) => match w2.to_uppercase().as_str() {
+                        "IN" => BinaryOp::NotIn,
+                        "CONTAINS" => BinaryOp::NotContains,
+                        "STARTS" => BinaryOp::NotStartsWith,
+                        "ENDS" => BinaryOp::NotEndsWith,
+                        _ => return Ok(None),
+                    },
+                    _ => return Ok(None),
+                },
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        if matches!(op, BinaryOp::NotIn | BinaryOp::NotContains | BinaryOp::NotStartsWith | BinaryOp::NotEndsWith) {
+            self.bump();
+        }
+        self.bump();
+        if matches!(op, BinaryOp::StartsWith | BinaryOp::NotStartsWith | BinaryOp::EndsWith | BinaryOp::NotEndsWith) {
+            self.expect_kw("WITH")?;
+        }
+        Ok(Some(RelOp::Binary(op)))
     }
 
     fn additive(&mut self) -> QResult<Tree> {
@@ -1527,14 +1572,15 @@ impl<'a> Parser<'a> {
     /// every local of every arm its own slot.
     fn primary_node(&mut self) -> QResult<Tree> {
         if self.eat_sym("(") {
+            let open = self.pos - 1;
             let (e, h) = self.tree()?;
             self.expect_sym(")")?;
+            self.last_paren = Some((open, self.pos));
             // Brackets add no node: the inner tree stands where it is.
             return Ok((e, h - 1));
         }
         if self.eat_sym("[") {
-            let (items, h) = self.trees_until("]")?;
-            return Ok((Expr::List(items), h));
+            return self.list_or_comprehension();
         }
         if self.eat_sym("{") {
             return self.braces();
@@ -1547,6 +1593,13 @@ impl<'a> Parser<'a> {
             let literal = ["TRUE", "FALSE", "NULL"].iter().any(|w| word.eq_ignore_ascii_case(w));
             if !literal && matches!(self.peek_at(1), Tok::Sym("(")) {
                 let Tok::Ident(name) = self.bump() else { unreachable!("peeked a name") };
+                // Not in `call`: its frame would stand between the levels of a nested one.
+                if let Some(quantifier) = Quantifier::from_name(&name) {
+                    return self.predicate(quantifier);
+                }
+                if name.eq_ignore_ascii_case("reduce") {
+                    return self.reduce();
+                }
                 return self.call(name);
             }
         }
@@ -1682,6 +1735,11 @@ impl<'a> Parser<'a> {
         if self.peek_sym(".") && matches!(self.peek_at(1), Tok::Ident(_) | Tok::Quoted(_)) {
             self.bump();
             let prop = self.any_name()?;
+            if self.bound.contains_key(&name) {
+                // An attribute of a loop variable's value, above the name.
+                let (base, h) = self.node(Expr::Label(name), 0)?;
+                return Ok((Expr::Attribute { base: Box::new(base), name: prop }, h));
+            }
             if let Some(meta) = EdgeMeta::from_name(&prop) {
                 return Ok((Expr::EdgeMetaProp { edge: name, meta }, 0));
             }
@@ -1710,6 +1768,146 @@ impl<'a> Parser<'a> {
         }
         let (args, h) = self.trees_until(")")?;
         Ok((Expr::Function { name, args }, h))
+    }
+
+    /// A list `[a, b]` or a list comprehension `[x IN l WHERE c | m]`, after the `[`. As in NebulaGraph's grammar the
+    /// first item is parsed as an expression, and is the head of a comprehension when it is `x IN l` followed by
+    /// `WHERE` or `|`; so `[x IN l]` stays a list of one boolean. (Split in three so that each level of a nested list
+    /// or comprehension keeps only two small frames here.)
+    fn list_or_comprehension(&mut self) -> QResult<Tree> {
+        if self.eat_sym("]") {
+            return Ok((Expr::List(vec![]), 0));
+        }
+        let start = self.pos;
+        let first = self.tree()?;
+        if (self.peek_kw("WHERE") || self.peek_sym("|")) && self.is_loop_head(&first.0, start, "list comprehension")? {
+            return self.comprehension(first);
+        }
+        self.list_items(first)
+    }
+
+    /// The rest of a list after its first item.
+    fn list_items(&mut self, (first, mut height): Tree) -> QResult<Tree> {
+        let mut items = vec![first];
+        while !self.eat_sym("]") {
+            self.expect_sym(",")?;
+            items.push(*self.subtree(&mut height)?);
+        }
+        Ok((Expr::List(items), height))
+    }
+
+    /// Whether `e`, parsed from token `start` up to here, is the head `x IN l` of a list comprehension or predicate
+    /// function (`what`): an `IN` not in brackets. One whose left side is not a name is NebulaGraph's syntax error.
+    fn is_loop_head(&self, e: &Expr, start: usize, what: &str) -> QResult<bool> {
+        match e {
+            _ if self.last_paren == Some((start, self.pos)) => Ok(false),
+            Expr::Binary { op: BinaryOp::In, lhs, .. } if matches!(**lhs, Expr::Label(_)) => Ok(true),
+            Expr::Binary { op: BinaryOp::In, .. } => {
+                let (from, at) = self.last_in;
+                let (start, end) = (self.tokens[from].start, self.tokens[at - 1].end);
+                let text = if end > start + 1 {
+                    crate::lexer::truncate(&self.src[start..end], 80)
+                } else {
+                    crate::lexer::truncate(&self.src[start..], 8)
+                };
+                Err(QError::syntax(format!("The loop variable must be a label in {what} near `{text}'")))
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// The loop variable, the list and the list's height of a head `is_loop_head` accepted.
+    fn split_loop_head((e, height): Tree) -> (String, Expr, usize) {
+        let Expr::Binary { op: BinaryOp::In, lhs, rhs } = e else { unreachable!("checked by is_loop_head") };
+        let Expr::Label(var) = *lhs else { unreachable!("checked by is_loop_head") };
+        // The `IN` node stands one above the taller of the name (1) and the list.
+        (var, *rhs, height - 1)
+    }
+
+    fn bind(&mut self, name: &str) {
+        *self.bound.entry(name.to_string()).or_default() += 1;
+    }
+
+    fn unbind(&mut self, name: &str) {
+        if let Some(n) = self.bound.get_mut(name) {
+            *n -= 1;
+            if *n == 0 {
+                self.bound.remove(name);
+            }
+        }
+    }
+
+    // The comprehension, predicate and reduce parsers below stand between the levels of a nested one, as `call`
+    // and `trees_until` do for nested calls: they keep few locals (a debug build gives each its own slot), build
+    // their node on the heap as they read it, and recurse through `subtree`.
+
+    /// A sub-expression, raising `height` to its height.
+    fn subtree(&mut self, height: &mut usize) -> QResult<Box<Expr>> {
+        let (e, h) = self.tree()?;
+        *height = (*height).max(h);
+        Ok(Box::new(e))
+    }
+
+    /// A sub-expression in which `names` are bound.
+    fn bound_subtree(&mut self, names: &[&str], height: &mut usize) -> QResult<Box<Expr>> {
+        names.iter().for_each(|n| self.bind(n));
+        let e = self.subtree(height);
+        names.iter().for_each(|n| self.unbind(n));
+        e
+    }
+
+    /// The rest of `[var IN list WHERE filter | mapping]`, from the `WHERE` or `|`.
+    fn comprehension(&mut self, head: Tree) -> QResult<Tree> {
+        let (var, list, mut height) = Parser::split_loop_head(head);
+        let filter = if self.eat_kw("WHERE") { Some(self.bound_subtree(&[&var], &mut height)?) } else { None };
+        let mapping = if self.eat_sym("|") { Some(self.bound_subtree(&[&var], &mut height)?) } else { None };
+        self.expect_sym("]")?;
+        Ok((Expr::ListComprehension { var, list: Box::new(list), filter, mapping }, height))
+    }
+
+    /// `all(x IN l WHERE c)`, `any`, `single`, `none`, from the `(`.
+    fn predicate(&mut self, quantifier: Quantifier) -> QResult<Tree> {
+        self.expect_sym("(")?;
+        let start = self.pos;
+        let first = self.tree()?;
+        if !self.peek_kw("WHERE") || !self.is_loop_head(&first.0, start, "predicate functions")? {
+            return Err(self.error_here());
+        }
+        let (var, list, mut height) = Parser::split_loop_head(first);
+        self.bump();
+        let filter = self.bound_subtree(&[&var], &mut height)?;
+        self.expect_sym(")")?;
+        Ok((Expr::Predicate { quantifier, var, list: Box::new(list), filter }, height))
+    }
+
+    /// `reduce(acc = init, x IN l | m)`, from the `(`.
+    fn reduce(&mut self) -> QResult<Tree> {
+        let placeholder = || Expr::Const(Value::NULL);
+        let mut r = Box::new(Reduce {
+            acc: String::new(),
+            init: placeholder(),
+            var: String::new(),
+            list: placeholder(),
+            mapping: placeholder(),
+        });
+        let height = self.reduce_parts(&mut r)?;
+        Ok((Expr::Reduce(r), height))
+    }
+
+    fn reduce_parts(&mut self, r: &mut Reduce) -> QResult<usize> {
+        let mut height = 0;
+        self.expect_sym("(")?;
+        r.acc = self.name()?;
+        self.expect_sym("=")?;
+        r.init = *self.subtree(&mut height)?;
+        self.expect_sym(",")?;
+        r.var = self.name()?;
+        self.expect_kw("IN")?;
+        r.list = *self.subtree(&mut height)?;
+        self.expect_sym("|")?;
+        r.mapping = *self.bound_subtree(&[&r.acc, &r.var], &mut height)?;
+        self.expect_sym(")")?;
+        Ok(height)
     }
 
     fn case_expr(&mut self) -> QResult<Tree> {
@@ -1945,6 +2143,176 @@ mod tests {
         );
         let long = format!("YIELD \"{}\"", "x".repeat(STATEMENT_BYTES_MAX));
         assert_eq!(error(&long), format!("SyntaxError: statement longer than {STATEMENT_BYTES_MAX} bytes"));
+    }
+
+    #[test]
+    fn comprehensions_reduce_and_predicates() {
+        assert_eq!(col("[x IN range(1, 5) WHERE x > 2 | x * 10]"), "[x IN range(1,5) WHERE (x>2) | (x*10)]");
+        assert_eq!(col("[x IN [1,2] WHERE x > 1]"), "[x IN [1,2] WHERE (x>1)]");
+        assert_eq!(col("[x in [1,2]|x]"), "[x IN [1,2] | x]");
+        assert_eq!(col("reduce(s = 0, x IN [1, 2] | s + x)"), "reduce(s = 0, x IN [1,2] | (s+x))");
+        assert_eq!(col("ALL(n IN range(1, 5) WHERE n > 2)"), "all(n IN range(1,5) WHERE (n>2))");
+        assert_eq!(col("Any(n IN [1] where true)"), "any(n IN [1] WHERE true)");
+        assert_eq!(col("single(n IN [1] WHERE true)"), "single(n IN [1] WHERE true)");
+        assert_eq!(col("NONE(n IN [1] WHERE true)"), "none(n IN [1] WHERE true)");
+        // Without WHERE or `|` a bracket is a list, whatever its first item.
+        assert_eq!(col("[x IN [1]]"), "[(x IN [1])]");
+        assert_eq!(col("[1 IN [1] , 2]"), "[(1 IN [1]),2]");
+        assert_eq!(col("[x, y]"), "[x,y]");
+        assert_eq!(col("[]"), "[]");
+        // The names stay names where they are not called.
+        assert_eq!(col("all + any"), "(all+any)");
+        assert_eq!(
+            error("YIELD [1 IN [1] WHERE true]"),
+            "SyntaxError: The loop variable must be a label in list comprehension near `1 IN [1]'"
+        );
+        assert_eq!(
+            error("YIELD [a.b IN [1] | 1]"),
+            "SyntaxError: The loop variable must be a label in list comprehension near `a.b'"
+        );
+        assert_eq!(
+            error("YIELD none(-x IN [1] WHERE true)"),
+            "SyntaxError: The loop variable must be a label in predicate functions near `-x'"
+        );
+        assert_eq!(error("YIELD [(x IN [1]) | 1]"), "SyntaxError: syntax error near `| 1]'");
+        assert_eq!(error("YIELD [x IN [1] WHERE true | ]"), "SyntaxError: syntax error near `]'");
+        assert_eq!(error("YIELD single(x IN [1])"), "SyntaxError: syntax error near `)'");
+        assert_eq!(error("YIELD reduce(s = 0, x IN [1])"), "SyntaxError: syntax error near `)'");
+        assert_eq!(error("YIELD reduce(s, x IN [1] | 1)"), "SyntaxError: syntax error near `, x IN ['");
+        // The canonical text reads back as the same expression (it is what the catalog keeps of a DEFAULT).
+        for src in [
+            "[x IN [1, 2] WHERE x.a > 1 | [y IN x.b | y + x]]",
+            "reduce(s = {a: 1}, m IN l | s.a + m.a)",
+            "none(e IN [1] WHERE any(f IN [e] WHERE f.w IS NULL))",
+        ] {
+            let e = parse_expr(src).unwrap();
+            assert_eq!(parse_expr(&e.to_string()).unwrap(), e, "{e}");
+        }
+    }
+
+    /// The expression of `YIELD <src>`.
+    fn expr_of(src: &str) -> Expr {
+        match one(&format!("YIELD {src}")) {
+            Statement::Yield { mut yield_clause, .. } => yield_clause.columns.remove(0).expr,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_loop_variable_is_a_value_where_it_is_bound() {
+        let label = |n: &str| Box::new(Expr::Label(n.into()));
+        let attr = |n: &str, a: &str| Expr::Attribute { base: label(n), name: a.into() };
+        let prop = |l: &str, p: &str| Expr::LabelProp { label: l.into(), prop: p.into() };
+        // `x.a` in the mapping and filter reads the element; `x.l` in the list, and `y.a`, are properties.
+        let Expr::ListComprehension { list, filter, mapping, .. } = expr_of("[x IN x.l WHERE x._dst | x.a + y.a]")
+        else {
+            panic!()
+        };
+        assert_eq!(*list, prop("x", "l"));
+        assert_eq!(filter.map(|f| *f), Some(attr("x", "_dst")));
+        assert_eq!(mapping.map(|m| *m), Some(Expr::binary(BinaryOp::Add, attr("x", "a"), prop("y", "a"))));
+        // After the comprehension the name is free again.
+        let Expr::List(items) = expr_of("[[x IN [1] | x.a], x.a]") else { panic!() };
+        assert_eq!(items[1], prop("x", "a"));
+        // reduce binds both names in its mapping only.
+        let Expr::Reduce(r) = expr_of("reduce(s = s.v, x IN x.l | s.v + x.v)") else { panic!() };
+        assert_eq!((r.init, r.list), (prop("s", "v"), prop("x", "l")));
+        assert_eq!(r.mapping, Expr::binary(BinaryOp::Add, attr("s", "v"), attr("x", "v")));
+        let Expr::Predicate { quantifier, filter, .. } = expr_of("aNy(e IN [1] WHERE e.w > 1)") else { panic!() };
+        assert_eq!(quantifier, Quantifier::Any);
+        assert_eq!(*filter, Expr::binary(BinaryOp::Gt, attr("e", "w"), Expr::Const(Value::Int(1))));
+    }
+
+    #[test]
+    fn nested_comprehensions_are_bounded() {
+        on_half_query_stack(|| {
+            // Each nests one node above the one inside it (`[]` and `1` stand one high), so n levels stand n + 1.
+            let nests: [(&str, &str, &str); 5] = [
+                ("[x IN [] | ", "1", "]"),
+                ("[x IN [] WHERE ", "true", "]"),
+                ("[x IN ", "[]", " | 1]"),
+                ("reduce(a = 0, x IN [] | ", "1", ")"),
+                ("all(x IN [] WHERE ", "true", ")"),
+            ];
+            for (open, inner, close) in nests {
+                let nested = |n: usize| format!("YIELD {}{inner}{}", open.repeat(n), close.repeat(n));
+                let Statement::Yield { yield_clause, .. } = one(&nested(EXPR_DEPTH_MAX - 1)) else { panic!() };
+                assert_eq!(height(&yield_clause.columns[0].expr), EXPR_DEPTH_MAX, "{open}");
+                for n in [EXPR_DEPTH_MAX, 100_000] {
+                    assert!(
+                        error(&nested(n)).starts_with("SyntaxError: The above expression's depth exceeds the maximum"),
+                        "{open} {n}"
+                    );
+                }
+            }
+            // A chain inside a comprehension counts with it.
+            let chain = vec!["x"; EXPR_DEPTH_MAX - 1].join("+");
+            assert!(parse(&format!("YIELD [x IN [] | {chain}]")).is_ok());
+            assert!(error(&format!("YIELD [x IN [] | {chain}+x]")).starts_with("SyntaxError: The above expression's"));
+            assert!(error(&format!("YIELD reduce(s = {chain}+x, x IN [] | 1)"))
+                .starts_with("SyntaxError: The above expression's"));
+        });
+    }
+
+    /// Evaluates `YIELD <src>`'s expression.
+    fn value_of(src: &str) -> QResult<Value> {
+        quiver_common::eval::eval_const(&expr_of(src))
+    }
+
+    #[test]
+    fn the_deepest_comprehensions_evaluate_on_half_a_query_stack() {
+        on_half_query_stack(|| {
+            // Each level stands one above its list `[1]` (two high) and its body: n levels stand n + 2.
+            let n = EXPR_DEPTH_MAX - 2;
+            let nested = |open: &str, inner: &str, close: &str| {
+                let e = expr_of(&format!("{}{inner}{}", open.repeat(n), close.repeat(n)));
+                assert_eq!(height(&e), EXPR_DEPTH_MAX, "{open}");
+                quiver_common::eval::eval_const(&e).unwrap()
+            };
+            assert_eq!(nested("[x IN [1] | ", "x", "]").depth(), n);
+            assert_eq!(nested("reduce(a = 0, x IN [1] | ", "a + x", ")"), Value::Int(1));
+            assert_eq!(nested("all(x IN [1] WHERE ", "x > 0", ")"), Value::Bool(true));
+            assert_eq!(nested("[x IN [1] WHERE ", "x > 0", "]"), Value::List(vec![Value::Int(1)]));
+            // Other nestings evaluate through the same frames, one node a level.
+            let n = EXPR_DEPTH_MAX - 1;
+            let calls = expr_of(&format!("{}-1{}", "abs(".repeat(n), ")".repeat(n)));
+            assert_eq!(quiver_common::eval::eval_const(&calls).unwrap(), Value::Int(1));
+            let lists = expr_of(&format!("{}1{}", "[".repeat(n), "]".repeat(n)));
+            assert_eq!(quiver_common::eval::eval_const(&lists).unwrap().depth(), n);
+            let cases = expr_of(&format!("{}1{}", "CASE WHEN true THEN ".repeat(n), " END".repeat(n)));
+            assert_eq!(quiver_common::eval::eval_const(&cases).unwrap(), Value::Int(1));
+        });
+    }
+
+    #[test]
+    fn a_value_nested_one_level_a_step_is_refused_not_crashed() {
+        // On a query thread's stack: past the bound nothing recurses over the value (dropping, printing).
+        std::thread::Builder::new()
+            .stack_size(QUERY_THREAD_STACK_BYTES)
+            .spawn(|| {
+                let too_deep = format!(
+                    "SemanticError: `[acc]' would build a value nested deeper than {} levels",
+                    quiver_common::limits::VALUE_DEPTH_MAX
+                );
+                let e = value_of("reduce(acc = [], x IN range(1, 100000) | [acc])").unwrap_err();
+                assert_eq!(e.message, too_deep);
+                let at_bound = value_of("reduce(acc = [], x IN range(1, 511) | [acc])").unwrap();
+                assert_eq!(at_bound.depth(), quiver_common::limits::VALUE_DEPTH_MAX);
+                assert_eq!(at_bound.to_string().len(), 2 * quiver_common::limits::VALUE_DEPTH_MAX);
+                assert!(value_of("[reduce(acc = [], x IN range(1, 511) | [acc])]").is_err());
+                // The outermost level built past the bound is the one named.
+                let e = value_of("reduce(m = {}, x IN range(1, 100000) | {k: [m]})").unwrap_err();
+                assert!(e.message.starts_with("SemanticError: `{k:[m]}' would build"), "{}", e.message);
+                // Concatenation keeps the depth of its deeper side; appending nests the appended value.
+                assert_eq!(value_of("reduce(acc = [], x IN range(1, 2000) | acc + [x])").unwrap().depth(), 1);
+                let e = value_of("reduce(acc = [], x IN range(1, 100000) | [1] + [acc])").unwrap_err();
+                assert_eq!(e.message, too_deep);
+                let e = value_of("reduce(acc = [], x IN range(1, 100000) | [1] + {k: acc})").unwrap_err();
+                assert!(e.message.contains("would build a value nested deeper"), "{}", e.message);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]
