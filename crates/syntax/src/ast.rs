@@ -175,6 +175,92 @@ pub enum SetOp {
     Minus,
 }
 
+/// The direction of an edge in a pattern: `-[]->`, `<-[]-`, or `-[]-` / `<-[]->` (either).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatternDirection {
+    Out,
+    In,
+    Both,
+}
+
+/// `*`, `*n`, `*m..n`, `*..n`, `*m..` on a pattern edge: how many steps it may take (`max: None` is unbounded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepRange {
+    pub min: u32,
+    pub max: Option<u32>,
+}
+
+/// `{name: expr, ...}` on a node, a label or an edge of a pattern, in the order written.
+pub type PropMap = Vec<(String, Expr)>;
+
+/// `(alias:tag1{...}:tag2 {props})` in a pattern.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NodePattern {
+    pub alias: Option<String>,
+    /// Tags, each with the property map written right after it.
+    pub labels: Vec<(String, Option<PropMap>)>,
+    pub props: Option<PropMap>,
+}
+
+/// `-[alias:t1|t2*range {props}]->` in a pattern.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgePattern {
+    pub alias: Option<String>,
+    pub types: Vec<String>,
+    pub direction: PatternDirection,
+    /// `None`: exactly one step.
+    pub range: Option<StepRange>,
+    pub props: Option<PropMap>,
+}
+
+/// Which paths a path pattern stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathKind {
+    All,
+    /// `shortestPath(...)`.
+    Shortest,
+    /// `allShortestPaths(...)`.
+    AllShortest,
+}
+
+/// `[alias =] (node) -[edge]- (node) ...`: `nodes` has one more item than `edges`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathPattern {
+    pub alias: Option<String>,
+    pub kind: PathKind,
+    pub nodes: Vec<NodePattern>,
+    pub edges: Vec<EdgePattern>,
+}
+
+/// The items of RETURN or WITH and what follows them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Projection {
+    /// `None` is `*`.
+    pub items: Option<YieldClause>,
+    /// `DISTINCT` (also recorded in `items` when they are listed).
+    pub distinct: bool,
+    pub order_by: Vec<(Expr, bool)>,
+    pub skip: Option<Expr>,
+    pub limit: Option<Expr>,
+    /// WITH's `WHERE`.
+    pub filter: Option<Expr>,
+}
+
+/// One reading clause of a MATCH statement, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MatchClause {
+    Match { optional: bool, paths: Vec<PathPattern>, filter: Option<Expr> },
+    Unwind { expr: Expr, alias: String },
+    With(Projection),
+}
+
+/// An openCypher query in NebulaGraph's dialect: reading clauses, then RETURN.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchStatement {
+    pub clauses: Vec<MatchClause>,
+    pub ret: Projection,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Statement {
     CreateSpace {
@@ -345,6 +431,8 @@ pub enum Statement {
     ShowStats,
     /// A statement the parser recognizes but Quiver does not run yet (named for the error message).
     Unsupported(String),
+    /// `MATCH ... RETURN ...` and the other openCypher reading clauses.
+    Match(Box<MatchStatement>),
 }
 
 /// How EXPLAIN and PROFILE print a plan.

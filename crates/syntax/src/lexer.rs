@@ -44,9 +44,9 @@ pub fn lex(src: &str) -> QResult<Vec<Token>> {
             i += 1;
             continue;
         }
-        // Comments: `#`, `--` and `//` to end of line, `/* ... */`.
-        if c == b'#' || (c == b'-' && bytes.get(i + 1) == Some(&b'-')) || (c == b'/' && bytes.get(i + 1) == Some(&b'/'))
-        {
+        // Comments: `#` and `//` to end of line, `/* ... */`. Since NebulaGraph 2.0 `--` is no comment: it is an
+        // edge in a pattern, `(a)--(b)`.
+        if c == b'#' || (c == b'/' && bytes.get(i + 1) == Some(&b'/')) {
             while i < bytes.len() && bytes[i] != b'\n' {
                 i += 1;
             }

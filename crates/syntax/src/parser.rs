@@ -241,6 +241,10 @@ impl<'a> Parser<'a> {
         }
     }
 
+    fn peek_sym_at(&self, n: usize, sym: &str) -> bool {
+        matches!(self.peek_at(n), Tok::Sym(s) if *s == sym)
+    }
+
     fn peek_sym(&self, sym: &str) -> bool {
         matches!(self.peek(), Tok::Sym(s) if *s == sym)
     }
@@ -575,10 +579,219 @@ impl<'a> Parser<'a> {
                 let yield_clause = self.projection()?;
                 Ok(Statement::Yield { yield_clause, filter: None })
             }
-            "MATCH" | "FIND" | "GET" | "UNWIND" | "WITH" | "OPTIONAL" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
+            "MATCH" | "OPTIONAL" | "UNWIND" | "WITH" => self.match_statement(),
+            "FIND" | "GET" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
                 self.skip_to_statement_end();
                 Ok(Statement::Unsupported(word.to_uppercase()))
             }
+            _ => Err(self.error_here()),
+        }
+    }
+
+    // ---- openCypher: MATCH, OPTIONAL MATCH, UNWIND, WITH, RETURN (NebulaGraph's `match_sentence`) ----
+
+    /// Reading clauses, then RETURN.
+    fn match_statement(&mut self) -> QResult<Statement> {
+        let mut clauses = Vec::new();
+        loop {
+            if self.peek_kw("MATCH") || self.peek_kw("OPTIONAL") {
+                let optional = self.eat_kw("OPTIONAL");
+                self.expect_kw("MATCH")?;
+                let mut paths = vec![self.path_pattern()?];
+                while self.eat_sym(",") {
+                    paths.push(self.path_pattern()?);
+                }
+                let filter = if self.peek_kw("WHERE") {
+                    let start = self.tokens[self.pos].start;
+                    self.bump();
+                    let e = self.expr()?;
+                    if optional {
+                        let end = self.tokens[self.pos.saturating_sub(1)].end.max(start);
+                        let text = crate::lexer::truncate(&self.src[start..end], 80);
+                        return Err(QError::syntax(format!(
+                            "Where clause in optional match is not supported. near `{text}'"
+                        )));
+                    }
+                    Some(e)
+                } else {
+                    None
+                };
+                clauses.push(MatchClause::Match { optional, paths, filter });
+            } else if self.eat_kw("UNWIND") {
+                let expr = self.expr()?;
+                self.expect_kw("AS")?;
+                clauses.push(MatchClause::Unwind { expr, alias: self.name()? });
+            } else if self.eat_kw("WITH") {
+                clauses.push(MatchClause::With(self.match_projection(true)?));
+            } else if self.eat_kw("RETURN") {
+                let ret = self.match_projection(false)?;
+                return Ok(Statement::Match(Box::new(MatchStatement { clauses, ret })));
+            } else {
+                return Err(self.error_here());
+            }
+        }
+    }
+
+    /// The items of RETURN or WITH (`*` or a list), then ORDER BY, SKIP, LIMIT and, for WITH, WHERE.
+    fn match_projection(&mut self, with: bool) -> QResult<Projection> {
+        let distinct = self.peek_kw("DISTINCT");
+        let items = if distinct && matches!(self.peek_at(1), Tok::Sym("*")) || self.peek_sym("*") {
+            self.eat_kw("DISTINCT");
+            self.bump();
+            None
+        } else {
+            Some(self.projection()?)
+        };
+        let mut order_by = Vec::new();
+        if self.eat_kw("ORDER") {
+            self.expect_kw("BY")?;
+            loop {
+                let e = self.expr()?;
+                let asc = if self.eat_kw("DESC") || self.eat_kw("DESCENDING") {
+                    false
+                } else {
+                    let _ = self.eat_kw("ASC") || self.eat_kw("ASCENDING");
+                    true
+                };
+                order_by.push((e, asc));
+                if !self.eat_sym(",") {
+                    break;
+                }
+            }
+        }
+        let skip = if self.eat_kw("SKIP") { Some(self.expr()?) } else { None };
+        let limit = if self.eat_kw("LIMIT") { Some(self.expr()?) } else { None };
+        let filter = if with && self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        Ok(Projection { items, distinct, order_by, skip, limit, filter })
+    }
+
+    /// `[alias =] pattern`, `shortestPath(pattern)` or `allShortestPaths(pattern)`.
+    fn path_pattern(&mut self) -> QResult<PathPattern> {
+        let alias = if matches!(self.peek(), Tok::Ident(_) | Tok::Quoted(_)) && self.peek_sym_at(1, "=") {
+            let a = self.name()?;
+            self.bump();
+            Some(a)
+        } else {
+            None
+        };
+        let kind = if self.peek_kw("shortestPath") && self.peek_sym_at(1, "(") {
+            PathKind::Shortest
+        } else if self.peek_kw("allShortestPaths") && self.peek_sym_at(1, "(") {
+            PathKind::AllShortest
+        } else {
+            PathKind::All
+        };
+        if kind != PathKind::All {
+            self.bump();
+            self.bump();
+        }
+        let mut nodes = vec![self.node_pattern()?];
+        let mut edges = Vec::new();
+        while self.peek_sym("-") || self.peek_sym("<-") {
+            edges.push(self.edge_pattern()?);
+            nodes.push(self.node_pattern()?);
+        }
+        if kind != PathKind::All {
+            self.expect_sym(")")?;
+        }
+        Ok(PathPattern { alias, kind, nodes, edges })
+    }
+
+    /// `(alias :tag {props} ... {props})`.
+    fn node_pattern(&mut self) -> QResult<NodePattern> {
+        self.expect_sym("(")?;
+        let mut node = NodePattern::default();
+        if matches!(self.peek(), Tok::Ident(_) | Tok::Quoted(_)) {
+            node.alias = Some(self.name()?);
+        }
+        while self.eat_sym(":") {
+            let label = self.name()?;
+            let props = if self.peek_sym("{") { Some(self.pattern_props()?) } else { None };
+            node.labels.push((label, props));
+        }
+        if self.peek_sym("{") {
+            node.props = Some(self.pattern_props()?);
+        }
+        self.expect_sym(")")?;
+        Ok(node)
+    }
+
+    /// `-[...]->`, `<-[...]-`, `-[...]-`, `<-[...]->`, and the same without brackets (`-->`, `<--`, `--`, `<-->`),
+    /// read from single-character tokens.
+    fn edge_pattern(&mut self) -> QResult<EdgePattern> {
+        let left = if self.eat_sym("<-") {
+            true
+        } else {
+            self.expect_sym("-")?;
+            false
+        };
+        let mut edge =
+            EdgePattern { alias: None, types: Vec::new(), direction: PatternDirection::Both, range: None, props: None };
+        if self.eat_sym("[") {
+            if matches!(self.peek(), Tok::Ident(_) | Tok::Quoted(_)) {
+                edge.alias = Some(self.name()?);
+            }
+            if self.eat_sym(":") {
+                loop {
+                    edge.types.push(self.name()?);
+                    if !self.eat_sym("|") {
+                        break;
+                    }
+                    self.eat_sym(":");
+                }
+            }
+            if self.eat_sym("*") {
+                edge.range = Some(self.step_range()?);
+            }
+            if self.peek_sym("{") {
+                edge.props = Some(self.pattern_props()?);
+            }
+            self.expect_sym("]")?;
+        }
+        let right = if self.eat_sym("->") {
+            true
+        } else {
+            self.expect_sym("-")?;
+            false
+        };
+        edge.direction = match (left, right) {
+            (false, true) => PatternDirection::Out,
+            (true, false) => PatternDirection::In,
+            _ => PatternDirection::Both,
+        };
+        Ok(edge)
+    }
+
+    /// After `*`: nothing (one or more steps), `n`, `m..n`, `..n` or `m..`.
+    fn step_range(&mut self) -> QResult<StepRange> {
+        let bound = |p: &mut Self| -> QResult<Option<u32>> {
+            match p.peek().clone() {
+                Tok::Int(v) => {
+                    p.bump();
+                    u32::try_from(v).map(Some).map_err(|_| QError::syntax(format!("Out of range: near `{v}'")))
+                }
+                Tok::Sym("-") => Err(QError::syntax(format!(
+                    "Expected an unsigned integer. near `{}'",
+                    crate::lexer::truncate(&p.src[p.tokens[p.pos].start..], 8)
+                ))),
+                _ => Ok(None),
+            }
+        };
+        let min = bound(self)?;
+        if self.eat_sym("..") {
+            let max = bound(self)?;
+            return Ok(StepRange { min: min.unwrap_or(1), max });
+        }
+        Ok(match min {
+            Some(n) => StepRange { min: n, max: Some(n) },
+            None => StepRange { min: 1, max: None },
+        })
+    }
+
+    /// `{name: expr, ...}` of a node or an edge.
+    fn pattern_props(&mut self) -> QResult<PropMap> {
+        match self.tree()?.0 {
+            Expr::Map(items) => Ok(items),
             _ => Err(self.error_here()),
         }
     }
@@ -2076,6 +2289,105 @@ mod tests {
             let Statement::Yield { yield_clause, .. } = one(&mixed) else { panic!() };
             assert_eq!(height(&yield_clause.columns[0].expr), 302);
         });
+    }
+
+    fn matched(src: &str) -> MatchStatement {
+        match one(src) {
+            Statement::Match(m) => *m,
+            other => panic!("not a MATCH: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn match_patterns_parse_as_nebula_graph_writes_them() {
+        let m = matched(
+            r#"MATCH p = (v:player:bachelor {name: "Tim Duncan"})-[e:like|:serve*1..3 {likeness: 90}]->(t) WHERE id(v) == "x" RETURN DISTINCT v, e AS rel ORDER BY rel DESC SKIP 1 LIMIT 2"#,
+        );
+        let [MatchClause::Match { optional: false, paths, filter: Some(_) }] = m.clauses.as_slice() else {
+            panic!("{m:?}")
+        };
+        let path = &paths[0];
+        assert_eq!(
+            (path.alias.as_deref(), path.kind, path.nodes.len(), path.edges.len()),
+            (Some("p"), PathKind::All, 2, 1)
+        );
+        let v = &path.nodes[0];
+        assert_eq!(v.alias.as_deref(), Some("v"));
+        assert_eq!(v.labels.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(), ["player", "bachelor"]);
+        assert!(v.labels[1].1.is_some() && v.props.is_none(), "the map follows the last label");
+        let e = &path.edges[0];
+        assert_eq!(
+            (e.alias.as_deref(), e.types.clone(), e.direction),
+            (Some("e"), vec!["like".to_string(), "serve".to_string()], PatternDirection::Out)
+        );
+        assert_eq!(e.range, Some(StepRange { min: 1, max: Some(3) }));
+        assert!(e.props.is_some());
+        assert!(
+            m.ret.distinct
+                && m.ret.order_by.len() == 1
+                && !m.ret.order_by[0].1
+                && m.ret.skip.is_some()
+                && m.ret.limit.is_some()
+        );
+        assert_eq!(m.ret.items.as_ref().unwrap().columns.iter().map(|c| c.name()).collect::<Vec<_>>(), ["v", "rel"]);
+
+        // Every arrow, with and without brackets.
+        for (arrow, dir) in [
+            ("-->", PatternDirection::Out),
+            ("<--", PatternDirection::In),
+            ("--", PatternDirection::Both),
+            ("<-->", PatternDirection::Both),
+            ("-[]->", PatternDirection::Out),
+            ("<-[]-", PatternDirection::In),
+            ("-[]-", PatternDirection::Both),
+            ("<-[]->", PatternDirection::Both),
+        ] {
+            let m = matched(&format!("MATCH (a){arrow}(b) RETURN a"));
+            let MatchClause::Match { paths, .. } = &m.clauses[0] else { panic!() };
+            assert_eq!(paths[0].edges[0].direction, dir, "{arrow}");
+        }
+        // Step ranges.
+        for (range, want) in [
+            ("*", (1, None)),
+            ("*2", (2, Some(2))),
+            ("*..3", (1, Some(3))),
+            ("*2..", (2, None)),
+            ("*0..1", (0, Some(1))),
+        ] {
+            let m = matched(&format!("MATCH (a)-[{range}]->(b) RETURN a"));
+            let MatchClause::Match { paths, .. } = &m.clauses[0] else { panic!() };
+            assert_eq!(paths[0].edges[0].range, Some(StepRange { min: want.0, max: want.1 }), "{range}");
+        }
+        // Several clauses, patterns and paths; shortest paths.
+        let m = matched("OPTIONAL MATCH (a), (b)-->(c) UNWIND [1, 2] AS x WITH DISTINCT a, x ORDER BY x LIMIT 3 WHERE x > 1 MATCH p = shortestPath((a)-[*..5]-(c)) RETURN *");
+        assert_eq!(m.clauses.len(), 4);
+        assert!(matches!(&m.clauses[0], MatchClause::Match { optional: true, paths, .. } if paths.len() == 2));
+        assert!(matches!(&m.clauses[1], MatchClause::Unwind { alias, .. } if alias == "x"));
+        assert!(matches!(&m.clauses[2], MatchClause::With(w) if w.distinct && w.filter.is_some() && w.limit.is_some()));
+        assert!(matches!(&m.clauses[3], MatchClause::Match { paths, .. } if paths[0].kind == PathKind::Shortest));
+        assert!(m.ret.items.is_none());
+        assert!(matches!(one("UNWIND [1, 2] AS x RETURN x"), Statement::Match(_)));
+        assert!(matches!(one("WITH 1 AS a RETURN a"), Statement::Match(_)));
+        // A standalone RETURN is still a YIELD.
+        assert!(matches!(one("RETURN 1"), Statement::Yield { .. }));
+        // `--` is an edge, not a comment (it has not been one since NebulaGraph 2.0).
+        assert!(error("YIELD 1 -- a comment in NebulaGraph 1.x").starts_with("SyntaxError"));
+    }
+
+    #[test]
+    fn match_errors_are_nebula_graph_s() {
+        assert_eq!(
+            error("OPTIONAL MATCH (v)-->(w) WHERE v.player.age > 1 RETURN v"),
+            "SyntaxError: Where clause in optional match is not supported. near `WHERE v.player.age > 1'"
+        );
+        assert_eq!(
+            error("MATCH (v)-[*-1]->(w) RETURN v"),
+            "SyntaxError: Expected an unsigned integer. near `-1]->(w)'"
+        );
+        assert_eq!(error("MATCH (v) RETURN"), "SyntaxError: syntax error at end of input");
+        assert_eq!(error("MATCH (v)-[e]->(w)"), "SyntaxError: syntax error at end of input");
+        assert_eq!(error("MATCH (v)-[e]>(w) RETURN v"), "SyntaxError: syntax error near `>(w) RET'");
+        assert_eq!(error("MATCH v RETURN v"), "SyntaxError: syntax error near `v RETURN'");
     }
 
     #[test]

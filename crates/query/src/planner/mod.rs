@@ -190,7 +190,7 @@ fn statement_name(s: &Statement) -> &'static str {
         Statement::Update { .. } => "Update",
         Statement::DeleteVertices { .. } | Statement::DeleteTags { .. } | Statement::DeleteEdges { .. } => "Delete",
         Statement::UseSpace(_) => "SwitchSpace",
-        Statement::Unsupported(_) => "Unsupported",
+        Statement::Unsupported(_) | Statement::Match(_) => "Unsupported",
         _ => "Admin",
     }
 }
