@@ -120,6 +120,8 @@ struct Cursor<'a> {
     node: &'a PlanNode,
     input: Input<'a>,
     mode: Mode,
+    /// Hands a result computed whole out in one batch (the root, whose caller keeps every row anyway).
+    whole: bool,
     done: bool,
     rows: u64,
     /// Time inside this operator's `next`, inputs included.
@@ -156,6 +158,9 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
     /// Runs `node` to the end; `outer` is the input of an enclosing set operation, if any.
     pub fn run(&mut self, node: &PlanNode, outer: Option<&DataSet>) -> QResult<DataSet> {
         let mut root = self.open(node, outer);
+        // Whoever runs the root keeps all of its rows: a result computed whole goes to it whole, not copied out a
+        // batch at a time (which would hold it twice).
+        root.whole = true;
         let mut out: Option<DataSet> = None;
         while let Some(batch) = self.next(&mut root)? {
             append(&mut out, batch);
@@ -177,7 +182,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             _ if has_input && streams(node) => Mode::PerBatch,
             _ => Mode::Whole(None),
         };
-        Cursor { node, input, mode, done: false, rows: 0, total_us: 0 }
+        Cursor { node, input, mode, whole: false, done: false, rows: 0, total_us: 0 }
     }
 
     /// The operator's next batch, or `None` when it has no more.
@@ -237,6 +242,10 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let input = self.drain(c)?;
                 let out = self.op(c.node, input.as_ref())?;
                 drop(input);
+                if c.whole {
+                    c.done = true;
+                    return Ok(Some(out));
+                }
                 let first = out.empty_like();
                 let left = out.len();
                 let (columns, data) = out.into_columns();
