@@ -1,11 +1,13 @@
 //! The boundaries between the query layer and the services it uses: catalog types, the [`Catalog`] and
-//! [`StorageClient`] traits, and the request and response types that cross them.
+//! [`StorageClient`] traits, and the request and response types that cross them; [`conformance`] is the suite every
+//! [`StorageClient`] is run against.
 //!
 //! **Architecture invariant:** the query layer reaches storage and the catalog only through these traits. The
 //! embedded server implements them in-process; a cluster will implement them over the network, with no change
 //! to the query layer. Every storage call takes a batch (of VIDs, keys or mutations), never one object.
 
 pub mod catalog;
+pub mod conformance;
 pub mod index;
 pub mod schema;
 pub mod storage;

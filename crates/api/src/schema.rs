@@ -53,7 +53,8 @@ impl SpaceDesc {
         }
     }
 
-    /// A string VID longer than the space allows fails in storage, as in NebulaGraph.
+    /// A string VID longer than the space allows fails with NebulaGraph's storage error. The query layer checks every
+    /// VID with this before it reaches storage, which asserts it (a longer one there is a bug, not an input).
     pub fn check_vid_len(&self, vid: &Value) -> QResult<()> {
         match (self.vid_type, vid) {
             (VidType::FixedString(n), Value::String(s)) if s.len() > n as usize => Err(QError::execution(

@@ -257,7 +257,9 @@ pub trait StorageClient: Send + Sync {
     /// Multi-hop expansion over whole frontiers, counting paths instead of producing rows.
     fn expand(&self, space: &SpaceDesc, req: &ExpandRequest) -> QResult<ExpandResult>;
 
-    /// Applies all mutations in one atomic, durable batch: all of them or none.
+    /// Applies all mutations in one atomic, durable batch: all of them or none (counts included). Readers are not
+    /// isolated from a write in progress: a read that runs while a batch is applied may see part of it (each row
+    /// whole), as NebulaGraph's storage readers may; once `write` returns, every read sees all of it.
     fn write(&self, space: &SpaceDesc, mutations: Vec<Mutation>) -> QResult<()>;
 
     /// Reads one vertex tag row (`None` if absent), lets `decide` compute the new row, and writes it, with no
@@ -279,7 +281,8 @@ pub trait StorageClient: Send + Sync {
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
     ) -> QResult<Option<Props>>;
 
-    /// VIDs of vertices that have `schema` (or any tag when `None`), at most `limit`.
+    /// VIDs of vertices that have `schema` (every vertex when `None`, one whose tags were all deleted included), at
+    /// most `limit`.
     fn scan_vertices(&self, space: &SpaceDesc, schema: Option<&SchemaRef>, limit: usize) -> QResult<Vec<Value>>;
 
     /// Removes all data of a space (CLEAR SPACE, DROP SPACE).
@@ -288,8 +291,8 @@ pub trait StorageClient: Send + Sync {
     /// Removes all rows of a tag or edge type (after DROP TAG|EDGE).
     fn drop_schema_data(&self, space: &SpaceDesc, schema: &SchemaRef) -> QResult<()>;
 
-    /// The targets of the entries in the given ranges of one index, each once, in index order per range (ranges
-    /// are read one after another). Reads check `budget` every `TICKS_PER_CHECK` entries.
+    /// The targets of the entries in the given ranges of one index, each once; the ranges are read one after
+    /// another, each partition by partition, in index order within a partition. Reads check `budget` every `TICKS_PER_CHECK` entries.
     fn scan_index(&self, space: &SpaceDesc, scans: &[IndexScan], budget: &Budget) -> QResult<Vec<IndexHit>>;
 
     /// Fills a newly created index from the rows written before it (rows written from now on maintain it): inline

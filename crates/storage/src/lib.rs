@@ -94,6 +94,8 @@ enum TopoOp {
 struct Batch {
     kv: WriteBatch,
     topo: Vec<TopoOp>,
+    /// The counters the batch changed, as they were before it (put back if the append fails).
+    counters_before: std::collections::BTreeMap<u32, write::PartCounters>,
 }
 
 /// Sequence numbers of appended and of durable batches; see the module doc.
@@ -298,7 +300,10 @@ impl EmbeddedStorage {
                 let row = codec::encode(schema.latest(), &values);
                 let props = codec::decode(schema, &row)?;
                 let mut tx = write::Tx::new(self, space, &mut guard)?;
-                put(&mut tx, &mut guard, row)?;
+                if let Err(e) = put(&mut tx, &mut guard, row) {
+                    tx.rollback(&mut guard);
+                    return Err(e);
+                }
                 let b = tx.finish(&guard);
                 self.commit(guard, space, b)?;
                 Ok(Some(props))
@@ -309,11 +314,14 @@ impl EmbeddedStorage {
     /// Appends `b` (built under `guard`) and applies its topology change, releases the writers' lock, and waits
     /// until `b` is durable. An empty batch still waits for every batch appended before it, since its writer may
     /// have read them.
-    fn commit(&self, guard: MutexGuard<'_, WriterState>, space: &SpaceDesc, b: Batch) -> QResult<()> {
+    fn commit(&self, mut guard: MutexGuard<'_, WriterState>, space: &SpaceDesc, b: Batch) -> QResult<()> {
         let seq = if b.kv.is_empty() {
             self.commits.appended.load(Ordering::Acquire)
         } else {
-            self.kv.write_buffered(b.kv).map_err(kv_err)?;
+            if let Err(e) = self.kv.write_buffered(b.kv) {
+                write::restore_counters(&mut guard, space.id, b.counters_before);
+                return Err(kv_err(e));
+            }
             self.commits.appended.fetch_add(1, Ordering::AcqRel) + 1
         };
         self.apply_topology(space, b.topo);
@@ -721,42 +729,50 @@ impl StorageClient for EmbeddedStorage {
         let mut guard = self.lock_writers();
         let w = &mut *guard;
         let mut tx = write::Tx::new(self, space, w)?;
-        for m in mutations {
-            match m {
-                Mutation::InsertVertex { vid, tags, if_not_exists } => {
-                    tx.put_vertex(w, &vid)?;
-                    for (schema, values) in tags {
-                        if if_not_exists && tx.visible(&keys::tag_key(space, &vid, schema.id), &schema)? {
+        let applied = (|| -> QResult<()> {
+            for m in mutations {
+                match m {
+                    Mutation::InsertVertex { vid, tags, if_not_exists } => {
+                        tx.put_vertex(w, &vid)?;
+                        for (schema, values) in tags {
+                            if if_not_exists && tx.visible(&keys::tag_key(space, &vid, schema.id), &schema)? {
+                                continue;
+                            }
+                            tx.put_tag(w, &vid, &schema, codec::encode(schema.latest(), &values))?;
+                        }
+                    }
+                    Mutation::InsertEdge { key, schema, values, if_not_exists } => {
+                        if if_not_exists
+                            && tx
+                                .visible(&keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst), &schema)?
+                        {
                             continue;
                         }
-                        tx.put_tag(w, &vid, &schema, codec::encode(schema.latest(), &values))?;
+                        tx.put_edge(w, &key, &schema, codec::encode(schema.latest(), &values))?;
                     }
-                }
-                Mutation::InsertEdge { key, schema, values, if_not_exists } => {
-                    if if_not_exists
-                        && tx.visible(&keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst), &schema)?
-                    {
-                        continue;
-                    }
-                    tx.put_edge(w, &key, &schema, codec::encode(schema.latest(), &values))?;
-                }
-                Mutation::DeleteVertex { vid, with_edges } => {
-                    tx.delete_vertex(w, &vid)?;
-                    tx.delete_all_tags(w, &vid)?;
-                    if with_edges {
-                        tx.delete_edges_of(w, &vid)?;
-                    }
-                }
-                Mutation::DeleteTags { vid, tags } => match tags {
-                    Some(tags) => {
-                        for t in tags {
-                            tx.delete_tag(w, &vid, t.id)?;
+                    Mutation::DeleteVertex { vid, with_edges } => {
+                        tx.delete_vertex(w, &vid)?;
+                        tx.delete_all_tags(w, &vid)?;
+                        if with_edges {
+                            tx.delete_edges_of(w, &vid)?;
                         }
                     }
-                    None => tx.delete_all_tags(w, &vid)?,
-                },
-                Mutation::DeleteEdge { key } => tx.delete_edge(w, &key)?,
+                    Mutation::DeleteTags { vid, tags } => match tags {
+                        Some(tags) => {
+                            for t in tags {
+                                tx.delete_tag(w, &vid, t.id)?;
+                            }
+                        }
+                        None => tx.delete_all_tags(w, &vid)?,
+                    },
+                    Mutation::DeleteEdge { key } => tx.delete_edge(w, &key)?,
+                }
             }
+            Ok(())
+        })();
+        if let Err(e) = applied {
+            tx.rollback(w);
+            return Err(e);
         }
         let b = tx.finish(w);
         self.commit(guard, space, b)
@@ -787,6 +803,9 @@ impl StorageClient for EmbeddedStorage {
 
     fn scan_vertices(&self, space: &SpaceDesc, schema: Option<&SchemaRef>, limit: usize) -> QResult<Vec<Value>> {
         let mut out = Vec::new();
+        if limit == 0 {
+            return Ok(out);
+        }
         let vl = space.vid_type.key_len();
         for part in 1..=space.partition_num {
             let kind = if schema.is_some() { keys::KIND_TAG } else { keys::KIND_VERTEX };

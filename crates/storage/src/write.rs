@@ -8,7 +8,7 @@ use crate::keys::{self, KIND_STATS};
 use crate::{codec, index, kv_err, Batch, EmbeddedStorage, TopoOp, WriterState};
 use quiver_api::*;
 use quiver_common::{QError, QResult, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 /// Exact counts of one partition, as a STATS job would find them: tag rows per tag, out-edges per edge type,
 /// vertex keys.
@@ -26,6 +26,15 @@ pub(crate) fn counters_key(space_id: u32, part: u32) -> Vec<u8> {
     keys::prefix(space_id, part, KIND_STATS)
 }
 
+/// Puts back the counters of the partitions in `saved` (a batch that failed).
+pub(crate) fn restore_counters(w: &mut WriterState, space_id: u32, saved: BTreeMap<u32, PartCounters>) {
+    if let Some(c) = w.counters.get_mut(&space_id) {
+        for (part, before) in saved {
+            c[part as usize - 1] = before;
+        }
+    }
+}
+
 /// Puts a partition's counters record into `b`.
 pub(crate) fn put_counters(b: &mut quiver_kv::WriteBatch, space_id: u32, part: u32, c: &PartCounters) {
     b.put(counters_key(space_id, part), serde_json::to_vec(c).expect("counters serialize"));
@@ -40,7 +49,8 @@ pub(crate) struct Tx<'s> {
     pub b: Batch,
     written: HashMap<Vec<u8>, Option<Vec<u8>>>,
     indexes: Vec<IndexRef>,
-    dirty: BTreeSet<u32>,
+    /// The counters of each partition this batch changed, as they were before it: restored if the batch fails.
+    saved: BTreeMap<u32, PartCounters>,
 }
 
 impl<'s> Tx<'s> {
@@ -48,7 +58,7 @@ impl<'s> Tx<'s> {
     pub fn new(st: &'s EmbeddedStorage, space: &'s SpaceDesc, w: &mut WriterState) -> QResult<Tx<'s>> {
         st.load_counters(space, w)?;
         let indexes = st.catalog().map(|c| c.indexes(space)).unwrap_or_default();
-        Ok(Tx { st, space, b: Batch::default(), written: HashMap::new(), indexes, dirty: BTreeSet::new() })
+        Ok(Tx { st, space, b: Batch::default(), written: HashMap::new(), indexes, saved: BTreeMap::new() })
     }
 
     /// The value of `key` as this batch leaves it so far.
@@ -78,9 +88,15 @@ impl<'s> Tx<'s> {
     }
 
     fn count(&mut self, w: &mut WriterState, part: u32, f: impl FnOnce(&mut PartCounters)) {
-        let c = w.counters.get_mut(&self.space.id).expect("counters loaded by Tx::new");
-        f(&mut c[part as usize - 1]);
-        self.dirty.insert(part);
+        let c = &mut w.counters.get_mut(&self.space.id).expect("counters loaded by Tx::new")[part as usize - 1];
+        self.saved.entry(part).or_insert_with(|| c.clone());
+        f(c);
+    }
+
+    /// Abandons the batch: the counters it changed go back to what they were, so a statement that fails writes
+    /// nothing, its counts included.
+    pub fn rollback(self, w: &mut WriterState) {
+        restore_counters(w, self.space.id, self.saved);
     }
 
     pub fn put_vertex(&mut self, w: &mut WriterState, vid: &Value) -> QResult<()> {
@@ -223,12 +239,14 @@ impl<'s> Tx<'s> {
         Ok(())
     }
 
-    /// Adds the counters of every partition this batch changed, and returns the batch.
+    /// Adds the counters of every partition this batch changed, and returns the batch (with the counters as they
+    /// were, for the commit to put back if the append fails).
     pub fn finish(mut self, w: &WriterState) -> Batch {
         let c = w.counters.get(&self.space.id).expect("counters loaded by Tx::new");
-        for part in std::mem::take(&mut self.dirty) {
+        for &part in self.saved.keys() {
             put_counters(&mut self.b.kv, self.space.id, part, &c[part as usize - 1]);
         }
+        self.b.counters_before = std::mem::take(&mut self.saved);
         self.b
     }
 }
