@@ -112,10 +112,12 @@ impl Value {
     /// be measured (see [`crate::limits::VALUE_DEPTH_MAX`]); a scalar costs one test.
     #[inline]
     pub fn depth(&self) -> usize {
-        if self.holds_values() {
-            self.walk_depth()
-        } else {
-            0
+        match self {
+            Value::List(_) | Value::Set(_) | Value::Map(_) => self.walk_depth(),
+            // A vertex's or an edge's properties are of the schema's property types, never containers: one level,
+            // found without walking (a GO reads `edge` or `$$` on every row).
+            Value::Vertex(_) | Value::Edge(_) => 1,
+            _ => 0,
         }
     }
 
@@ -136,15 +138,7 @@ impl Value {
             match v {
                 Value::List(items) | Value::Set(items) => items.iter().for_each(&mut inner),
                 Value::Map(m) => m.values().for_each(&mut inner),
-                Value::Vertex(x) => {
-                    inner(&x.vid);
-                    x.tags.iter().flat_map(|t| t.props.values()).for_each(&mut inner);
-                }
-                Value::Edge(e) => {
-                    inner(&e.src);
-                    inner(&e.dst);
-                    e.props.values().for_each(&mut inner);
-                }
+                // A vertex or an edge is one level: its properties are never containers.
                 _ => {}
             }
         }
@@ -439,7 +433,8 @@ mod tests {
             ranking: 0,
             props: BTreeMap::from([("p".to_string(), inner)]),
         };
-        assert_eq!(Value::Edge(Box::new(edge)).depth(), 3);
+        // Properties are of the schema's types, never containers: an edge is one level whatever it holds.
+        assert_eq!(Value::Edge(Box::new(edge)).depth(), 1);
         let vertex = Vertex { vid: Value::str("v"), tags: vec![Tag { name: "t".into(), props: BTreeMap::new() }] };
         assert_eq!(Value::List(vec![Value::Vertex(Box::new(vertex))]).depth(), 2);
         // Walked without recursion: as deep as the value is, wherever its deepest branch is.
