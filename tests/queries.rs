@@ -43,6 +43,7 @@ query_files!(
     set_ops,
     explain,
     list_comprehension,
+    match_syntax,
     lookup,
     index,
     stats_jobs,

@@ -687,7 +687,7 @@ impl<'a> Parser<'a> {
         }
         let mut nodes = vec![self.node_pattern()?];
         let mut edges = Vec::new();
-        while self.peek_sym("-") || self.peek_sym("<-") {
+        while self.peek_sym("-") || self.peek_sym("<-") || self.peek_sym("--") {
             edges.push(self.edge_pattern()?);
             nodes.push(self.node_pattern()?);
         }
@@ -716,9 +716,13 @@ impl<'a> Parser<'a> {
         Ok(node)
     }
 
-    /// `-[...]->`, `<-[...]-`, `-[...]-`, `<-[...]->`, and the same without brackets (`-->`, `<--`, `--`, `<-->`),
-    /// read from single-character tokens.
+    /// `-[...]->`, `<-[...]-`, `-[...]-`, `<-[...]->`, and the same without brackets (`-->`, `<--`, `--`, `<-->`).
     fn edge_pattern(&mut self) -> QResult<EdgePattern> {
+        // `--` is one token, as in NebulaGraph (so `1 -- 2` is no expression): `--` and `-->` without brackets.
+        if self.eat_sym("--") {
+            let direction = if self.eat_sym(">") { PatternDirection::Out } else { PatternDirection::Both };
+            return Ok(EdgePattern { alias: None, types: Vec::new(), direction, range: None, props: None });
+        }
         let left = if self.eat_sym("<-") {
             true
         } else {
