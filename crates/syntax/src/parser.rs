@@ -398,17 +398,15 @@ impl<'a> Parser<'a> {
     }
 
     fn sentence_too_deep(&self) -> QError {
-        let end = self.tokens[self.pos].end.max(self.sentence_start);
-        let text = crate::lexer::truncate(&self.src[self.sentence_start..end], 80);
-        QError::syntax(format!("The above statement's pipes and set operations exceed the maximum depth:{SENTENCE_DEPTH_MAX} near `{text}'"))
+        QError::syntax(format!(
+            "The above statement's pipes and set operations exceed the maximum depth:{SENTENCE_DEPTH_MAX} near `{}'",
+            self.near_from(self.sentence_start)
+        ))
     }
 
     /// The height of a sentence node above children whose tallest is `below` high, if within the bound.
     fn sentence_above(&self, below: usize) -> QResult<usize> {
-        if below >= SENTENCE_DEPTH_MAX {
-            return Err(self.sentence_too_deep());
-        }
-        Ok(below + 1)
+        one_above(below, SENTENCE_DEPTH_MAX).ok_or_else(|| self.sentence_too_deep())
     }
 
     /// Piped sentences joined by UNION [ALL|DISTINCT], INTERSECT and MINUS, left to right.
@@ -1508,17 +1506,21 @@ impl<'a> Parser<'a> {
 
     /// NebulaGraph's error for an expression over `max_expression_depth`, near the expression's first 80 bytes.
     fn too_deep(&self) -> QError {
-        let end = self.tokens[self.pos].end.max(self.expr_start);
-        let text = crate::lexer::truncate(&self.src[self.expr_start..end], 80);
-        QError::syntax(format!("The above expression's depth exceeds the maximum depth:{EXPR_DEPTH_MAX} near `{text}'"))
+        QError::syntax(format!(
+            "The above expression's depth exceeds the maximum depth:{EXPR_DEPTH_MAX} near `{}'",
+            self.near_from(self.expr_start)
+        ))
+    }
+
+    /// The source from `start` to the end of the current token, as NebulaGraph quotes it after `near` (80 bytes).
+    fn near_from(&self, start: usize) -> &str {
+        let end = self.tokens[self.pos].end.max(start);
+        crate::lexer::truncate(&self.src[start..end], 80)
     }
 
     /// The height of a node above children whose tallest is `below` high, if within the bound.
     fn above(&self, below: usize) -> QResult<usize> {
-        if below >= EXPR_DEPTH_MAX {
-            return Err(self.too_deep());
-        }
-        Ok(below + 1)
+        one_above(below, EXPR_DEPTH_MAX).ok_or_else(|| self.too_deep())
     }
 
     /// `e` as a node above children whose tallest is `below` high.
@@ -2149,6 +2151,11 @@ impl<'a> Parser<'a> {
         self.expect_kw("END")?;
         Ok((Expr::Case { operand, whens, default }, height))
     }
+}
+
+/// The height of a node above children whose tallest is `below` high, unless that is over `max`.
+fn one_above(below: usize, max: usize) -> Option<usize> {
+    (below < max).then_some(below + 1)
 }
 
 fn is_reserved(word: &str) -> bool {
