@@ -208,6 +208,9 @@ fn nested_eval(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) ->
             return Ok((predicate(*quantifier, var, list, filter, ctx, scope)?, 0))
         }
         Expr::Reduce(r) => return reduce(r, ctx, scope),
+        Expr::Pattern(_) => {
+            return Err(QError::not_supported(format!("`{expr}' outside of a MATCH's WHERE (as a predicate)")))
+        }
     };
     measured(v, expr)
 }
@@ -601,6 +604,7 @@ fn comparable(l: &Value, r: &Value) -> bool {
             | (Value::Map(_), Value::Map(_))
             | (Value::Vertex(_), Value::Vertex(_))
             | (Value::Edge(_), Value::Edge(_))
+            | (Value::Path(_), Value::Path(_))
     )
 }
 

@@ -231,6 +231,9 @@ pub enum Expr {
     },
     /// `reduce(acc = init, var IN list | mapping)` (boxed whole: its two names would make every `Expr` larger).
     Reduce(Box<Reduce>),
+    /// A path pattern as a predicate of a MATCH's WHERE (`(v)-[:like]->()`, `NOT (v)--()`): whether it matches
+    /// from the row's aliases. The MATCH planner turns it into a semi-join; it has no value of its own.
+    Pattern(Box<crate::pattern::PathPattern>),
 }
 
 /// `reduce(acc = init, var IN list | mapping)`: `acc` and `var` are bound in `mapping` (as in
@@ -405,6 +408,7 @@ impl fmt::Display for Expr {
             Expr::InputProp(c) => write!(f, "$-.{c}"),
             Expr::VarProp { var, prop } => write!(f, "${var}.{prop}"),
             Expr::Label(l) => f.write_str(l),
+            Expr::Pattern(p) => write!(f, "{p}"),
             Expr::Vertex(VertexRef::Current) => f.write_str("VERTEX"),
             Expr::Vertex(VertexRef::Src) => f.write_str("$^"),
             Expr::Vertex(VertexRef::Dst) => f.write_str("$$"),
@@ -426,7 +430,7 @@ impl fmt::Display for Expr {
                 f.write_str(")")
             }
             Expr::Aggregate { name, arg, distinct } => {
-                write!(f, "{}(", name.to_uppercase())?;
+                write!(f, "{name}(")?;
                 if *distinct {
                     f.write_str("distinct ")?;
                 }

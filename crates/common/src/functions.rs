@@ -1,10 +1,12 @@
-//! The scalar function families of nGQL: math, string, conversion, date/time, `hash`, and graph accessors
-//! (`id`, `tags`, `properties`, `src`, `dst`, `rank`, `type`). Names are case-insensitive.
+//! The scalar function families of nGQL: math, string, conversion, date/time, `hash`, graph accessors (`id`,
+//! `tags`, `properties`, `src`, `dst`, `rank`, `type`, `startNode`, `endNode`) and path functions (`nodes`,
+//! `relationships`, `length`, `hasSameEdgeInPath`, `hasSameVertexInPath`, `reversePath`). Names are
+//! case-insensitive.
 
 use crate::datetime::{Date, DateTime, Duration, Time};
 use crate::error::{QError, QResult};
 use crate::eval::as_f64;
-use crate::value::{NullKind, Value};
+use crate::value::{NullKind, Value, Vertex};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -406,7 +408,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 _ => Value::Null(NullKind::BadType),
             })
         }
-        "src" | "dst" | "rank" | "type" | "startnode" | "endnode" => {
+        "src" | "dst" | "rank" | "type" => {
             let a = known!();
             arity(name, &a, 1, 1).map(|_| match &a[0] {
                 Value::Edge(e) => {
@@ -417,13 +419,53 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                         "src" => src.clone(),
                         "dst" => dst.clone(),
                         "rank" => Value::Int(e.ranking),
-                        "type" => Value::str(e.name.clone()),
-                        "startnode" => src.clone(),
-                        _ => dst.clone(),
+                        _ => Value::str(e.name.clone()),
                     }
                 }
                 Value::Null(_) => Value::NULL,
                 Value::Empty => Value::Empty,
+                _ => Value::Null(NullKind::BadType),
+            })
+        }
+        "startnode" | "endnode" => {
+            let a = known!();
+            arity(name, &a, 1, 1).map(|_| match &a[0] {
+                // As NebulaGraph: an edge's ends as vertices without tags, taken as the edge holds them (for an edge
+                // read reversely, `src` is the vertex it was read from), unlike `src()` and `dst()`.
+                Value::Edge(e) => {
+                    let vid = if name == "startnode" { &e.src } else { &e.dst };
+                    Value::Vertex(Box::new(Vertex { vid: vid.clone(), tags: Vec::new() }))
+                }
+                Value::Path(p) => {
+                    Value::Vertex(Box::new(if name == "startnode" { p.src.clone() } else { p.end().clone() }))
+                }
+                Value::Null(_) => Value::NULL,
+                Value::Empty => Value::Empty,
+                _ => Value::Null(NullKind::BadType),
+            })
+        }
+        "nodes" | "relationships" => {
+            let a = known!();
+            arity(name, &a, 1, 1).map(|_| match &a[0] {
+                Value::Path(p) if name == "nodes" => {
+                    Value::List(p.nodes().into_iter().map(|v| Value::Vertex(Box::new(v))).collect())
+                }
+                Value::Path(p) => {
+                    Value::List(p.relationships().into_iter().map(|e| Value::Edge(Box::new(e))).collect())
+                }
+                Value::Null(_) => Value::NULL,
+                _ => Value::Null(NullKind::BadType),
+            })
+        }
+        // As NebulaGraph: anything but a path, NULL included, is BAD_TYPE.
+        "hassameedgeinpath" | "hassamevertexinpath" | "reversepath" => {
+            let a = known!();
+            arity(name, &a, 1, 1).map(|_| match &a[0] {
+                Value::Path(p) => match name {
+                    "hassameedgeinpath" => Value::Bool(p.has_duplicate_edges()),
+                    "hassamevertexinpath" => Value::Bool(p.has_duplicate_vertices()),
+                    _ => Value::Path(Box::new(p.reversed())),
+                },
                 _ => Value::Null(NullKind::BadType),
             })
         }
@@ -649,8 +691,181 @@ fn string1(name: &str, a: Vec<Value>) -> QResult<Value> {
         ("reverse", Value::List(items)) => Value::List(items.iter().rev().cloned().collect()),
         ("length" | "size", Value::String(s)) => Value::Int(s.chars().count() as i64),
         ("length" | "size", Value::List(items) | Value::Set(items)) => Value::Int(items.len() as i64),
+        // The number of steps (edges), not of vertices.
+        ("length", Value::Path(p)) => Value::Int(p.len() as i64),
         ("size", Value::Map(m)) => Value::Int(m.len() as i64),
         (_, Value::Empty) => Value::Empty,
         _ => Value::Null(NullKind::BadType),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::{Edge, Path, Step, Tag};
+
+    fn one(name: &str, arg: Value) -> Value {
+        call(name, vec![arg]).unwrap_or_else(|e| panic!("{name}: {e:?}"))
+    }
+
+    fn bad_type() -> Value {
+        Value::Null(NullKind::BadType)
+    }
+
+    fn vertex(vid: i64) -> Vertex {
+        Vertex {
+            vid: Value::Int(vid),
+            tags: vec![Tag { name: "t".into(), props: BTreeMap::from([("p".to_string(), Value::Int(vid * 10))]) }],
+        }
+    }
+
+    fn step(dst: i64, edge_type: i32) -> Step {
+        Step {
+            dst: vertex(dst),
+            edge_type,
+            name: "e".into(),
+            ranking: 0,
+            props: BTreeMap::from([("w".to_string(), Value::Int(dst))]),
+        }
+    }
+
+    /// 1 -> 2 <- 3 (the edge 3 -> 2 walked against its direction).
+    fn path() -> Value {
+        Value::Path(Box::new(Path { src: vertex(1), steps: vec![step(2, 7), step(3, -7)] }))
+    }
+
+    fn alone() -> Value {
+        Value::Path(Box::new(Path { src: vertex(1), steps: vec![] }))
+    }
+
+    fn vids(list: &Value) -> Vec<Value> {
+        let Value::List(items) = list else { panic!("not a list: {list}") };
+        items
+            .iter()
+            .map(|v| match v {
+                Value::Vertex(v) => v.vid.clone(),
+                other => panic!("not a vertex: {other}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn nodes_are_the_vertices_in_walk_order() {
+        let nodes = one("nodes", path());
+        assert_eq!(vids(&nodes), vec![Value::Int(1), Value::Int(2), Value::Int(3)]);
+        // Whole vertices, tags and properties included.
+        assert_eq!(nodes.to_string(), "[(1 :t{p: 10}), (2 :t{p: 20}), (3 :t{p: 30})]");
+        assert_eq!(vids(&one("NODES", alone())), vec![Value::Int(1)]);
+        assert_eq!(one("nodes", Value::NULL), Value::NULL);
+        assert_eq!(one("nodes", Value::Empty), bad_type());
+        assert_eq!(one("nodes", Value::List(vec![])), bad_type());
+        assert!(call("nodes", vec![]).is_err());
+    }
+
+    #[test]
+    fn relationships_are_the_steps_as_edges() {
+        let rels = one("relationships", path());
+        assert_eq!(rels.to_string(), r#"[[:e 1->2 @0 {w: 2}], [:e 3->2 @0 {w: 3}]]"#);
+        let Value::List(items) = &rels else { panic!("{rels}") };
+        let Value::Edge(back) = &items[1] else { panic!("{rels}") };
+        // As NebulaGraph builds it: walk order, the step's negative type.
+        assert_eq!(
+            **back,
+            Edge {
+                src: Value::Int(2),
+                dst: Value::Int(3),
+                edge_type: -7,
+                name: "e".into(),
+                ranking: 0,
+                props: BTreeMap::from([("w".to_string(), Value::Int(3))])
+            }
+        );
+        // src() and dst() of it give the stored direction.
+        assert_eq!(one("src", items[1].clone()), Value::Int(3));
+        assert_eq!(one("dst", items[1].clone()), Value::Int(2));
+        assert_eq!(one("relationships", alone()), Value::List(vec![]));
+        assert_eq!(one("relationships", Value::NULL), Value::NULL);
+        assert_eq!(one("relationships", Value::Empty), bad_type());
+        assert_eq!(one("relationships", Value::Int(1)), bad_type());
+    }
+
+    #[test]
+    fn length_of_a_path_counts_its_steps() {
+        assert_eq!(one("length", path()), Value::Int(2));
+        assert_eq!(one("length", alone()), Value::Int(0));
+        // Strings and lists keep their length; size() of a path is BAD_TYPE, as in NebulaGraph.
+        assert_eq!(one("length", Value::str("abc")), Value::Int(3));
+        assert_eq!(one("length", Value::List(vec![Value::Int(1)])), Value::Int(1));
+        assert_eq!(one("size", path()), bad_type());
+        assert_eq!(one("length", Value::NULL), Value::NULL);
+        assert_eq!(one("length", Value::Int(1)), bad_type());
+    }
+
+    #[test]
+    fn start_and_end_nodes_of_paths_and_edges() {
+        assert_eq!(one("startNode", path()), Value::Vertex(Box::new(vertex(1))));
+        assert_eq!(one("endNode", path()), Value::Vertex(Box::new(vertex(3))));
+        assert_eq!(one("endnode", alone()), Value::Vertex(Box::new(vertex(1))));
+        // An edge's ends are vertices without tags, as the edge holds them (NebulaGraph's `Vertex(edge.src, {})`).
+        let Value::List(rels) = one("relationships", path()) else { unreachable!() };
+        assert_eq!(one("startNode", rels[1].clone()).to_string(), "(2)");
+        assert_eq!(one("endNode", rels[1].clone()).to_string(), "(3)");
+        assert_eq!(one("startNode", Value::NULL), Value::NULL);
+        assert_eq!(one("endNode", Value::Int(1)), bad_type());
+        assert_eq!(one("startNode", Value::Vertex(Box::new(vertex(1)))), bad_type());
+    }
+
+    #[test]
+    fn has_same_edge_and_vertex_in_path() {
+        assert_eq!(one("hasSameEdgeInPath", path()), Value::Bool(false));
+        assert_eq!(one("hasSameVertexInPath", path()), Value::Bool(false));
+        // 1 -> 2 then back over the same edge: the same edge and the same vertex twice.
+        let there_and_back = Value::Path(Box::new(Path { src: vertex(1), steps: vec![step(2, 7), step(1, -7)] }));
+        assert_eq!(one("hassameedgeinpath", there_and_back.clone()), Value::Bool(true));
+        assert_eq!(one("hassamevertexinpath", there_and_back), Value::Bool(true));
+        // 1 -> 2 -> 1 over two edges: a vertex twice, no edge twice.
+        let round = Value::Path(Box::new(Path { src: vertex(1), steps: vec![step(2, 7), step(1, 7)] }));
+        assert_eq!(one("hasSameEdgeInPath", round.clone()), Value::Bool(false));
+        assert_eq!(one("hasSameVertexInPath", round), Value::Bool(true));
+        assert_eq!(one("hasSameEdgeInPath", alone()), Value::Bool(false));
+        assert_eq!(one("hasSameVertexInPath", alone()), Value::Bool(false));
+        // Anything but a path is BAD_TYPE, NULL and EMPTY included.
+        for f in ["hasSameEdgeInPath", "hasSameVertexInPath"] {
+            assert_eq!(one(f, Value::NULL), bad_type(), "{f}");
+            assert_eq!(one(f, Value::Empty), bad_type(), "{f}");
+            assert_eq!(one(f, Value::List(vec![])), bad_type(), "{f}");
+        }
+    }
+
+    #[test]
+    fn reverse_path_walks_from_the_end() {
+        let r = one("reversePath", path());
+        assert_eq!(r.to_string(), "<(3 :t{p: 30})-[:e@0 {w: 3}]->(2 :t{p: 20})<-[:e@0 {w: 2}]-(1 :t{p: 10})>");
+        assert_eq!(one("length", r.clone()), Value::Int(2));
+        assert_eq!(one("reversepath", r), path());
+        assert_eq!(one("reversePath", alone()), alone());
+        assert_eq!(one("reversePath", Value::NULL), bad_type());
+        assert_eq!(one("reversePath", Value::str("ab")), bad_type());
+    }
+
+    #[test]
+    fn typeof_a_path() {
+        assert_eq!(one("typeof", path()), Value::str("path"));
+    }
+
+    #[test]
+    fn path_functions_exist() {
+        for f in [
+            "nodes",
+            "relationships",
+            "length",
+            "startNode",
+            "endNode",
+            "hasSameEdgeInPath",
+            "hasSameVertexInPath",
+            "reversePath",
+        ] {
+            assert!(exists(f), "{f}");
+        }
+    }
 }

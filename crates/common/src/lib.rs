@@ -14,6 +14,7 @@ pub mod functions;
 pub mod limits;
 pub mod memory;
 pub mod murmur;
+pub mod pattern;
 pub mod rng;
 pub mod types;
 pub mod value;

@@ -41,6 +41,7 @@ pub enum Value {
     Map(BTreeMap<String, Value>),
     Vertex(Box<Vertex>),
     Edge(Box<Edge>),
+    Path(Box<Path>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +66,157 @@ pub struct Edge {
     pub name: String,
     pub ranking: i64,
     pub props: BTreeMap<String, Value>,
+}
+
+/// One hop of a [`Path`]: the edge walked and the vertex it leads to, as NebulaGraph's `Step`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub dst: Vertex,
+    /// Positive when the edge was walked in its stored direction (from the previous vertex to `dst`), negative
+    /// when it was walked against it (the edge is stored from `dst` to the previous vertex).
+    pub edge_type: i32,
+    pub name: String,
+    pub ranking: i64,
+    pub props: BTreeMap<String, Value>,
+}
+
+/// A walk through the graph, as NebulaGraph's `Path`: a start vertex and the steps taken from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Path {
+    pub src: Vertex,
+    pub steps: Vec<Step>,
+}
+
+impl Path {
+    /// The number of steps (edges walked), what `length(p)` answers.
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// A path of its start vertex alone.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// The vertex the walk ends at: the start vertex of a path with no steps.
+    pub fn end(&self) -> &Vertex {
+        self.steps.last().map_or(&self.src, |s| &s.dst)
+    }
+
+    /// The vertices in walk order, the start vertex first (`nodes(p)`).
+    pub fn nodes(&self) -> Vec<Vertex> {
+        std::iter::once(&self.src).chain(self.steps.iter().map(|s| &s.dst)).cloned().collect()
+    }
+
+    /// Each step as an edge (`relationships(p)`), as NebulaGraph's function builds them: `src` is the vertex the
+    /// step leaves, `dst` the one it reaches, and the type keeps the step's sign. A step walked against the stored
+    /// direction is so an edge read reversely, which prints, and answers `src()`/`dst()`, in its stored direction.
+    pub fn relationships(&self) -> Vec<Edge> {
+        let mut from = &self.src.vid;
+        self.steps
+            .iter()
+            .map(|s| {
+                let edge = Edge {
+                    src: from.clone(),
+                    dst: s.dst.vid.clone(),
+                    edge_type: s.edge_type,
+                    name: s.name.clone(),
+                    ranking: s.ranking,
+                    props: s.props.clone(),
+                };
+                from = &s.dst.vid;
+                edge
+            })
+            .collect()
+    }
+
+    /// The same walk taken from its end (`reversePath(p)`): every step leads to the vertex it came from, with its
+    /// type negated. NebulaGraph's `Path::reverse`.
+    pub fn reversed(&self) -> Path {
+        let Some(last) = self.steps.last() else {
+            return self.clone();
+        };
+        let mut steps = Vec::with_capacity(self.steps.len());
+        for (i, s) in self.steps.iter().enumerate().rev() {
+            let dst = if i == 0 { &self.src } else { &self.steps[i - 1].dst };
+            steps.push(Step {
+                dst: dst.clone(),
+                edge_type: -s.edge_type,
+                name: s.name.clone(),
+                ranking: s.ranking,
+                props: s.props.clone(),
+            });
+        }
+        Path { src: last.dst.clone(), steps }
+    }
+
+    /// Is some vertex met twice (`hasSameVertexInPath(p)`)? Vertices are told apart by their ids.
+    pub fn has_duplicate_vertices(&self) -> bool {
+        let mut seen = std::collections::HashSet::with_capacity(self.steps.len() + 1);
+        std::iter::once(&self.src).chain(self.steps.iter().map(|s| &s.dst)).any(|v| !seen.insert(&v.vid))
+    }
+
+    /// Is some edge walked twice, in either direction (`hasSameEdgeInPath(p)`)? Edges are told apart by their key
+    /// in the stored direction: source, destination, type and rank.
+    pub fn has_duplicate_edges(&self) -> bool {
+        let mut seen = std::collections::HashSet::with_capacity(self.steps.len());
+        let mut from = &self.src.vid;
+        self.steps.iter().any(|s| {
+            let to = &s.dst.vid;
+            let key =
+                if s.edge_type > 0 { (from, to, s.edge_type, s.ranking) } else { (to, from, -s.edge_type, s.ranking) };
+            from = to;
+            !seen.insert(key)
+        })
+    }
+}
+
+/// NebulaGraph's `Vertex::operator<`: by id, then by the number of tags.
+fn cmp_vertex(a: &Vertex, b: &Vertex) -> Ordering {
+    a.vid.total_cmp(&b.vid).then(a.tags.len().cmp(&b.tags.len()))
+}
+
+/// NebulaGraph's `Path::operator<` (by start vertex, then step by step: the vertex reached, the edge type without its
+/// sign, the rank, the number of properties; a prefix first), then, where NebulaGraph's order sees two paths as
+/// equal, by what its `==` and its hash still tell apart: edge names and property values, then the direction of
+/// each step. So two walks of one edge in opposite directions are different paths, as NebulaGraph's hash (but not
+/// its `==`) has them.
+fn cmp_path(a: &Path, b: &Path) -> Ordering {
+    let nebula = || {
+        cmp_vertex(&a.src, &b.src).then_with(|| {
+            for (x, y) in a.steps.iter().zip(&b.steps) {
+                let o = cmp_vertex(&x.dst, &y.dst)
+                    .then(x.edge_type.unsigned_abs().cmp(&y.edge_type.unsigned_abs()))
+                    .then(x.ranking.cmp(&y.ranking))
+                    .then(x.props.len().cmp(&y.props.len()));
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            a.steps.len().cmp(&b.steps.len())
+        })
+    };
+    let names_and_props = || {
+        for (x, y) in a.steps.iter().zip(&b.steps) {
+            let o = x.name.cmp(&y.name).then_with(|| cmp_props(&x.props, &y.props));
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    };
+    let directions = || a.steps.iter().map(|s| s.edge_type > 0).cmp(b.steps.iter().map(|s| s.edge_type > 0));
+    nebula().then_with(names_and_props).then_with(directions)
+}
+
+fn cmp_props(a: &BTreeMap<String, Value>, b: &BTreeMap<String, Value>) -> Ordering {
+    for ((ka, va), (kb, vb)) in a.iter().zip(b.iter()) {
+        let o = ka.cmp(kb).then_with(|| va.total_cmp(vb));
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 impl Value {
@@ -104,6 +256,7 @@ impl Value {
             Value::Map(_) => "map",
             Value::Vertex(_) => "vertex",
             Value::Edge(_) => "edge",
+            Value::Path(_) => "path",
         }
     }
 
@@ -115,14 +268,18 @@ impl Value {
         match self {
             Value::List(_) | Value::Set(_) | Value::Map(_) => self.walk_depth(),
             // A vertex's or an edge's properties are of the schema's property types, never containers: one level,
-            // found without walking (a GO reads `edge` or `$$` on every row).
-            Value::Vertex(_) | Value::Edge(_) => 1,
+            // found without walking (a GO reads `edge` or `$$` on every row). A path's vertices and steps are
+            // printed, compared and encoded inline, so it is one level too.
+            Value::Vertex(_) | Value::Edge(_) | Value::Path(_) => 1,
             _ => 0,
         }
     }
 
     fn holds_values(&self) -> bool {
-        matches!(self, Value::List(_) | Value::Set(_) | Value::Map(_) | Value::Vertex(_) | Value::Edge(_))
+        matches!(
+            self,
+            Value::List(_) | Value::Set(_) | Value::Map(_) | Value::Vertex(_) | Value::Edge(_) | Value::Path(_)
+        )
     }
 
     fn walk_depth(&self) -> usize {
@@ -138,7 +295,7 @@ impl Value {
             match v {
                 Value::List(items) | Value::Set(items) => items.iter().for_each(&mut inner),
                 Value::Map(m) => m.values().for_each(&mut inner),
-                // A vertex or an edge is one level: its properties are never containers.
+                // A vertex, an edge or a path is one level: properties are never containers.
                 _ => {}
             }
         }
@@ -158,10 +315,11 @@ impl Value {
             Value::Duration(_) => 7,
             Value::Vertex(_) => 8,
             Value::Edge(_) => 9,
-            Value::List(_) => 10,
-            Value::Map(_) => 11,
-            Value::Set(_) => 12,
-            Value::Null(_) => 13,
+            Value::Path(_) => 10,
+            Value::List(_) => 11,
+            Value::Map(_) => 12,
+            Value::Set(_) => 13,
+            Value::Null(_) => 14,
         }
     }
 
@@ -183,15 +341,7 @@ impl Value {
             (Value::DateTime(a), Value::DateTime(b)) => a.cmp(b),
             (Value::Duration(a), Value::Duration(b)) => a.cmp(b),
             (Value::List(a), Value::List(b)) | (Value::Set(a), Value::Set(b)) => cmp_seq(a, b),
-            (Value::Map(a), Value::Map(b)) => {
-                for ((ka, va), (kb, vb)) in a.iter().zip(b.iter()) {
-                    let o = ka.cmp(kb).then_with(|| va.total_cmp(vb));
-                    if o != Ordering::Equal {
-                        return o;
-                    }
-                }
-                a.len().cmp(&b.len())
-            }
+            (Value::Map(a), Value::Map(b)) => cmp_props(a, b),
             (Value::Vertex(a), Value::Vertex(b)) => a.vid.total_cmp(&b.vid),
             (Value::Edge(a), Value::Edge(b)) => a
                 .src
@@ -199,6 +349,7 @@ impl Value {
                 .then(a.edge_type.cmp(&b.edge_type))
                 .then(a.ranking.cmp(&b.ranking))
                 .then_with(|| a.dst.total_cmp(&b.dst)),
+            (Value::Path(a), Value::Path(b)) => cmp_path(a, b),
             (Value::Null(a), Value::Null(b)) => a.cmp(b),
             _ => Ordering::Equal,
         }
@@ -224,16 +375,19 @@ impl Value {
             Value::Date(_) | Value::Time(_) | Value::DateTime(_) | Value::Duration(_) => J::String(self.to_string()),
             Value::List(items) | Value::Set(items) => J::Array(items.iter().map(|v| v.to_json()).collect()),
             Value::Map(m) => J::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
-            Value::Vertex(v) => {
-                let mut obj = serde_json::Map::new();
-                for tag in &v.tags {
-                    for (k, val) in &tag.props {
-                        obj.insert(format!("{}.{}", tag.name, k), val.to_json());
-                    }
+            Value::Vertex(v) => vertex_json(v),
+            Value::Edge(e) => props_json(&e.props),
+            // NebulaGraph's `Path::toJson`: the start vertex, then each step's edge properties and the vertex it
+            // reaches, alternating in one array.
+            Value::Path(p) => {
+                let mut items = Vec::with_capacity(1 + 2 * p.steps.len());
+                items.push(vertex_json(&p.src));
+                for s in &p.steps {
+                    items.push(props_json(&s.props));
+                    items.push(vertex_json(&s.dst));
                 }
-                J::Object(obj)
+                J::Array(items)
             }
-            Value::Edge(e) => J::Object(e.props.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
         }
     }
 
@@ -241,16 +395,51 @@ impl Value {
     pub fn to_json_meta(&self) -> serde_json::Value {
         use serde_json::json;
         match self {
-            Value::Vertex(v) => json!({"type": "vertex", "id": v.vid.to_json()}),
+            Value::Vertex(v) => vertex_meta(v),
             Value::Edge(e) => json!({"type": "edge", "id": {
                 "src": e.src.to_json(), "dst": e.dst.to_json(), "type": e.edge_type,
                 "name": e.name, "ranking": e.ranking}}),
+            // NebulaGraph's `Path::getMetaData`: vertex and edge entries alternating as in the row. An edge's id has
+            // the step's signed type, from the vertex the step leaves to the one it reaches (walk order, not the
+            // stored direction).
+            Value::Path(p) => {
+                let mut items = Vec::with_capacity(1 + 2 * p.steps.len());
+                items.push(vertex_meta(&p.src));
+                let mut from = &p.src.vid;
+                for s in &p.steps {
+                    items.push(json!({"type": "edge", "id": {
+                        "src": from.to_json(), "dst": s.dst.vid.to_json(), "type": s.edge_type,
+                        "name": s.name, "ranking": s.ranking}}));
+                    items.push(vertex_meta(&s.dst));
+                    from = &s.dst.vid;
+                }
+                serde_json::Value::Array(items)
+            }
             Value::List(items) | Value::Set(items) => {
                 serde_json::Value::Array(items.iter().map(|v| v.to_json_meta()).collect())
             }
             _ => serde_json::Value::Null,
         }
     }
+}
+
+/// A vertex in an `executeJson` row: its properties as `tag.prop` keys (NebulaGraph's `Vertex::toJson`).
+fn vertex_json(v: &Vertex) -> serde_json::Value {
+    let mut obj = serde_json::Map::new();
+    for tag in &v.tags {
+        for (k, val) in &tag.props {
+            obj.insert(format!("{}.{}", tag.name, k), val.to_json());
+        }
+    }
+    serde_json::Value::Object(obj)
+}
+
+fn props_json(props: &BTreeMap<String, Value>) -> serde_json::Value {
+    serde_json::Value::Object(props.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+}
+
+fn vertex_meta(v: &Vertex) -> serde_json::Value {
+    serde_json::json!({"type": "vertex", "id": v.vid.to_json()})
 }
 
 fn cmp_seq(a: &[Value], b: &[Value]) -> Ordering {
@@ -271,6 +460,7 @@ impl PartialEq for Value {
             && match (self, other) {
                 (Value::Vertex(a), Value::Vertex(b)) => a == b,
                 (Value::Edge(a), Value::Edge(b)) => a == b,
+                (Value::Path(a), Value::Path(b)) => a == b,
                 _ => true,
             }
     }
@@ -301,6 +491,15 @@ impl std::hash::Hash for Value {
                 e.src.hash(state);
                 e.dst.hash(state);
                 e.ranking.hash(state);
+            }
+            // What `total_cmp` compares first, so values it finds equal hash equal.
+            Value::Path(p) => {
+                p.src.vid.hash(state);
+                for s in &p.steps {
+                    s.dst.vid.hash(state);
+                    s.edge_type.hash(state);
+                    s.ranking.hash(state);
+                }
             }
             Value::Null(k) => k.hash(state),
             Value::Empty => {}
@@ -367,8 +566,10 @@ impl fmt::Display for NullKind {
 }
 
 impl fmt::Display for Value {
-    /// The notation of NebulaGraph's TCK: `"str"`, `NULL`, `EMPTY`, `[1, 2]`, `{a: 1}`,
-    /// `("vid" :tag{p: 1})`, `[:type "src"->"dst" @0 {p: 1}]`.
+    /// The notation of NebulaGraph's TCK and of its console (nebula-go's `ValueWrapper.String`): `"str"`, `NULL`,
+    /// `EMPTY`, `[1, 2]`, `{a: 1}`, `("vid" :tag{p: 1})`, `[:type "src"->"dst" @0 {p: 1}]`, and a path as
+    /// `<("a" :t{})-[:type@0 {p: 1}]->("b" :t{})<-[:type@0 {}]-("c")>` (`<-[...]-` for a step against the stored
+    /// direction).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Empty => f.write_str("EMPTY"),
@@ -393,22 +594,36 @@ impl fmt::Display for Value {
                 f.write_str(close)
             }
             Value::Map(m) => write_props(f, m),
-            Value::Vertex(v) => {
-                write!(f, "({}", v.vid)?;
-                for tag in &v.tags {
-                    write!(f, " :{}", tag.name)?;
-                    write_props(f, &tag.props)?;
-                }
-                f.write_str(")")
-            }
+            Value::Vertex(v) => write_vertex(f, v),
             Value::Edge(e) => {
                 let (src, dst) = if e.edge_type >= 0 { (&e.src, &e.dst) } else { (&e.dst, &e.src) };
                 write!(f, "[:{} {}->{} @{} ", e.name, src, dst, e.ranking)?;
                 write_props(f, &e.props)?;
                 f.write_str("]")
             }
+            Value::Path(p) => {
+                f.write_str("<")?;
+                write_vertex(f, &p.src)?;
+                for s in &p.steps {
+                    let (open, close) = if s.edge_type > 0 { ("-[", "]->") } else { ("<-[", "]-") };
+                    write!(f, "{open}:{}@{} ", s.name, s.ranking)?;
+                    write_props(f, &s.props)?;
+                    f.write_str(close)?;
+                    write_vertex(f, &s.dst)?;
+                }
+                f.write_str(">")
+            }
         }
     }
+}
+
+fn write_vertex(f: &mut fmt::Formatter<'_>, v: &Vertex) -> fmt::Result {
+    write!(f, "({}", v.vid)?;
+    for tag in &v.tags {
+        write!(f, " :{}", tag.name)?;
+        write_props(f, &tag.props)?;
+    }
+    f.write_str(")")
 }
 
 #[cfg(test)]
@@ -443,5 +658,189 @@ mod tests {
             deep = Value::List(if i % 2 == 0 { vec![Value::Int(i), deep] } else { vec![deep, Value::List(vec![])] });
         }
         assert_eq!(deep.depth(), 1001);
+    }
+
+    fn vertex(vid: &str, tag: &str, props: &[(&str, Value)]) -> Vertex {
+        let props = props.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        Vertex { vid: Value::str(vid), tags: vec![Tag { name: tag.into(), props }] }
+    }
+
+    fn step(dst: Vertex, edge_type: i32, name: &str, ranking: i64, props: &[(&str, Value)]) -> Step {
+        let props = props.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        Step { dst, edge_type, name: name.into(), ranking, props }
+    }
+
+    /// Tim likes Tony, then Manu likes Tony: the second step is walked against the stored direction.
+    fn tim_tony_manu() -> Path {
+        let tim = vertex("Tim Duncan", "player", &[("age", Value::Int(42)), ("name", Value::str("Tim Duncan"))]);
+        let tony = vertex("Tony Parker", "player", &[("age", Value::Int(36))]);
+        let manu = Vertex { vid: Value::str("Manu Ginobili"), tags: vec![] };
+        Path {
+            src: tim,
+            steps: vec![
+                step(tony, 5, "like", 0, &[("likeness", Value::Int(95))]),
+                step(manu, -5, "like", 0, &[("likeness", Value::Int(95))]),
+            ],
+        }
+    }
+
+    #[test]
+    fn paths_print_as_nebula_console_does() {
+        let p = Value::Path(Box::new(tim_tony_manu()));
+        assert_eq!(
+            p.to_string(),
+            r#"<("Tim Duncan" :player{age: 42, name: "Tim Duncan"})-[:like@0 {likeness: 95}]->("Tony Parker" :player{age: 36})<-[:like@0 {likeness: 95}]-("Manu Ginobili")>"#
+        );
+        let alone = Path { src: Vertex { vid: Value::Int(7), tags: vec![] }, steps: vec![] };
+        assert_eq!(Value::Path(Box::new(alone)).to_string(), "<(7)>");
+        let no_props = Path {
+            src: Vertex { vid: Value::Int(1), tags: vec![] },
+            steps: vec![step(Vertex { vid: Value::Int(2), tags: vec![] }, 1, "e", -3, &[])],
+        };
+        assert_eq!(Value::Path(Box::new(no_props)).to_string(), "<(1)-[:e@-3 {}]->(2)>");
+        assert_eq!(p.type_name(), "path");
+    }
+
+    #[test]
+    fn paths_as_execute_json_rows_and_meta() {
+        // NebulaGraph's ValueToJsonTest `path`, case for case.
+        let p = Value::Path(Box::new(Path {
+            src: vertex("v1", "tagName", &[("prop1", Value::Int(1))]),
+            steps: vec![step(
+                vertex(
+                    "v2",
+                    "tagName2",
+                    &[("prop1", Value::Int(2)), ("prop2", Value::NULL), ("prop3", Value::str("123"))],
+                ),
+                1,
+                "edgeName",
+                100,
+                &[("edgeProp", Value::str("edgePropVal"))],
+            )],
+        }));
+        assert_eq!(
+            p.to_json(),
+            serde_json::json!([
+                {"tagName.prop1": 1},
+                {"edgeProp": "edgePropVal"},
+                {"tagName2.prop1": 2, "tagName2.prop2": null, "tagName2.prop3": "123"}
+            ])
+        );
+        assert_eq!(
+            p.to_json_meta(),
+            serde_json::json!([
+                {"id": "v1", "type": "vertex"},
+                {"id": {"src": "v1", "dst": "v2", "type": 1, "name": "edgeName", "ranking": 100}, "type": "edge"},
+                {"id": "v2", "type": "vertex"}
+            ])
+        );
+        // A step against the stored direction: the edge's id is in walk order with the negative type.
+        let meta = Value::Path(Box::new(tim_tony_manu())).to_json_meta();
+        assert_eq!(
+            meta[3],
+            serde_json::json!({"id": {"src": "Tony Parker", "dst": "Manu Ginobili", "type": -5, "name": "like",
+                "ranking": 0}, "type": "edge"})
+        );
+        // Inside a list, a path keeps its own array of entries.
+        let list = Value::List(vec![p.clone(), Value::Int(1)]);
+        assert_eq!(list.to_json_meta()[0], p.to_json_meta());
+        assert_eq!(list.to_json_meta()[1], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn path_helpers_follow_nebula() {
+        let p = tim_tony_manu();
+        assert_eq!((p.len(), p.is_empty()), (2, false));
+        let vids: Vec<Value> = p.nodes().into_iter().map(|v| v.vid).collect();
+        assert_eq!(vids, vec![Value::str("Tim Duncan"), Value::str("Tony Parker"), Value::str("Manu Ginobili")]);
+        assert_eq!(p.end().vid, Value::str("Manu Ginobili"));
+        let rels = p.relationships();
+        assert_eq!(rels.len(), 2);
+        assert_eq!(
+            (&rels[0].src, &rels[0].dst, rels[0].edge_type),
+            (&Value::str("Tim Duncan"), &Value::str("Tony Parker"), 5)
+        );
+        // Walk order with the negative type, which prints in the stored direction (Manu likes Tony).
+        assert_eq!(
+            (&rels[1].src, &rels[1].dst, rels[1].edge_type),
+            (&Value::str("Tony Parker"), &Value::str("Manu Ginobili"), -5)
+        );
+        assert_eq!(
+            Value::Edge(Box::new(rels[1].clone())).to_string(),
+            r#"[:like "Manu Ginobili"->"Tony Parker" @0 {likeness: 95}]"#
+        );
+
+        let r = p.reversed();
+        assert_eq!(r.src.vid, Value::str("Manu Ginobili"));
+        let walked: Vec<(Value, i32)> = r.steps.iter().map(|s| (s.dst.vid.clone(), s.edge_type)).collect();
+        assert_eq!(walked, vec![(Value::str("Tony Parker"), 5), (Value::str("Tim Duncan"), -5)]);
+        assert_eq!(
+            Value::Path(Box::new(r.clone())).to_string(),
+            r#"<("Manu Ginobili")-[:like@0 {likeness: 95}]->("Tony Parker" :player{age: 36})<-[:like@0 {likeness: 95}]-("Tim Duncan" :player{age: 42, name: "Tim Duncan"})>"#
+        );
+        assert_eq!(r.reversed(), p);
+        let alone = Path { src: p.src.clone(), steps: vec![] };
+        assert_eq!(alone.reversed(), alone);
+        assert_eq!(alone.end(), &p.src);
+
+        assert!(!p.has_duplicate_vertices() && !p.has_duplicate_edges());
+        // Tim -> Tony -> Tim: a vertex twice, two different edges (Tim likes Tony, Tony likes Tim).
+        let mut back = p.clone();
+        back.steps[1] = step(p.src.clone(), 5, "like", 0, &[]);
+        assert!(back.has_duplicate_vertices() && !back.has_duplicate_edges());
+        // Tim -> Tony, then back over the same edge against its direction: the same edge twice.
+        back.steps[1].edge_type = -5;
+        assert!(back.has_duplicate_vertices() && back.has_duplicate_edges());
+        // Another rank is another edge.
+        back.steps[1].ranking = 1;
+        assert!(!back.has_duplicate_edges());
+        assert!(!alone.has_duplicate_vertices() && !alone.has_duplicate_edges());
+    }
+
+    #[test]
+    fn paths_order_as_nebula_and_equal_hash_alike() {
+        use std::hash::{BuildHasher, RandomState};
+        let state = RandomState::new();
+        let hash = |v: &Value| state.hash_one(v);
+        let p = tim_tony_manu();
+        let v = |p: &Path| Value::Path(Box::new(p.clone()));
+        // After edges, before lists.
+        assert_eq!(v(&p).total_cmp(&Value::List(vec![])), Ordering::Less);
+        let edge = Value::Edge(Box::new(p.relationships()[0].clone()));
+        assert_eq!(v(&p).total_cmp(&edge), Ordering::Greater);
+        // A prefix first; then by the vertex reached, the type without its sign, the rank.
+        let prefix = Path { src: p.src.clone(), steps: p.steps[..1].to_vec() };
+        assert_eq!(v(&prefix).total_cmp(&v(&p)), Ordering::Less);
+        let mut other = p.clone();
+        other.steps[0].ranking = -1;
+        assert_eq!(v(&other).total_cmp(&v(&p)), Ordering::Less);
+        let mut other = p.clone();
+        other.steps[1].edge_type = 4;
+        assert_eq!(v(&other).total_cmp(&v(&p)), Ordering::Less);
+        // The same walk in the other direction over the same edge is another path.
+        let mut flipped = p.clone();
+        flipped.steps[1].edge_type = 5;
+        assert_ne!(v(&flipped), v(&p));
+        assert_ne!(v(&flipped).total_cmp(&v(&p)), Ordering::Equal);
+        // Equal paths hash alike; the start vertex counts.
+        assert_eq!(v(&p), v(&p.clone()));
+        assert_eq!(hash(&v(&p)), hash(&v(&p.clone())));
+        let mut moved = p.clone();
+        moved.src.vid = Value::str("Tim");
+        assert_ne!(v(&moved), v(&p));
+        // `==` and `<` in expressions compare paths; against another type `==` is false.
+        assert_eq!(crate::eval::equal(&v(&p), &v(&p.clone())), Value::Bool(true));
+        assert_eq!(crate::eval::equal(&v(&flipped), &v(&p)), Value::Bool(false));
+        assert_eq!(crate::eval::equal(&v(&p), &edge), Value::Bool(false));
+        let set = Value::set_from(vec![v(&p), v(&flipped), v(&p)]);
+        assert!(matches!(&set, Value::Set(items) if items.len() == 2), "{set}");
+    }
+
+    #[test]
+    fn a_path_is_one_level_deep() {
+        let p = Value::Path(Box::new(tim_tony_manu()));
+        assert_eq!(p.depth(), 1);
+        assert_eq!(Value::List(vec![p.clone()]).depth(), 2);
+        assert_eq!(Value::Map(BTreeMap::from([("p".to_string(), Value::List(vec![p]))])).depth(), 3);
     }
 }

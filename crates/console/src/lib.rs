@@ -119,54 +119,103 @@ pub fn profile_table(plan: &J) -> Option<String> {
     Some(table(&columns, &rows))
 }
 
-/// Renders a JSON value the way NebulaGraph's console prints values: strings quoted, NULL as `__NULL__`,
-/// vertices as `("vid" :tag{...})`, edges as `[:type "src"->"dst" @rank {...}]`.
+/// Renders a JSON value the way NebulaGraph's console prints values (nebula-go's `ValueWrapper.String`): strings
+/// quoted, NULL as `__NULL__`, vertices as `("vid" :tag{...})`, edges as `[:type "src"->"dst" @rank {...}]` in their
+/// stored direction, paths as `<("a" ...)-[:type@rank {...}]->("b" ...)<-[:type@rank {...}]-("c" ...)>`. Lists are
+/// rendered element by element with each element's `meta` entry.
 pub fn render(v: &J, meta: &J) -> String {
     match meta.get("type").and_then(J::as_str) {
-        Some("vertex") => {
-            let mut tags: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-            if let Some(m) = v.as_object() {
-                for (k, val) in m {
-                    let (tag, prop) = k.split_once('.').unwrap_or(("", k));
-                    tags.entry(tag.to_string()).or_default().push(format!("{prop}: {}", render(val, &J::Null)));
-                }
-            }
-            let mut s = format!("({}", render(&meta["id"], &J::Null));
-            for (t, props) in tags {
-                let _ = write!(s, " :{t}{{{}}}", props.join(", "));
-            }
-            s.push(')');
-            s
-        }
+        Some("vertex") => render_vertex(v, meta),
         Some("edge") => {
             let id = &meta["id"];
-            let props = v
-                .as_object()
-                .map(|m| {
-                    m.iter().map(|(k, val)| format!("{k}: {}", render(val, &J::Null))).collect::<Vec<_>>().join(", ")
-                })
-                .unwrap_or_default();
+            // A negative type is an edge read against its stored direction: `src` is where it was read from.
+            let (src, dst) =
+                if id["type"].as_i64().unwrap_or(0) < 0 { (&id["dst"], &id["src"]) } else { (&id["src"], &id["dst"]) };
             format!(
-                "[:{} {}->{} @{} {{{props}}}]",
+                "[:{} {}->{} @{} {}]",
                 id["name"].as_str().unwrap_or(""),
-                render(&id["src"], &J::Null),
-                render(&id["dst"], &J::Null),
-                id["ranking"]
+                render(src, &J::Null),
+                render(dst, &J::Null),
+                id["ranking"],
+                render_props(v)
             )
         }
-        _ => match v {
-            J::Null => "__NULL__".into(),
-            J::String(s) => format!("{s:?}"),
-            J::Array(items) => {
-                format!("[{}]", items.iter().map(|x| render(x, &J::Null)).collect::<Vec<_>>().join(", "))
-            }
-            J::Object(m) => format!(
-                "{{{}}}",
-                m.iter().map(|(k, x)| format!("{k}: {}", render(x, &J::Null))).collect::<Vec<_>>().join(", ")
+        _ => match (v, meta) {
+            (J::Array(items), J::Array(metas)) if is_path(items, metas) => render_path(items, metas),
+            (J::Array(items), _) => format!(
+                "[{}]",
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| render(x, meta.get(i).unwrap_or(&J::Null)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
-            other => other.to_string(),
+            (J::Null, _) => "__NULL__".into(),
+            (J::String(s), _) => format!("{s:?}"),
+            (J::Object(_), _) => render_props(v),
+            (other, _) => other.to_string(),
         },
     }
+}
+
+/// `("vid" :tag{p: 1} :other{})` from a vertex's `tag.prop` object and its `meta` entry.
+fn render_vertex(v: &J, meta: &J) -> String {
+    let mut tags: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    if let Some(m) = v.as_object() {
+        for (k, val) in m {
+            let (tag, prop) = k.split_once('.').unwrap_or(("", k));
+            tags.entry(tag.to_string()).or_default().push(format!("{prop}: {}", render(val, &J::Null)));
+        }
+    }
+    let mut s = format!("({}", render(&meta["id"], &J::Null));
+    for (t, props) in tags {
+        let _ = write!(s, " :{t}{{{}}}", props.join(", "));
+    }
+    s.push(')');
+    s
+}
+
+/// `{k: v, ...}` from a JSON object of properties.
+fn render_props(v: &J) -> String {
+    let props = v
+        .as_object()
+        .map(|m| m.iter().map(|(k, x)| format!("{k}: {}", render(x, &J::Null))).collect::<Vec<_>>().join(", "))
+        .unwrap_or_default();
+    format!("{{{props}}}")
+}
+
+/// Is this row entry a path? `executeJson` writes a path as an array (NebulaGraph's `Path::toJson` and
+/// `getMetaData`) just as it writes a list, so a path is recognised by its meta: vertex, edge, vertex, ... with each
+/// edge's id leading from the vertex before it to the vertex after it. A path of one vertex and no step is an array
+/// of one vertex entry, which is rendered as the list it cannot be told apart from.
+fn is_path(items: &[J], metas: &[J]) -> bool {
+    let kind = |m: &J| m.get("type").and_then(J::as_str).map(str::to_string);
+    items.len() == metas.len()
+        && metas.len() >= 3
+        && metas.len() % 2 == 1
+        && metas.iter().enumerate().all(|(i, m)| kind(m).as_deref() == Some(if i % 2 == 0 { "vertex" } else { "edge" }))
+        && (1..metas.len())
+            .step_by(2)
+            .all(|i| metas[i]["id"]["src"] == metas[i - 1]["id"] && metas[i]["id"]["dst"] == metas[i + 1]["id"])
+}
+
+fn render_path(items: &[J], metas: &[J]) -> String {
+    let mut s = format!("<{}", render_vertex(&items[0], &metas[0]));
+    for i in (1..items.len()).step_by(2) {
+        let id = &metas[i]["id"];
+        let (open, close) = if id["type"].as_i64().unwrap_or(0) < 0 { ("<-[", "]-") } else { ("-[", "]->") };
+        let _ = write!(
+            s,
+            "{open}:{}@{} {}{close}{}",
+            id["name"].as_str().unwrap_or(""),
+            id["ranking"],
+            render_props(&items[i]),
+            render_vertex(&items[i + 1], &metas[i + 1])
+        );
+    }
+    s.push('>');
+    s
 }
 
 /// An aligned text table.
@@ -343,5 +392,35 @@ mod tests {
     fn renders_aligned_table() {
         let t = table(&["a".into(), "bb".into()], &[vec!["\"xyz\"".into(), "1".into()]]);
         assert_eq!(t, "+-------+----+\n| a     | bb |\n+-------+----+\n| \"xyz\" | 1  |\n+-------+----+\n");
+    }
+
+    #[test]
+    fn renders_vertices_edges_and_paths_as_nebula_console() {
+        let v = json!({"player.age": 42, "player.name": "Tim Duncan"});
+        let vm = json!({"type": "vertex", "id": "Tim Duncan"});
+        assert_eq!(render(&v, &vm), r#"("Tim Duncan" :player{age: 42, name: "Tim Duncan"})"#);
+        let e = json!({"likeness": 95});
+        let em = json!({"type": "edge", "id": {"src": "Tim Duncan", "dst": "Tony Parker", "type": 5, "name": "like", "ranking": 0}});
+        assert_eq!(render(&e, &em), r#"[:like "Tim Duncan"->"Tony Parker" @0 {likeness: 95}]"#);
+        // Read reversely: printed in the stored direction.
+        let rm = json!({"type": "edge", "id": {"src": "Tony Parker", "dst": "Manu Ginobili", "type": -5, "name": "like", "ranking": 0}});
+        assert_eq!(render(&e, &rm), r#"[:like "Manu Ginobili"->"Tony Parker" @0 {likeness: 95}]"#);
+        // A path: the rows and meta of NebulaGraph's `Path::toJson` and `getMetaData`.
+        let row = json!([v, e, {"player.age": 36}, e, {}]);
+        let meta =
+            json!([vm, em, {"type": "vertex", "id": "Tony Parker"}, rm, {"type": "vertex", "id": "Manu Ginobili"}]);
+        assert_eq!(
+            render(&row, &meta),
+            r#"<("Tim Duncan" :player{age: 42, name: "Tim Duncan"})-[:like@0 {likeness: 95}]->("Tony Parker" :player{age: 36})<-[:like@0 {likeness: 95}]-("Manu Ginobili")>"#
+        );
+        // A list of vertices keeps each element's meta; a list whose edge does not join its vertices is no path.
+        assert_eq!(
+            render(&json!([v, {}]), &json!([vm, {"type": "vertex", "id": 3}])),
+            r#"[("Tim Duncan" :player{age: 42, name: "Tim Duncan"}), (3)]"#
+        );
+        let not_joined = json!([vm, rm, {"type": "vertex", "id": "Tony Parker"}]);
+        assert!(render(&json!([v, e, {}]), &not_joined).starts_with('['));
+        assert_eq!(render(&json!([1, null, "a"]), &json!([null, null, null])), r#"[1, __NULL__, "a"]"#);
+        assert_eq!(render(&json!({"k": [1]}), &J::Null), "{k: [1]}");
     }
 }

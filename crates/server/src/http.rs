@@ -225,3 +225,53 @@ async fn exec(State(state): State<HttpState>, body: Body) -> Response {
     let latency = started.elapsed().as_micros();
     axum::Json(response_json(&result, session.space.as_deref(), latency)).into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quiver_common::value::{Edge, Path, Step, Tag, Vertex};
+
+    #[test]
+    fn paths_vertices_and_edges_in_execute_json_rows() {
+        let tim = Vertex {
+            vid: Value::str("Tim Duncan"),
+            tags: vec![Tag { name: "player".into(), props: BTreeMap::from([("age".to_string(), Value::Int(42))]) }],
+        };
+        let tony = Vertex { vid: Value::str("Tony Parker"), tags: vec![] };
+        let likeness = BTreeMap::from([("likeness".to_string(), Value::Int(95))]);
+        let path = Path {
+            src: tim.clone(),
+            steps: vec![Step { dst: tony, edge_type: 3, name: "like".into(), ranking: 0, props: likeness.clone() }],
+        };
+        let edge = Edge {
+            src: Value::str("Tim Duncan"),
+            dst: Value::str("Tony Parker"),
+            edge_type: 3,
+            name: "like".into(),
+            ranking: 0,
+            props: likeness,
+        };
+        let ds = DataSet::new(
+            vec!["p".into(), "v".into(), "e".into()],
+            vec![vec![Value::Path(Box::new(path)), Value::Vertex(Box::new(tim)), Value::Edge(Box::new(edge))]],
+        );
+        let body = response_json(&Ok(ds), Some("nba"), 7);
+        let edge_meta = json!({"type": "edge", "id": {"src": "Tim Duncan", "dst": "Tony Parker", "type": 3,
+            "name": "like", "ranking": 0}});
+        assert_eq!(
+            body["results"][0]["data"][0],
+            json!({
+                "row": [
+                    [{"player.age": 42}, {"likeness": 95}, {}],
+                    {"player.age": 42},
+                    {"likeness": 95}
+                ],
+                "meta": [
+                    [{"type": "vertex", "id": "Tim Duncan"}, edge_meta, {"type": "vertex", "id": "Tony Parker"}],
+                    {"type": "vertex", "id": "Tim Duncan"},
+                    edge_meta
+                ]
+            })
+        );
+    }
+}

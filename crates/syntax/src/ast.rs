@@ -175,67 +175,16 @@ pub enum SetOp {
     Minus,
 }
 
-/// The direction of an edge in a pattern: `-[]->`, `<-[]-`, or `-[]-` / `<-[]->` (either).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PatternDirection {
-    Out,
-    In,
-    Both,
-}
-
-/// `*`, `*n`, `*m..n`, `*..n`, `*m..` on a pattern edge: how many steps it may take (`max: None` is unbounded).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StepRange {
-    pub min: u32,
-    pub max: Option<u32>,
-}
-
-/// `{name: expr, ...}` on a node, a label or an edge of a pattern, in the order written.
-pub type PropMap = Vec<(String, Expr)>;
-
-/// `(alias:tag1{...}:tag2 {props})` in a pattern.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct NodePattern {
-    pub alias: Option<String>,
-    /// Tags, each with the property map written right after it.
-    pub labels: Vec<(String, Option<PropMap>)>,
-    pub props: Option<PropMap>,
-}
-
-/// `-[alias:t1|t2*range {props}]->` in a pattern.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EdgePattern {
-    pub alias: Option<String>,
-    pub types: Vec<String>,
-    pub direction: PatternDirection,
-    /// `None`: exactly one step.
-    pub range: Option<StepRange>,
-    pub props: Option<PropMap>,
-}
-
-/// Which paths a path pattern stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PathKind {
-    All,
-    /// `shortestPath(...)`.
-    Shortest,
-    /// `allShortestPaths(...)`.
-    AllShortest,
-}
-
-/// `[alias =] (node) -[edge]- (node) ...`: `nodes` has one more item than `edges`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PathPattern {
-    pub alias: Option<String>,
-    pub kind: PathKind,
-    pub nodes: Vec<NodePattern>,
-    pub edges: Vec<EdgePattern>,
-}
+pub use quiver_common::pattern::{
+    EdgePattern, NodePattern, PathKind, PathPattern, PatternDirection, PropMap, StepRange,
+};
 
 /// The items of RETURN or WITH and what follows them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Projection {
-    /// `None` is `*`.
+    /// `*`: every named alias in scope, before `items`.
+    pub star: bool,
+    /// The items listed (`None` for a lone `*`).
     pub items: Option<YieldClause>,
     /// `DISTINCT` (also recorded in `items` when they are listed).
     pub distinct: bool,

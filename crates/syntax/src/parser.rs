@@ -601,8 +601,7 @@ impl<'a> Parser<'a> {
                 }
                 let filter = if self.peek_kw("WHERE") {
                     let start = self.tokens[self.pos].start;
-                    self.bump();
-                    let e = self.expr()?;
+                    let e = self.match_where()?;
                     if optional {
                         let end = self.tokens[self.pos.saturating_sub(1)].end.max(start);
                         let text = crate::lexer::truncate(&self.src[start..end], 80);
@@ -630,13 +629,32 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// `WHERE cond` of MATCH or WITH; an aggregate there is NebulaGraph's syntax error.
+    fn match_where(&mut self) -> QResult<Expr> {
+        self.bump();
+        let start = self.tokens[self.pos].start;
+        let e = self.expr()?;
+        if e.has_aggregate() {
+            let end = self.tokens[self.pos.saturating_sub(1)].end.max(start);
+            let text = crate::lexer::truncate(&self.src[start..end], 80);
+            return Err(QError::syntax(format!("Invalid use of aggregating function in where clause. near `{text}'")));
+        }
+        Ok(e)
+    }
+
     /// The items of RETURN or WITH (`*` or a list), then ORDER BY, SKIP, LIMIT and, for WITH, WHERE.
     fn match_projection(&mut self, with: bool) -> QResult<Projection> {
         let distinct = self.peek_kw("DISTINCT");
-        let items = if distinct && matches!(self.peek_at(1), Tok::Sym("*")) || self.peek_sym("*") {
+        let star = distinct && matches!(self.peek_at(1), Tok::Sym("*")) || self.peek_sym("*");
+        let items = if star {
             self.eat_kw("DISTINCT");
             self.bump();
-            None
+            // `*, more items`.
+            if self.eat_sym(",") {
+                Some(self.projection()?)
+            } else {
+                None
+            }
         } else {
             Some(self.projection()?)
         };
@@ -659,8 +677,8 @@ impl<'a> Parser<'a> {
         }
         let skip = if self.eat_kw("SKIP") { Some(self.expr()?) } else { None };
         let limit = if self.eat_kw("LIMIT") { Some(self.expr()?) } else { None };
-        let filter = if with && self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
-        Ok(Projection { items, distinct, order_by, skip, limit, filter })
+        let filter = if with && self.peek_kw("WHERE") { Some(self.match_where()?) } else { None };
+        Ok(Projection { star, items, distinct, order_by, skip, limit, filter })
     }
 
     /// `[alias =] pattern`, `shortestPath(pattern)` or `allShortestPaths(pattern)`.
@@ -693,6 +711,39 @@ impl<'a> Parser<'a> {
             self.expect_sym(")")?;
         }
         Ok(PathPattern { alias, kind, nodes, edges })
+    }
+
+    /// Whether the `(` here opens a path pattern rather than a bracketed expression: a node's contents (nothing, a
+    /// name, `:label`, `{props}`) up to its `)`, then the start of an edge (`--`, `-[`, `<-[`, `<--`).
+    fn pattern_follows(&self) -> bool {
+        let node_like = match self.peek_at(1) {
+            Tok::Sym(")") | Tok::Sym(":") => true,
+            Tok::Ident(_) | Tok::Quoted(_) => matches!(self.peek_at(2), Tok::Sym(")") | Tok::Sym(":") | Tok::Sym("{")),
+            _ => false,
+        };
+        if !node_like {
+            return false;
+        }
+        let mut depth = 0usize;
+        let mut i = 0;
+        loop {
+            match self.peek_at(i) {
+                Tok::Sym("(") | Tok::Sym("{") | Tok::Sym("[") => depth += 1,
+                Tok::Sym(")") | Tok::Sym("}") | Tok::Sym("]") => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                Tok::Eof => return false,
+                _ => {}
+            }
+            i += 1;
+        }
+        matches!(
+            (self.peek_at(i + 1), self.peek_at(i + 2)),
+            (Tok::Sym("--"), _) | (Tok::Sym("-"), Tok::Sym("[")) | (Tok::Sym("<-"), Tok::Sym("[" | "-" | "--"))
+        )
     }
 
     /// `(alias :tag {props} ... {props})`.
@@ -1790,6 +1841,12 @@ impl<'a> Parser<'a> {
     /// here and the rest in their own functions: a paren level passes through this frame, and a debug build gives
     /// every local of every arm its own slot.
     fn primary_node(&mut self) -> QResult<Tree> {
+        if self.peek_sym("(") && self.pattern_follows() {
+            // A path pattern as a predicate (`WHERE (v)-[:like]->()`); each expression in its property maps was
+            // bounded as it was parsed.
+            let p = self.path_pattern()?;
+            return Ok((Expr::Pattern(Box::new(p)), 0));
+        }
         if self.eat_sym("(") {
             let open = self.pos - 1;
             let (e, h) = self.tree()?;
@@ -2190,7 +2247,9 @@ mod tests {
         assert_eq!(col("-x"), "-(x)");
         assert_eq!(col("$$.player.name"), "$$.player.name");
         assert_eq!(col("[1, 2][0]"), "[1,2][0]");
-        assert_eq!(col("count(*)"), "COUNT(*)");
+        // As NebulaGraph's AggregateExpression: the name as written.
+        assert_eq!(col("count(*)"), "count(*)");
+        assert_eq!(col("COUNT(*)"), "COUNT(*)");
         assert_eq!(col("1 IN [1,2]"), "(1 IN [1,2])");
         assert_eq!(col("CASE WHEN 1 > 0 THEN 'y' ELSE 'n' END"), "CASE WHEN (1>0) THEN \"y\" ELSE \"n\" END");
     }

@@ -6,7 +6,7 @@
 
 use crate::compact::{DResult, DecodeError, Decoder, Encoder};
 use quiver_common::datetime::{Date, DateTime, Duration, Time};
-use quiver_common::value::{Edge, NullKind, Tag, Vertex};
+use quiver_common::value::{Edge, NullKind, Path, Step, Tag, Vertex};
 use quiver_common::Value;
 use std::collections::BTreeMap;
 use thrift::protocol::TType;
@@ -83,6 +83,11 @@ pub fn encode_value(e: &mut Encoder, v: &Value) {
         Value::Edge(ed) => {
             e.field(10, TType::Struct);
             encode_edge(e, ed);
+            e.field_end();
+        }
+        Value::Path(p) => {
+            e.field(11, TType::Struct);
+            encode_path(e, p);
             e.field_end();
         }
         Value::List(items) => {
@@ -212,7 +217,35 @@ fn encode_edge(e: &mut Encoder, ed: &Edge) {
     e.struct_end();
 }
 
-/// Reads one `Value` union. Paths, data sets and geography are refused: no Quiver statement takes them as input.
+/// `Path { 1: Vertex src, 2: list<Step> steps }` with `Step { 1: Vertex dst, 2: EdgeType type (i32, signed as
+/// walked), 3: binary name, 4: EdgeRanking ranking (i64), 5: map<binary, Value> props }` (common.thrift).
+fn encode_path(e: &mut Encoder, p: &Path) {
+    e.struct_begin("Path");
+    e.field(1, TType::Struct);
+    encode_vertex(e, &p.src);
+    e.field_end();
+    e.field(2, TType::List);
+    e.list_begin(TType::Struct, p.steps.len());
+    for s in &p.steps {
+        e.struct_begin("Step");
+        e.field(1, TType::Struct);
+        encode_vertex(e, &s.dst);
+        e.field_end();
+        e.i32_field(2, s.edge_type);
+        e.bytes_field(3, s.name.as_bytes());
+        e.i64_field(4, s.ranking);
+        e.field(5, TType::Map);
+        encode_props(e, &s.props);
+        e.field_end();
+        e.struct_end();
+    }
+    e.container_end();
+    e.field_end();
+    e.struct_end();
+}
+
+/// Reads one `Value` union (a parameter, or a value in a reply the test client reads). Data sets and geography are
+/// refused: Quiver has no such values.
 pub fn decode_value(d: &mut Decoder) -> DResult<Value> {
     d.struct_begin()?;
     let mut value = Value::Empty;
@@ -228,11 +261,11 @@ pub fn decode_value(d: &mut Decoder) -> DResult<Value> {
             (8, TType::Struct) => Value::DateTime(decode_datetime(d)?),
             (9, TType::Struct) => Value::Vertex(Box::new(decode_vertex(d)?)),
             (10, TType::Struct) => Value::Edge(Box::new(decode_edge(d)?)),
+            (11, TType::Struct) => Value::Path(Box::new(decode_path(d)?)),
             (12, TType::Struct) => Value::List(decode_wrapped_list(d, false)?),
             (13, TType::Struct) => Value::Map(decode_wrapped_map(d)?),
             (14, TType::Struct) => Value::set_from(decode_wrapped_list(d, true)?),
             (17, TType::Struct) => Value::Duration(decode_duration(d)?),
-            (11, _) => return Err(DecodeError::new("path values are not supported as parameters")),
             (15, _) => return Err(DecodeError::new("data set values are not supported as parameters")),
             (16, _) => return Err(DecodeError::new("geography values are not supported")),
             (id, t) => {
@@ -435,6 +468,49 @@ fn decode_edge(d: &mut Decoder) -> DResult<Edge> {
     Ok(edge)
 }
 
+fn decode_path(d: &mut Decoder) -> DResult<Path> {
+    let mut path = Path { src: Vertex { vid: Value::Empty, tags: Vec::new() }, steps: Vec::new() };
+    d.fields(|d, id, t| {
+        match (id, t) {
+            (1, TType::Struct) => path.src = decode_vertex(d)?,
+            (2, TType::List) => {
+                let (et, n) = d.list_begin()?;
+                d.expect(et, TType::Struct, "a path step")?;
+                path.steps.reserve(n);
+                for _ in 0..n {
+                    path.steps.push(decode_step(d)?);
+                }
+                d.container_end();
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
+    Ok(path)
+}
+
+fn decode_step(d: &mut Decoder) -> DResult<Step> {
+    let mut step = Step {
+        dst: Vertex { vid: Value::Empty, tags: Vec::new() },
+        edge_type: 0,
+        name: String::new(),
+        ranking: 0,
+        props: BTreeMap::new(),
+    };
+    d.fields(|d, id, t| {
+        match (id, t) {
+            (1, TType::Struct) => step.dst = decode_vertex(d)?,
+            (2, TType::I32) => step.edge_type = d.i32()?,
+            (3, TType::String) => step.name = d.string()?,
+            (4, TType::I64) => step.ranking = d.i64()?,
+            (5, TType::Map) => step.props = decode_props(d)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
+    Ok(step)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,9 +559,77 @@ mod tests {
                 edge_type: -3,
                 name: "like".into(),
                 ranking: 9,
-                props,
+                props: props.clone(),
             })),
+            Value::Path(Box::new(Path {
+                src: Vertex { vid: Value::str("a"), tags: vec![Tag { name: "player".into(), props: props.clone() }] },
+                steps: vec![
+                    Step {
+                        dst: Vertex { vid: Value::str("b"), tags: vec![] },
+                        edge_type: 3,
+                        name: "like".into(),
+                        ranking: -1,
+                        props: props.clone(),
+                    },
+                    Step {
+                        dst: Vertex {
+                            vid: Value::str("c"),
+                            tags: vec![Tag { name: "team".into(), props: props.clone() }],
+                        },
+                        edge_type: -4,
+                        name: "serve".into(),
+                        ranking: i64::MAX,
+                        props: BTreeMap::new(),
+                    },
+                ],
+            })),
+            Value::Path(Box::new(Path { src: Vertex { vid: Value::Int(1), tags: vec![] }, steps: vec![] })),
         ]
+    }
+
+    fn encoded(v: &Value) -> Vec<u8> {
+        let msg = Message { name: "t".into(), kind: MessageKind::Reply, seq_id: 1, version: 2 };
+        let mut out = Vec::new();
+        let mut e = Encoder::message(&mut out, &msg);
+        encode_value(&mut e, v);
+        drop(e);
+        let (_, off) = crate::compact::decode_message(&out).unwrap();
+        out[off..].to_vec()
+    }
+
+    #[test]
+    fn a_path_is_laid_out_as_common_thrift_path_and_step() {
+        let path = Value::Path(Box::new(Path {
+            src: Vertex { vid: Value::Int(1), tags: vec![] },
+            steps: vec![Step {
+                dst: Vertex { vid: Value::Int(2), tags: vec![] },
+                edge_type: -3,
+                name: "e".into(),
+                ranking: 0,
+                props: BTreeMap::new(),
+            }],
+        }));
+        #[rustfmt::skip]
+        let want = [
+            0xbc,                         // Value field 11 (pVal), struct
+            0x1c,                         //   Path field 1 (src), struct
+            0x1c, 0x36, 0x02, 0x00,       //     Vertex field 1 (vid): Value { 3: iVal 1 }
+            0x19, 0x0c,                   //     Vertex field 2 (tags): empty list of structs
+            0x00,                         //   end of Vertex
+            0x19, 0x1c,                   //   Path field 2 (steps): list of 1 struct
+            0x1c,                         //     Step field 1 (dst), struct
+            0x1c, 0x36, 0x04, 0x00,       //       Vertex field 1 (vid): Value { 3: iVal 2 }
+            0x19, 0x0c, 0x00,             //       Vertex field 2 (tags): empty; end of Vertex
+            0x15, 0x05,                   //     Step field 2 (type): i32 -3, zigzag
+            0x18, 0x01, b'e',             //     Step field 3 (name): binary "e"
+            0x16, 0x00,                   //     Step field 4 (ranking): i64 0
+            0x1b, 0x00,                   //     Step field 5 (props): empty map
+            0x00,                         //   end of Step
+            0x00,                         // end of Path
+            0x00,                         // end of Value
+        ];
+        assert_eq!(encoded(&path), want);
+        assert_eq!(round_trip(&path, 2), path);
     }
 
     #[test]

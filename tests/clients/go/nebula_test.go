@@ -19,6 +19,7 @@ import (
 	"time"
 
 	nebula "github.com/vesoft-inc/nebula-go/v3"
+	ntypes "github.com/vesoft-inc/nebula-go/v3/nebula"
 )
 
 var port int
@@ -366,5 +367,165 @@ func TestSessionPoolRecoversFromExpiredSessions(t *testing.T) {
 			t.Fatalf("round %d: %v %v", round, err, r)
 		}
 		time.Sleep(2500 * time.Millisecond)
+	}
+}
+
+// pathParam: a (player) -like@0-> b, then c -like@2-> b walked against its direction: one step each way.
+func pathParam() ntypes.Value {
+	str := func(s string) *ntypes.Value { return &ntypes.Value{SVal: []byte(s)} }
+	one, likeness := int64(1), int64(95)
+	a := &ntypes.Vertex{Vid: str("a"), Tags: []*ntypes.Tag{{Name: []byte("player"), Props: map[string]*ntypes.Value{"age": {IVal: &one}}}}}
+	b := &ntypes.Vertex{Vid: str("b"), Tags: []*ntypes.Tag{}}
+	c := &ntypes.Vertex{Vid: str("c"), Tags: []*ntypes.Tag{{Name: []byte("team"), Props: map[string]*ntypes.Value{}}}}
+	return ntypes.Value{PVal: &ntypes.Path{Src: a, Steps: []*ntypes.Step{
+		{Dst: b, Type: 5, Name: []byte("like"), Ranking: 0, Props: map[string]*ntypes.Value{"likeness": {IVal: &likeness}}},
+		{Dst: c, Type: -5, Name: []byte("like"), Ranking: 2, Props: map[string]*ntypes.Value{}},
+	}}}
+}
+
+func nodeIDs(t *testing.T, nodes []*nebula.Node) string {
+	var ids []string
+	for _, n := range nodes {
+		id, err := n.GetID().AsString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return strings.Join(ids, ",")
+}
+
+// relEnds: "src->dst@rank" of each relationship, in the stored direction as the client reports it.
+func relEnds(rels []*nebula.Relationship) string {
+	var out []string
+	for _, r := range rels {
+		src, _ := r.GetSrcVertexID().AsString()
+		dst, _ := r.GetDstVertexID().AsString()
+		out = append(out, fmt.Sprintf("%s->%s@%d", src, dst, r.GetRanking()))
+	}
+	return strings.Join(out, ",")
+}
+
+func TestPathParameterAndPathFunctions(t *testing.T) {
+	p, s := session(t)
+	defer p.Close()
+	defer s.Release()
+	r, err := s.ExecuteWithParameter(`YIELD $p AS p, toString($p) AS str, length($p) AS l, reversePath($p) AS rp, `+
+		`nodes($p) AS n, relationships($p) AS r, endNode($p) AS e`, map[string]interface{}{"p": pathParam()})
+	if err != nil || !r.IsSucceed() {
+		t.Fatalf("%v %s", err, r.GetErrorMsg())
+	}
+	rec, _ := r.GetRowValuesByIndex(0)
+	col := func(name string) *nebula.ValueWrapper {
+		v, err := rec.GetValueByColName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	path, err := col("p").AsPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Quiver prints a path as nebula-go (and so NebulaGraph's console) does.
+	want := `<("a" :player{age: 1})-[:like@0 {likeness: 95}]->("b")<-[:like@2 {}]-("c" :team{})>`
+	str, _ := col("str").AsString()
+	if path.String() != want || str != want {
+		t.Fatalf("path %s, toString %s", path.String(), str)
+	}
+	if path.GetPathLength() != 2 || nodeIDs(t, path.GetNodes()) != "a,b,c" || relEnds(path.GetRelationships()) != "a->b@0,c->b@2" {
+		t.Fatalf("path %s: %s %s", path.String(), nodeIDs(t, path.GetNodes()), relEnds(path.GetRelationships()))
+	}
+	start, _ := path.GetStartNode()
+	props, _ := start.Properties("player")
+	if age, _ := props["age"].AsInt(); age != 1 || path.GetRelationships()[0].GetEdgeName() != "like" {
+		t.Fatalf("path %s", path.String())
+	}
+	if l, _ := col("l").AsInt(); l != 2 {
+		t.Fatalf("length %d", l)
+	}
+	rp, err := col("rp").AsPath()
+	if err != nil || nodeIDs(t, rp.GetNodes()) != "c,b,a" || relEnds(rp.GetRelationships()) != "c->b@2,a->b@0" {
+		t.Fatalf("reversePath %v %v", err, rp)
+	}
+	n, _ := col("n").AsList()
+	rels, _ := col("r").AsList()
+	end, err := col("e").AsNode()
+	if len(n) != 3 || len(rels) != 2 || err != nil || end.String() != `("c" :team{})` {
+		t.Fatalf("nodes %v relationships %v endNode %v %v", n, rels, end, err)
+	}
+	second, err := rels[1].AsRelationship()
+	if err != nil || relEnds([]*nebula.Relationship{second}) != "c->b@2" {
+		t.Fatalf("relationships()[1] %v %v", second, err)
+	}
+}
+
+func TestMatchPathValues(t *testing.T) {
+	p, s := session(t)
+	defer p.Close()
+	defer s.Release()
+	mustExec(t, s, "USE nba")
+	players := map[string]string{}
+	for _, r := range csvRows(t, "player.csv") {
+		players[r[0]] = r[1]
+	}
+	r := mustExec(t, s, `MATCH p = (v:player {name: "Tim Duncan"})-[e:like]->(w) RETURN p, v, e`)
+	if strings.Join(r.GetColNames(), ",") != "p,v,e" {
+		t.Fatalf("columns %v", r.GetColNames())
+	}
+	var got []string
+	for i := 0; i < r.GetRowSize(); i++ {
+		rec, _ := r.GetRowValuesByIndex(i)
+		pv, _ := rec.GetValueByColName("p")
+		vv, _ := rec.GetValueByColName("v")
+		ev, _ := rec.GetValueByColName("e")
+		path, err := pv.AsPath()
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, err := vv.AsNode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, err := ev.AsRelationship()
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes := path.GetNodes()
+		if path.GetPathLength() != 1 || len(nodes) != 2 || !nodes[0].IsEqualTo(node) {
+			t.Fatalf("path %s, v %s", path.String(), node.String())
+		}
+		tags := node.GetTags()
+		sort.Strings(tags)
+		startTags := nodes[0].GetTags()
+		sort.Strings(startTags)
+		bachelor, _ := node.Properties("bachelor")
+		spec, _ := bachelor["speciality"].AsString()
+		if strings.Join(tags, ",") != "bachelor,player" || strings.Join(startTags, ",") != "bachelor,player" || spec != "psychology" {
+			t.Fatalf("v %s, path start %s", node.String(), nodes[0].String())
+		}
+		dst, _ := nodes[1].GetID().AsString()
+		endProps, err := nodes[1].Properties("player")
+		if err != nil {
+			t.Fatalf("path end %s: %v", nodes[1].String(), err)
+		}
+		if name, _ := endProps["name"].AsString(); name != players[dst] {
+			t.Fatalf("path end %s", nodes[1].String())
+		}
+		step := path.GetRelationships()[0]
+		for _, x := range []*nebula.Relationship{step, rel} {
+			if relEnds([]*nebula.Relationship{x}) != "Tim Duncan->"+dst+"@0" || x.GetEdgeName() != "like" {
+				t.Fatalf("relationship %s", x.String())
+			}
+		}
+		like, _ := rel.Properties()["likeness"].AsInt()
+		if stepLike, _ := step.Properties()["likeness"].AsInt(); stepLike != like {
+			t.Fatalf("step %s, e %s", step.String(), rel.String())
+		}
+		got = append(got, dst+":"+strconv.FormatInt(like, 10))
+	}
+	sort.Strings(got)
+	if want := likesOf(t, "Tim Duncan"); strings.Join(got, ",") != strings.Join(want, ",") || len(want) == 0 {
+		t.Fatalf("got %v want %v", got, want)
 	}
 }

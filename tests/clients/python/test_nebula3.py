@@ -52,6 +52,12 @@ def likes_of(src):
 PLAYERS = {vid: (name, int(age)) for vid, name, age in rows("player.csv")}
 
 
+def tags_of(vid):
+    """The tags the nba mapping gives `vid` (null.csv and player.csv are both player rows)."""
+    files = {"player.csv": "player", "null.csv": "player", "bachelor.csv": "bachelor", "team.csv": "team"}
+    return sorted({tag for f, tag in files.items() if any(r[0] == vid for r in rows(f))})
+
+
 class Server:
     def __init__(self, *extra):
         self.dir = tempfile.TemporaryDirectory()
@@ -336,3 +342,104 @@ def test_session_pool_replaces_expired_sessions():
         sp.close()
     finally:
         s.stop()
+
+
+def path_param():
+    """a (player) -like@0-> b, then c -like@2-> b walked against its direction: one step each way."""
+    def vertex(vid, tags):
+        return ttypes.Vertex(vid=ttypes.Value(sVal=vid.encode()), tags=[
+            ttypes.Tag(name=t.encode(), props={k.encode(): ttypes.Value(iVal=v) for k, v in props.items()})
+            for t, props in tags.items()])
+    return ttypes.Value(pVal=ttypes.Path(src=vertex("a", {"player": {"age": 1}}), steps=[
+        ttypes.Step(dst=vertex("b", {}), type=5, name=b"like", ranking=0, props={b"likeness": ttypes.Value(iVal=95)}),
+        ttypes.Step(dst=vertex("c", {"team": {}}), type=-5, name=b"like", ranking=2, props={}),
+    ]))
+
+
+def test_path_values_through_parameters_and_path_functions(pool):
+    with pool.session_context("root", "nebula") as s:
+        r = ok(s.execute_parameter(
+            "YIELD $p AS p, nodes($p) AS n, relationships($p) AS r, length($p) AS l, reversePath($p) AS rp, "
+            "startNode($p) AS s, endNode($p) AS e, hasSameEdgeInPath($p) AS se, hasSameVertexInPath($p) AS sv",
+            {"p": path_param()}))
+        v = dict(zip(r.keys(), r.row_values(0)))
+        assert v["p"].is_path()
+        p = v["p"].as_path()
+        assert p.length() == 2
+        assert [n.get_id().as_string() for n in p.nodes()] == ["a", "b", "c"]
+        assert p.start_node().tags() == ["player"] and p.start_node().properties("player")["age"].as_int() == 1
+        assert p.nodes()[2].tags() == ["team"]
+        # The client turns each step into an edge in its stored direction: c -> b for the second.
+        rels = [(e.start_vertex_id().as_string(), e.end_vertex_id().as_string(), e.edge_name(), e.ranking())
+                for e in p.relationships()]
+        assert rels == [("a", "b", "like", 0), ("c", "b", "like", 2)]
+        assert p.relationships()[0].properties()["likeness"].as_int() == 95
+        assert [n.as_node().get_id().as_string() for n in v["n"].as_list()] == ["a", "b", "c"]
+        edges = [e.as_relationship() for e in v["r"].as_list()]
+        assert [(e.start_vertex_id().as_string(), e.end_vertex_id().as_string()) for e in edges] == [("a", "b"), ("c", "b")]
+        assert v["l"].as_int() == 2
+        rp = v["rp"].as_path()
+        assert [n.get_id().as_string() for n in rp.nodes()] == ["c", "b", "a"]
+        assert [(e.start_vertex_id().as_string(), e.end_vertex_id().as_string(), e.ranking()) for e in rp.relationships()] == [
+            ("c", "b", 2), ("a", "b", 0)]
+        assert v["s"].as_node().get_id().as_string() == "a" and v["e"].as_node().get_id().as_string() == "c"
+        assert v["se"].as_bool() is False and v["sv"].as_bool() is False
+        # executeJson: NebulaGraph's Path::toJson row and getMetaData meta, vertex and edge entries alternating.
+        body = json.loads(s.execute_json_with_parameter("YIELD $p AS p", {"p": path_param()}))
+        data = body["results"][0]["data"][0]
+        assert data["row"] == [[{"player.age": 1}, {"likeness": 95}, {}, {}, {}]]
+        assert data["meta"] == [[
+            {"type": "vertex", "id": "a"},
+            {"type": "edge", "id": {"src": "a", "dst": "b", "type": 5, "name": "like", "ranking": 0}},
+            {"type": "vertex", "id": "b"},
+            {"type": "edge", "id": {"src": "b", "dst": "c", "type": -5, "name": "like", "ranking": 2}},
+            {"type": "vertex", "id": "c"},
+        ]]
+
+
+def test_match_paths_nodes_and_relationships(pool):
+    with pool.session_context("root", "nebula") as s:
+        ok(s.execute("USE nba"))
+        r = ok(s.execute('MATCH p = (v:player {name: "Tim Duncan"})-[e:like]->(w) RETURN p, v, e'))
+        assert r.keys() == ["p", "v", "e"]
+        got = []
+        for i in range(r.row_size()):
+            p, v, e = (x for x in r.row_values(i))
+            assert p.is_path() and v.is_vertex() and e.is_edge()
+            path, node, rel = p.as_path(), v.as_node(), e.as_relationship()
+            assert path.length() == 1
+            start, end = path.nodes()
+            assert start.get_id().as_string() == node.get_id().as_string() == "Tim Duncan"
+            assert sorted(start.tags()) == sorted(node.tags()) == tags_of("Tim Duncan") == ["bachelor", "player"]
+            assert start.properties("player")["age"].as_int() == node.properties("player")["age"].as_int() == PLAYERS["Tim Duncan"][1]
+            assert node.properties("bachelor")["speciality"].as_string() == "psychology"
+            dst = end.get_id().as_string()
+            assert sorted(end.tags()) == tags_of(dst)
+            assert end.properties("player")["name"].as_string() == PLAYERS[dst][0]
+            (step,) = path.relationships()
+            for x in (step, rel):
+                assert (x.start_vertex_id().as_string(), x.end_vertex_id().as_string()) == ("Tim Duncan", dst)
+                assert (x.edge_name(), x.ranking()) == ("like", 0)
+            likeness = rel.properties()["likeness"].as_int()
+            assert step.properties()["likeness"].as_int() == likeness
+            got.append((dst, likeness))
+        assert sorted(got) == likes_of("Tim Duncan") and got
+
+
+def test_match_path_against_edge_direction(pool):
+    with pool.session_context("root", "nebula") as s:
+        ok(s.execute("USE nba"))
+        r = ok(s.execute('MATCH p = (v:player {name: "Tim Duncan"})<-[e:like]-(w) RETURN p, e'))
+        got = []
+        for i in range(r.row_size()):
+            path, rel = r.row_values(i)[0].as_path(), r.row_values(i)[1].as_relationship()
+            start, end = path.nodes()
+            assert start.get_id().as_string() == "Tim Duncan"
+            src = end.get_id().as_string()
+            # The step is walked against the like edge, which the client reports in its stored direction.
+            (step,) = path.relationships()
+            for x in (step, rel):
+                assert (x.start_vertex_id().as_string(), x.end_vertex_id().as_string()) == (src, "Tim Duncan")
+            got.append((src, step.properties()["likeness"].as_int()))
+        want = sorted({s_: int(l) for s_, d, l in rows("like.csv") if d == "Tim Duncan"}.items())
+        assert sorted(got) == want and want

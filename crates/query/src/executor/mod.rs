@@ -18,6 +18,7 @@ mod fetch;
 mod index_scan;
 mod limit;
 pub(crate) mod mutation;
+mod pattern;
 pub(crate) mod project;
 mod schema;
 mod set;
@@ -30,6 +31,10 @@ use expand::ExpandExecutor;
 use fetch::{GetEdgesExecutor, GetVerticesExecutor};
 use index_scan::IndexScanExecutor;
 use limit::LimitExecutor;
+use pattern::{
+    AppendVerticesExecutor, BuildPathExecutor, FilterExecutor, PatternTraverseExecutor, StartVerticesExecutor,
+    UnwindExecutor,
+};
 use project::ProjectExecutor;
 use set::SetExecutor;
 use sort::{SortExecutor, TopNExecutor};
@@ -145,6 +150,7 @@ fn streams(node: &PlanNode) -> bool {
                 && !yield_clause.columns.iter().any(|c| c.expr.has_aggregate())
                 && !reads_var(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()))
         }
+        Op::Traverse(_) | Op::AppendVertices(_) | Op::Filter(_) | Op::BuildPath(_) | Op::Unwind { .. } => true,
         Op::Go(g) => {
             matches!(&g.go.stmt.from, FromClause::Ref(Expr::InputProp(_)))
                 && g.limit.is_none()
@@ -357,6 +363,34 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let rows = input.cloned().unwrap_or_default();
                 self.req.vars.insert(var.clone(), rows);
                 Ok(DataSet::empty())
+            }
+            Op::Argument => Ok(pattern::argument()),
+            Op::Filter(cond) => FilterExecutor::execute(cond, req, input.unwrap_or(&DataSet::empty())),
+            Op::Unwind { expr, alias } => UnwindExecutor::execute(expr, alias, req, input.unwrap_or(&DataSet::empty())),
+            Op::OptionalJoin { columns } => {
+                let left = input.cloned().unwrap_or_else(pattern::argument);
+                let numbered = pattern::numbered(&left);
+                let branch = self.run(&node.branches[0], Some(&numbered))?;
+                Ok(pattern::left_join(&left, &branch, columns))
+            }
+            Op::PatternApply { anti } => {
+                let left = input.cloned().unwrap_or_else(pattern::argument);
+                let numbered = pattern::numbered(&left);
+                let branch = self.run(&node.branches[0], Some(&numbered))?;
+                Ok(pattern::semi_join(&left, &branch, *anti))
+            }
+            Op::StartVertices(_) | Op::Traverse(_) | Op::AppendVertices(_) | Op::BuildPath(_) => {
+                let space = self.space()?;
+                let r = Reads { storage: &*self.engine.storage, space: &space, req };
+                let empty = DataSet::empty();
+                let rows = input.unwrap_or(&empty);
+                match &node.op {
+                    Op::StartVertices(s) => StartVerticesExecutor::execute(&r, s, input),
+                    Op::Traverse(t) => PatternTraverseExecutor::execute(&r, t, rows),
+                    Op::AppendVertices(a) => AppendVerticesExecutor::execute(&r, a, rows),
+                    Op::BuildPath(p) => BuildPathExecutor::execute(&r, p, rows),
+                    _ => unreachable!("matched above"),
+                }
             }
             Op::Go(_) | Op::Expand(_) | Op::GetVertices(_) | Op::GetEdges(_) | Op::Lookup(_) => {
                 let space = self.space()?;

@@ -52,8 +52,8 @@ impl QueryEngine {
                 self.admin_statement(&space, stmt)
             }
             Statement::Unsupported(what) => Err(QError::not_supported(format!("`{what}'"))),
-            // Parsed, not yet bound or planned: `docs/design/match.md`.
-            Statement::Match(_) => Err(QError::not_supported("`MATCH'")),
+            // Bound and planned by the validator and planner; never run as a whole statement.
+            Statement::Match(_) => Err(QError::not_supported("`MATCH' here")),
             _ => {
                 let space = self.current_space(session)?;
                 self.data_statement(&space, stmt, params)

@@ -3,10 +3,11 @@
 //! and its renderings as rows and as a Graphviz digraph.
 
 use super::{CountOutput, Op, PlanNode};
+use crate::validator::Start;
 use crate::DataSet;
 use quiver_api::PropSelection;
 use quiver_common::Value;
-use quiver_syntax::ast::{Direction, FromClause, GoStatement, PlanFormat};
+use quiver_syntax::ast::{Direction, FromClause, GoStatement, PatternDirection, PlanFormat};
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -191,6 +192,15 @@ fn describe_go(g: &GoStatement, d: &mut Vec<(String, String)>) {
     }
 }
 
+fn describe_node(n: &crate::validator::BoundNode, d: &mut Vec<(String, String)>) {
+    if !n.tags.is_empty() {
+        d.push(("tags".into(), join(n.tags.iter().map(|t| &t.name))));
+    }
+    if !n.props.is_empty() {
+        d.push(("vertex filter".into(), join(n.props.iter().map(|(t, p, v)| format!("{t}.{p} == {v}")))));
+    }
+}
+
 fn describe(op: &Op) -> Vec<(String, String)> {
     let mut d: Vec<(String, String)> = Vec::new();
     match op {
@@ -246,6 +256,47 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             d.push(("columns".into(), join(yield_clause.columns.iter().map(|c| c.name()))));
         }
         Op::Assign(v) => d.push(("var".into(), v.clone())),
+        Op::Argument => {}
+        Op::StartVertices(s) => {
+            d.push(("node".into(), s.node.column.clone()));
+            match &s.start {
+                Start::Ids(e) => d.push(("vids".into(), e.to_string())),
+                Start::Index(p) => d.push(("index".into(), join(p.scans.iter().map(crate::validator::describe_scan)))),
+                Start::ScanTag(t) => d.push(("tag".into(), t.name.clone())),
+                Start::ScanAll | Start::Bound => {}
+            }
+            describe_node(&s.node, &mut d);
+        }
+        Op::Traverse(t) => {
+            d.push(("from".into(), t.from.clone()));
+            d.push(("edge".into(), t.edge.column.clone()));
+            d.push(("types".into(), join(t.edge.types.iter().map(|s| &s.name))));
+            let dir = match (t.edge.direction, t.reversed) {
+                (PatternDirection::Both, _) => "both",
+                (PatternDirection::Out, false) | (PatternDirection::In, true) => "out",
+                _ => "in",
+            };
+            d.push(("direction".into(), dir.into()));
+            if let Some((min, max)) = t.edge.range {
+                d.push(("steps".into(), format!("{min}..{}", max.map_or(String::new(), |m| m.to_string()))));
+            }
+            if !t.edge.props.is_empty() {
+                d.push(("edge filter".into(), join(t.edge.props.iter().map(|(k, v)| format!("{k} == {v}")))));
+            }
+            d.push(("to".into(), t.to.clone()));
+        }
+        Op::AppendVertices(a) => {
+            d.push(("node".into(), a.node.column.clone()));
+            if a.node.bound {
+                d.push(("bound".into(), "yes".into()));
+            }
+            describe_node(&a.node, &mut d);
+        }
+        Op::Filter(f) => d.push(("condition".into(), f.to_string())),
+        Op::BuildPath(p) => d.push(("path".into(), p.alias.clone())),
+        Op::Unwind { expr, alias } => d.push(("unwind".into(), format!("{expr} AS {alias}"))),
+        Op::OptionalJoin { columns } => d.push(("columns".into(), join(columns))),
+        Op::PatternApply { anti } => d.push(("anti".into(), anti.to_string())),
         Op::Lookup(p) => {
             d.push(("schema".into(), p.schema.name.clone()));
             d.push((

@@ -8,6 +8,9 @@
 //! **Invariant:** planning and optimizing read the catalog but never storage; only execution does.
 
 pub(crate) mod desc;
+mod r#match;
+
+pub(crate) use r#match::{AppendNode, PathNode, StartNode, TraverseNode};
 
 use crate::validator::LookupPlan;
 use crate::validator::{BoundFetchEdges, BoundFetchVertices, BoundGo, BoundSentence};
@@ -55,6 +58,33 @@ pub(crate) enum Op {
     GetVertices(Box<BoundFetchVertices>),
     /// FETCH PROP ON an edge type.
     GetEdges(Box<BoundFetchEdges>),
+    /// One row of no values: where a MATCH statement's first clause starts.
+    Argument,
+    /// MATCH: a path's start vertices, found as the validator chose, each input row crossed with them.
+    StartVertices(Box<StartNode>),
+    /// MATCH: one edge pattern walked from a node's column; the edge (or edge list) and the far end's VID appended.
+    Traverse(Box<TraverseNode>),
+    /// MATCH: the far end's vertex read and checked against its node pattern (or against the vertex already bound).
+    AppendVertices(Box<AppendNode>),
+    /// Keeps the rows for which the condition holds.
+    Filter(Expr),
+    /// MATCH: a path value built from its nodes' and edges' columns.
+    BuildPath(Box<PathNode>),
+    /// UNWIND: one row per item of the list.
+    Unwind {
+        expr: Expr,
+        alias: String,
+    },
+    /// OPTIONAL MATCH: each input row joined with the rows `branches[0]` produces from it, or with NULLs in
+    /// `columns` when it produces none.
+    OptionalJoin {
+        columns: Vec<String>,
+    },
+    /// A WHERE's path pattern: keeps the input rows from which `branches[0]` matches (with `anti`, those from which
+    /// it does not).
+    PatternApply {
+        anti: bool,
+    },
 }
 
 /// A GO with what the optimizer pushed into its storage reads.
@@ -131,6 +161,7 @@ impl PlanNode {
             BoundSentence::Lookup(l) => PlanNode::leaf(Op::Lookup(l)),
             BoundSentence::FetchVertices(f) => PlanNode::leaf(Op::GetVertices(f)),
             BoundSentence::FetchEdges(f) => PlanNode::leaf(Op::GetEdges(f)),
+            BoundSentence::Match(m) => r#match::plan(*m),
             BoundSentence::Statement(s) => PlanNode::leaf(Op::Statement(s)),
         }
     }
@@ -175,6 +206,15 @@ impl PlanNode {
             Op::Lookup(l) => crate::validator::scan_name(l),
             Op::GetVertices(_) => "GetVertices",
             Op::GetEdges(_) => "GetEdges",
+            Op::Argument => "Argument",
+            Op::StartVertices(s) => s.start.name(),
+            Op::Traverse(_) => "Traverse",
+            Op::AppendVertices(_) => "AppendVertices",
+            Op::Filter(_) => "Filter",
+            Op::BuildPath(_) => "Project",
+            Op::Unwind { .. } => "Unwind",
+            Op::OptionalJoin { .. } => "HashLeftJoin",
+            Op::PatternApply { .. } => "PatternApply",
             Op::Expand(e) => match e.output {
                 CountOutput::Count { .. } => "ExpandCount",
                 CountOutput::GroupCount { .. } => "ExpandGroupCount",

@@ -7,6 +7,7 @@
 mod fetch;
 mod go;
 mod lookup;
+mod r#match;
 
 pub(crate) use fetch::{BoundFetchEdges, BoundFetchVertices, EdgeKeys, VertexIds};
 pub(crate) use go::{BoundGo, VertexProps};
@@ -18,6 +19,7 @@ use quiver_api::SpaceDesc;
 use quiver_common::expr::Expr;
 use quiver_common::{QError, QResult};
 use quiver_syntax::ast::{SetOp, Statement, YieldClause};
+pub(crate) use r#match::{BoundEdge, BoundMatch, BoundNode, BoundPath, BoundProjection, MatchStage, Start};
 use std::sync::Arc;
 
 /// A sentence with its names resolved.
@@ -51,6 +53,8 @@ pub(crate) enum BoundSentence {
         var: String,
         sentence: Box<BoundSentence>,
     },
+    /// An openCypher MATCH (or a statement of UNWIND, WITH and RETURN alone).
+    Match(Box<BoundMatch>),
     /// Run whole by the statement executor, which checks it itself (DDL, DML, admin).
     Statement(Statement),
 }
@@ -75,6 +79,7 @@ impl BoundSentence {
             BoundSentence::Pipe(left, right) => right.columns(&left.columns(input)),
             BoundSentence::SetOp { left, .. } => left.columns(input),
             BoundSentence::Assign { .. } => Some(Vec::new()),
+            BoundSentence::Match(m) => names(&m.ret.yield_clause),
             BoundSentence::Statement(_) => None,
         }
     }
@@ -165,6 +170,7 @@ impl Validator<'_> {
                 }
                 BoundSentence::Assign { var: var.clone(), sentence: Box::new(sentence) }
             }
+            Statement::Match(m) => BoundSentence::Match(Box::new(self.match_statement(m)?)),
             other => BoundSentence::Statement(other.clone()),
         })
     }

@@ -1,0 +1,512 @@
+//! The executors of MATCH's operators: `StartVertices` (the start of a path), `Traverse` (one edge pattern, fixed
+//! or variable length, an edge never used twice within a path), `AppendVertices` (the far end read and checked),
+//! `BuildPath`, `Unwind`, `Filter` and the OPTIONAL MATCH join.
+//!
+//! Rows carry whole values: a node's column holds its vertex with every tag, an edge's column the edge in its stored
+//! direction (or, for a variable-length edge, the list of edges in pattern order), a path's column the path.
+
+use super::index_scan::IndexScanExecutor;
+use super::Reads;
+use crate::context::make_vertex;
+use crate::planner::{AppendNode, PathNode, StartNode, TraverseNode};
+use crate::request::{NoRow, Request, RowSource};
+use crate::validator::{BoundNode, Start};
+use crate::DataSet;
+use quiver_api::{NeighborsRequest, PropRow, PropSelection, SchemaRef};
+use quiver_common::budget::Meter;
+use quiver_common::eval::{equal, eval, eval_condition};
+use quiver_common::expr::Expr;
+use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
+use quiver_common::value::{Edge, Path, Step, Vertex};
+use quiver_common::{QResult, Value};
+use quiver_syntax::ast::PatternDirection;
+
+/// The hidden column of [`argument`]'s one row.
+const ARGUMENT_COLUMN: &str = "__argument";
+
+/// One row of no values, where a MATCH statement starts.
+pub(super) fn argument() -> DataSet {
+    DataSet::new(vec![ARGUMENT_COLUMN.to_string()], vec![vec![Value::Empty]])
+}
+
+/// The VID a node's column holds: the vertex's, or the value itself when it is a VID.
+fn vid_of(v: &Value) -> Option<&Value> {
+    match v {
+        Value::Vertex(v) => Some(&v.vid),
+        Value::Int(_) | Value::String(_) => Some(v),
+        _ => None,
+    }
+}
+
+/// A node pattern's checks, with its property values evaluated once.
+struct NodeCheck<'a> {
+    node: &'a BoundNode,
+    props: Vec<(&'a str, &'a str, Value)>,
+}
+
+impl<'a> NodeCheck<'a> {
+    fn new(node: &'a BoundNode, req: &Request<'_>) -> QResult<NodeCheck<'a>> {
+        let props = node
+            .props
+            .iter()
+            .map(|(t, p, e)| Ok((t.as_str(), p.as_str(), eval(e, &NoRow(req))?)))
+            .collect::<QResult<Vec<_>>>()?;
+        Ok(NodeCheck { node, props })
+    }
+
+    fn admits(&self, v: &Vertex) -> bool {
+        let tag = |name: &str| v.tags.iter().find(|t| t.name == name);
+        self.node.tags.iter().all(|t| tag(&t.name).is_some())
+            && self.props.iter().all(|(t, p, want)| {
+                tag(t).and_then(|t| t.props.get(*p)).is_some_and(|have| equal(have, want) == Value::Bool(true))
+            })
+    }
+}
+
+/// Vertices of `vids` with every tag and property; absent vertices are missing from the map.
+fn read_vertices(r: &Reads<'_>, tags: &[SchemaRef], vids: Vec<Value>) -> QResult<HashMap<Value, Vertex>> {
+    let mut out = HashMap::default();
+    if vids.is_empty() {
+        return Ok(out);
+    }
+    for data in r.storage.get_vertices(r.space, &vids, tags, &PropSelection::All)?.into_iter().flatten() {
+        let vertex =
+            make_vertex(data.vid.clone(), data.tags.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect());
+        out.insert(data.vid, vertex);
+    }
+    Ok(out)
+}
+
+/// Whether `v` can be a VID of the space (its type, and its length for string VIDs).
+fn valid_vid(r: &Reads<'_>, v: &Value) -> bool {
+    r.space.vid_type_matches(v) && r.space.check_vid_len(v).is_ok()
+}
+
+fn distinct(vids: impl IntoIterator<Item = Value>) -> Vec<Value> {
+    let mut seen = HashSet::default();
+    vids.into_iter().filter(|v| seen.insert(v.clone())).collect()
+}
+
+pub(super) struct StartVerticesExecutor;
+
+impl StartVerticesExecutor {
+    pub fn execute(r: &Reads<'_>, s: &StartNode, input: Option<&DataSet>) -> QResult<DataSet> {
+        let req = r.req;
+        let vids: Vec<Value> = match &s.start {
+            Start::Ids(e) => {
+                let items = match eval(e, &NoRow(req))? {
+                    Value::List(items) | Value::Set(items) => items,
+                    other => vec![other],
+                };
+                // What is no VID of this space matches nothing.
+                distinct(items.into_iter().filter(|v| valid_vid(r, v)))
+            }
+            Start::Index(plan) => {
+                let hits = IndexScanExecutor::execute(r, plan)?;
+                distinct(hits.column(0).iter().cloned())
+            }
+            Start::ScanTag(t) => r.storage.scan_vertices(r.space, Some(t), usize::MAX)?,
+            Start::ScanAll | Start::Bound => r.storage.scan_vertices(r.space, None, usize::MAX)?,
+        };
+        let check = NodeCheck::new(&s.node, req)?;
+        let mut vertices = read_vertices(r, &s.tags, vids.clone())?;
+        let found: Vec<Value> = vids
+            .iter()
+            .filter_map(|v| vertices.remove(v))
+            .filter(|v| check.admits(v))
+            .map(|v| Value::Vertex(Box::new(v)))
+            .collect();
+        let one = argument();
+        let input = input.unwrap_or(&one);
+        let mut columns = input.columns().to_vec();
+        columns.push(s.node.column.clone());
+        let mut out = DataSet::from_columns(columns, Vec::new());
+        let mut meter = Meter::new(&req.budget);
+        for row in 0..input.len() {
+            for v in &found {
+                meter.tick()?;
+                let mut values = input.row(row);
+                values.push(v.clone());
+                out.push_row(values);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// An edge's identity: what "not used twice within a path" compares.
+fn same_edge(a: &Edge, b: &Edge) -> bool {
+    a.edge_type == b.edge_type && a.ranking == b.ranking && a.src == b.src && a.dst == b.dst
+}
+
+fn used_in(v: &Value, e: &Edge) -> bool {
+    match v {
+        Value::Edge(x) => same_edge(x, e),
+        Value::List(items) => items.iter().any(|x| used_in(x, e)),
+        _ => false,
+    }
+}
+
+/// A walk in progress: the input row it extends, the edges taken (in walk order) and the vertex reached.
+struct Walk {
+    row: usize,
+    edges: Vec<Edge>,
+    at: Value,
+}
+
+pub(super) struct PatternTraverseExecutor;
+
+impl PatternTraverseExecutor {
+    pub fn execute(r: &Reads<'_>, t: &TraverseNode, input: &DataSet) -> QResult<DataSet> {
+        let req = r.req;
+        let mut columns = input.columns().to_vec();
+        columns.push(t.edge.column.clone());
+        columns.push(t.to.clone());
+        let mut out = DataSet::from_columns(columns, Vec::new());
+        let Some(from) = input.column_index(&t.from) else { return Ok(out) };
+        let path_columns: Vec<usize> = t.path_edges.iter().filter_map(|c| input.column_index(c)).collect();
+        let direction = match (t.edge.direction, t.reversed) {
+            (PatternDirection::Out, true) => PatternDirection::In,
+            (PatternDirection::In, true) => PatternDirection::Out,
+            (d, _) => d,
+        };
+        let mut edge_types = Vec::new();
+        for s in &t.edge.types {
+            if matches!(direction, PatternDirection::Out | PatternDirection::Both) {
+                edge_types.push((s.id, s.clone()));
+            }
+            if matches!(direction, PatternDirection::In | PatternDirection::Both) {
+                edge_types.push((-s.id, s.clone()));
+            }
+        }
+        let names: HashMap<i32, &str> = t.edge.types.iter().map(|s| (s.id, s.name.as_str())).collect();
+        let want: Vec<(&str, Value)> =
+            t.edge.props.iter().map(|(k, e)| Ok((k.as_str(), eval(e, &NoRow(req))?))).collect::<QResult<_>>()?;
+        let (min, max) = t.edge.range.unwrap_or((1, Some(1)));
+        let list = t.edge.range.is_some();
+        let mut meter = Meter::new(&req.budget);
+        let emit = |out: &mut DataSet, w: &Walk| {
+            let mut values = input.row(w.row);
+            if list {
+                let mut edges: Vec<Value> = w.edges.iter().map(|e| Value::Edge(Box::new(e.clone()))).collect();
+                if t.reversed {
+                    edges.reverse();
+                }
+                values.push(Value::List(edges));
+            } else {
+                values.push(Value::Edge(Box::new(w.edges[0].clone())));
+            }
+            values.push(w.at.clone());
+            out.push_row(values);
+        };
+        let mut frontier: Vec<Walk> = (0..input.len())
+            .filter_map(|row| {
+                let v = vid_of(input.value(row, from)).filter(|v| valid_vid(r, v))?;
+                Some(Walk { row, edges: Vec::new(), at: v.clone() })
+            })
+            .collect();
+        if min == 0 {
+            for w in &frontier {
+                meter.tick()?;
+                emit(&mut out, w);
+            }
+        }
+        let mut level = 0u32;
+        while !frontier.is_empty() && max.is_none_or(|m| level < m) && !edge_types.is_empty() {
+            level += 1;
+            req.budget.check()?;
+            let vids = distinct(frontier.iter().map(|w| w.at.clone()));
+            let neighbors = r.storage.get_neighbors(
+                r.space,
+                &NeighborsRequest {
+                    vids,
+                    edge_types: edge_types.clone(),
+                    props: PropSelection::All,
+                    filter: None,
+                    limit: None,
+                    budget: req.budget.clone(),
+                },
+            )?;
+            let mut adjacent: HashMap<Value, Vec<(Edge, Value)>> = HashMap::default();
+            for n in neighbors {
+                let stored = n.edge_type.abs();
+                let props = n.props.as_ref().map(PropRow::to_map).unwrap_or_default();
+                let far = n.to.clone();
+                let (src, dst) = if n.edge_type > 0 { (n.from.clone(), n.to) } else { (n.to, n.from.clone()) };
+                let edge = Edge {
+                    src,
+                    dst,
+                    edge_type: stored,
+                    name: names.get(&stored).copied().unwrap_or_default().to_string(),
+                    ranking: n.rank,
+                    props,
+                };
+                if !edge_props_match(&edge, &want) {
+                    continue;
+                }
+                adjacent.entry(n.from).or_default().push((edge, far));
+            }
+            let mut next = Vec::new();
+            for w in &frontier {
+                let Some(edges) = adjacent.get(&w.at) else { continue };
+                for (e, far) in edges {
+                    if w.edges.iter().any(|x| same_edge(x, e))
+                        || path_columns.iter().any(|&c| used_in(input.value(w.row, c), e))
+                    {
+                        continue;
+                    }
+                    // Every walk made counts, kept or not: an unbounded `*` stops at the query's bounds.
+                    meter.tick()?;
+                    let mut taken = w.edges.clone();
+                    taken.push(e.clone());
+                    let walk = Walk { row: w.row, edges: taken, at: far.clone() };
+                    if level >= min {
+                        emit(&mut out, &walk);
+                    }
+                    if max.is_none_or(|m| level < m) {
+                        next.push(walk);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        Ok(out)
+    }
+}
+
+/// Whether an edge's properties equal every value of the pattern's property map.
+fn edge_props_match(e: &Edge, want: &[(&str, Value)]) -> bool {
+    want.iter().all(|(k, v)| e.props.get(*k).is_some_and(|have| equal(have, v) == Value::Bool(true)))
+}
+
+pub(super) struct AppendVerticesExecutor;
+
+impl AppendVerticesExecutor {
+    pub fn execute(r: &Reads<'_>, a: &AppendNode, input: &DataSet) -> QResult<DataSet> {
+        let check = NodeCheck::new(&a.node, r.req)?;
+        let Some(from) = input.column_index(&a.from) else { return Ok(input.clone()) };
+        let mut meter = Meter::new(&r.req.budget);
+        if a.node.bound {
+            // The walk must arrive at the vertex bound before: keep the rows where it does, drop the VID column.
+            let Some(at) = input.column_index(&a.node.column) else { return Ok(input.empty_like()) };
+            let mut kept = Vec::new();
+            for row in 0..input.len() {
+                meter.tick()?;
+                let bound = input.value(row, at);
+                let arrived = vid_of(input.value(row, from));
+                let ok = match bound {
+                    Value::Vertex(v) => arrived == Some(&v.vid) && check.admits(v),
+                    _ => false,
+                };
+                if ok {
+                    kept.push(row);
+                }
+            }
+            let mut out = input.gather(&kept);
+            if from != at {
+                out = drop_column(out, from);
+            }
+            return Ok(out);
+        }
+        let vids = distinct(
+            (0..input.len()).filter_map(|row| vid_of(input.value(row, from)).filter(|v| valid_vid(r, v)).cloned()),
+        );
+        let vertices = read_vertices(r, &a.tags, vids)?;
+        let mut out = DataSet::from_columns(input.columns().to_vec(), Vec::new());
+        for row in 0..input.len() {
+            meter.tick()?;
+            let Some(v) = vid_of(input.value(row, from)).and_then(|vid| vertices.get(vid)) else { continue };
+            if !check.admits(v) {
+                continue;
+            }
+            let mut values = input.row(row);
+            values[from] = Value::Vertex(Box::new(v.clone()));
+            out.push_row(values);
+        }
+        Ok(out)
+    }
+}
+
+fn drop_column(data: DataSet, c: usize) -> DataSet {
+    let (mut columns, mut values) = data.into_columns();
+    columns.remove(c);
+    values.remove(c);
+    if columns.is_empty() {
+        return DataSet::from_columns(columns, Vec::new());
+    }
+    DataSet::from_columns(columns, values)
+}
+
+pub(super) struct BuildPathExecutor;
+
+impl BuildPathExecutor {
+    pub fn execute(r: &Reads<'_>, p: &PathNode, input: &DataSet) -> QResult<DataSet> {
+        let nodes: Vec<Option<usize>> = p.nodes.iter().map(|c| input.column_index(c)).collect();
+        let edges: Vec<Option<usize>> = p.edges.iter().map(|(c, _)| input.column_index(c)).collect();
+        // The vertices inside variable-length edges, read once for the batch.
+        let mut inner = Vec::new();
+        for row in 0..input.len() {
+            for (i, c) in edges.iter().enumerate() {
+                if let (Some(c), true) = (c, p.edges[i].1) {
+                    if let Value::List(items) = input.value(row, *c) {
+                        for e in items {
+                            if let Value::Edge(e) = e {
+                                inner.push(e.src.clone());
+                                inner.push(e.dst.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let inner = read_vertices(r, &p.tags, distinct(inner))?;
+        let mut columns = input.columns().to_vec();
+        columns.push(p.alias.clone());
+        let mut out = DataSet::from_columns(columns, Vec::new());
+        let mut meter = Meter::new(&r.req.budget);
+        for row in 0..input.len() {
+            meter.tick()?;
+            let vertex = |c: Option<usize>| match c.map(|c| input.value(row, c)) {
+                Some(Value::Vertex(v)) => Some((**v).clone()),
+                _ => None,
+            };
+            let Some(src) = vertex(nodes[0]) else { continue };
+            let mut steps = Vec::new();
+            let mut at = src.vid.clone();
+            for (i, c) in edges.iter().enumerate() {
+                let taken: Vec<&Edge> = match c.map(|c| input.value(row, c)) {
+                    Some(Value::Edge(e)) => vec![&**e],
+                    Some(Value::List(items)) => {
+                        items.iter().filter_map(|x| if let Value::Edge(e) = x { Some(&**e) } else { None }).collect()
+                    }
+                    _ => Vec::new(),
+                };
+                let end = vertex(nodes[i + 1]);
+                for (k, e) in taken.iter().enumerate() {
+                    let forward = e.src == at;
+                    let next = if forward { e.dst.clone() } else { e.src.clone() };
+                    let dst = if k + 1 == taken.len() {
+                        end.clone().unwrap_or(Vertex { vid: next.clone(), tags: Vec::new() })
+                    } else {
+                        inner.get(&next).cloned().unwrap_or(Vertex { vid: next.clone(), tags: Vec::new() })
+                    };
+                    steps.push(Step {
+                        dst,
+                        edge_type: if forward { e.edge_type } else { -e.edge_type },
+                        name: e.name.clone(),
+                        ranking: e.ranking,
+                        props: e.props.clone(),
+                    });
+                    at = next;
+                }
+            }
+            let mut values = input.row(row);
+            values.push(Value::Path(Box::new(Path { src, steps })));
+            out.push_row(values);
+        }
+        Ok(out)
+    }
+}
+
+pub(super) struct UnwindExecutor;
+
+impl UnwindExecutor {
+    pub fn execute(expr: &Expr, alias: &str, req: &Request<'_>, input: &DataSet) -> QResult<DataSet> {
+        let mut columns = input.columns().to_vec();
+        columns.push(alias.to_string());
+        let mut out = DataSet::from_columns(columns, Vec::new());
+        let src = RowSource { var: None, data: input };
+        let mut meter = Meter::new(&req.budget);
+        for row in 0..input.len() {
+            let items = match eval(expr, &src.context(req, row))? {
+                Value::List(items) | Value::Set(items) => items,
+                Value::Null(_) => Vec::new(),
+                other => vec![other],
+            };
+            for item in items {
+                meter.tick()?;
+                let mut values = input.row(row);
+                values.push(item);
+                out.push_row(values);
+            }
+        }
+        Ok(out)
+    }
+}
+
+pub(super) struct FilterExecutor;
+
+impl FilterExecutor {
+    pub fn execute(cond: &Expr, req: &Request<'_>, input: &DataSet) -> QResult<DataSet> {
+        let src = RowSource { var: None, data: input };
+        let mut kept = Vec::new();
+        let mut meter = Meter::new(&req.budget);
+        for row in 0..input.len() {
+            meter.tick()?;
+            if eval_condition(cond, &src.context(req, row))? {
+                kept.push(row);
+            }
+        }
+        Ok(input.gather(&kept))
+    }
+}
+
+/// The hidden column that numbers an OPTIONAL MATCH's input rows.
+const ROW_COLUMN: &str = "__row";
+
+/// The input rows, numbered in a hidden column, for an OPTIONAL MATCH's branch.
+pub(super) fn numbered(input: &DataSet) -> DataSet {
+    let (mut columns, mut values) = input.clone().into_columns();
+    columns.push(ROW_COLUMN.to_string());
+    values.push((0..input.len() as i64).map(Value::Int).collect());
+    DataSet::from_columns(columns, values)
+}
+
+/// Each input row with the branch's rows made from it, or with NULLs in `new` when there are none.
+pub(super) fn left_join(input: &DataSet, branch: &DataSet, new: &[String]) -> DataSet {
+    let mut columns = input.columns().to_vec();
+    columns.extend(new.iter().cloned());
+    let mut out = DataSet::from_columns(columns, Vec::new());
+    let mut by_row: HashMap<i64, Vec<usize>> = HashMap::default();
+    if let Some(rc) = branch.column_index(ROW_COLUMN) {
+        for r in 0..branch.len() {
+            if let Value::Int(i) = branch.value(r, rc) {
+                by_row.entry(*i).or_default().push(r);
+            }
+        }
+    }
+    let picks: Vec<Option<usize>> = new.iter().map(|c| branch.column_index(c)).collect();
+    for row in 0..input.len() {
+        match by_row.get(&(row as i64)) {
+            Some(matches) => {
+                for &m in matches {
+                    let mut values = input.row(row);
+                    values.extend(picks.iter().map(|p| p.map_or(Value::NULL, |c| branch.value(m, c).clone())));
+                    out.push_row(values);
+                }
+            }
+            None => {
+                let mut values = input.row(row);
+                values.extend(new.iter().map(|_| Value::NULL));
+                out.push_row(values);
+            }
+        }
+    }
+    out
+}
+
+/// The input rows from which the branch produced a row (with `anti`, those from which it produced none).
+pub(super) fn semi_join(input: &DataSet, branch: &DataSet, anti: bool) -> DataSet {
+    let mut hit = vec![false; input.len()];
+    if let Some(rc) = branch.column_index(ROW_COLUMN) {
+        for r in 0..branch.len() {
+            if let Value::Int(i) = branch.value(r, rc) {
+                if let Some(h) = hit.get_mut(*i as usize) {
+                    *h = true;
+                }
+            }
+        }
+    }
+    let kept: Vec<usize> = (0..input.len()).filter(|&i| hit[i] != anti).collect();
+    input.gather(&kept)
+}

@@ -1,0 +1,196 @@
+//! MATCH planning: a bound MATCH turned into a chain of operators named as NebulaGraph's EXPLAIN names them.
+//!
+//! Each path starts where the validator chose (`Argument` for a node bound in the input row, `GetVertices` for
+//! VIDs, `IndexScan`, `ScanVertices`) and is walked outward from there, rightwards then leftwards, one `Traverse`
+//! and one `AppendVertices` per edge pattern. A MATCH's WHERE is a `Filter` after its paths; an OPTIONAL MATCH is
+//! planned as a branch joined back to its input rows (`HashLeftJoin`); WITH and RETURN are `Project` (with its
+//! implicit grouping and DISTINCT), `Sort`, `Limit` and, for WITH, a `Filter`.
+
+use super::{Op, PlanNode};
+use crate::validator::{BoundEdge, BoundMatch, BoundNode, BoundPath, BoundProjection, MatchStage, Start};
+use quiver_api::SchemaRef;
+use quiver_common::expr::Expr;
+use quiver_common::Value;
+use std::sync::Arc;
+
+/// A path's start vertices.
+pub(crate) struct StartNode {
+    pub node: BoundNode,
+    pub start: Start,
+    /// The tags a vertex value is read with (all of the space's).
+    pub tags: Tags,
+}
+
+/// Every tag of the space, shared by the operators of one MATCH.
+pub(crate) type Tags = Arc<[SchemaRef]>;
+
+/// One edge pattern walked from the vertex in column `from`.
+pub(crate) struct TraverseNode {
+    pub from: String,
+    pub edge: BoundEdge,
+    /// Walked from the pattern's right node to its left one (the direction is reversed).
+    pub reversed: bool,
+    /// The column the far end's VID goes to: the node's column, or a temporary one when the node is bound.
+    pub to: String,
+    /// The edge columns of the same path bound before this one: an edge is not used twice within a path.
+    pub path_edges: Vec<String>,
+}
+
+/// The vertex of the VID in column `from`, checked against `node`.
+pub(crate) struct AppendNode {
+    pub from: String,
+    pub node: BoundNode,
+    pub tags: Tags,
+}
+
+/// A path value from its columns: `nodes` has one more item than `edges`.
+pub(crate) struct PathNode {
+    pub tags: Tags,
+    pub alias: String,
+    pub nodes: Vec<String>,
+    pub edges: Vec<(String, bool)>,
+}
+
+fn above(input: PlanNode, op: Op) -> PlanNode {
+    PlanNode { op, input: Some(Box::new(input)), branches: Vec::new() }
+}
+
+/// `op` above `input`, or a leaf reading the enclosing operator's rows when there is no input.
+fn above_opt(input: Option<PlanNode>, op: Op) -> PlanNode {
+    match input {
+        Some(i) => above(i, op),
+        None => PlanNode::leaf(op),
+    }
+}
+
+pub(super) fn plan(m: BoundMatch) -> PlanNode {
+    let tags = m.all_tags;
+    let mut root = PlanNode::leaf(Op::Argument);
+    for stage in m.stages {
+        root = match stage {
+            MatchStage::Match { optional: false, paths, filter, predicates } => {
+                let mut node = root;
+                for p in paths {
+                    node = path(Some(node), p, &tags);
+                }
+                if let Some(f) = filter {
+                    node = above(node, Op::Filter(f));
+                }
+                for (p, anti) in predicates {
+                    node = PlanNode {
+                        op: Op::PatternApply { anti },
+                        input: Some(Box::new(node)),
+                        branches: vec![path(None, p, &tags)],
+                    };
+                }
+                node
+            }
+            MatchStage::Match { optional: true, paths, filter, .. } => {
+                let mut columns = Vec::new();
+                let mut branch: Option<PlanNode> = None;
+                for p in paths {
+                    columns.extend(new_columns(&p));
+                    branch = Some(path(branch, p, &tags));
+                }
+                let mut branch = branch.expect("a MATCH has a path");
+                if let Some(f) = filter {
+                    branch = above(branch, Op::Filter(f));
+                }
+                PlanNode { op: Op::OptionalJoin { columns }, input: Some(Box::new(root)), branches: vec![branch] }
+            }
+            MatchStage::Unwind { expr, alias } => above(root, Op::Unwind { expr, alias }),
+            MatchStage::With(p) => projection(root, p),
+        };
+    }
+    projection(root, m.ret)
+}
+
+/// The columns a path adds to its input rows, in the order they are added.
+fn new_columns(p: &BoundPath) -> Vec<String> {
+    let mut cols = Vec::new();
+    let start = &p.nodes[p.start_at];
+    if !start.bound {
+        cols.push(start.column.clone());
+    }
+    let n = p.nodes.len();
+    for i in p.start_at..n - 1 {
+        cols.push(p.edges[i].column.clone());
+        if !p.nodes[i + 1].bound {
+            cols.push(p.nodes[i + 1].column.clone());
+        }
+    }
+    for i in (0..p.start_at).rev() {
+        cols.push(p.edges[i].column.clone());
+        if !p.nodes[i].bound {
+            cols.push(p.nodes[i].column.clone());
+        }
+    }
+    if let Some(a) = &p.alias {
+        cols.push(a.clone());
+    }
+    cols
+}
+
+fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
+    let BoundPath { alias, nodes, edges, start_at, start } = p;
+    let columns: Vec<String> = nodes.iter().map(|n| n.column.clone()).collect();
+    let edge_columns: Vec<(String, bool)> = edges.iter().map(|e| (e.column.clone(), e.range.is_some())).collect();
+    let mut nodes: Vec<Option<BoundNode>> = nodes.into_iter().map(Some).collect();
+    let mut edges: Vec<Option<BoundEdge>> = edges.into_iter().map(Some).collect();
+    let first = nodes[start_at].take().expect("each node is planned once");
+    let mut root = match start {
+        Start::Bound => above_opt(
+            input,
+            Op::AppendVertices(Box::new(AppendNode { from: first.column.clone(), node: first, tags: tags.clone() })),
+        ),
+        start => above_opt(input, Op::StartVertices(Box::new(StartNode { node: first, start, tags: tags.clone() }))),
+    };
+    let mut path_edges: Vec<String> = Vec::new();
+    let n = columns.len();
+    let steps: Vec<(usize, bool)> =
+        (start_at..n - 1).map(|i| (i, false)).chain((0..start_at).rev().map(|i| (i, true))).collect();
+    for (i, reversed) in steps {
+        let edge = edges[i].take().expect("each edge is planned once");
+        let (from, to_index) = if reversed { (columns[i + 1].clone(), i) } else { (columns[i].clone(), i + 1) };
+        let node = nodes[to_index].take().expect("each node is planned once");
+        let to = if node.bound { format!("__to_{}", edge.column) } else { node.column.clone() };
+        let edge_column = edge.column.clone();
+        root = above(
+            root,
+            Op::Traverse(Box::new(TraverseNode {
+                from,
+                edge,
+                reversed,
+                to: to.clone(),
+                path_edges: path_edges.clone(),
+            })),
+        );
+        path_edges.push(edge_column);
+        root = above(root, Op::AppendVertices(Box::new(AppendNode { from: to, node, tags: tags.clone() })));
+    }
+    if let Some(alias) = alias {
+        root = above(
+            root,
+            Op::BuildPath(Box::new(PathNode { tags: tags.clone(), alias, nodes: columns, edges: edge_columns })),
+        );
+    }
+    root
+}
+
+/// WITH or RETURN: the projection (grouping when it aggregates, DISTINCT), ORDER BY, SKIP and LIMIT, then WITH's
+/// WHERE.
+fn projection(input: PlanNode, p: BoundProjection) -> PlanNode {
+    let mut root = above(input, Op::Project { yield_clause: p.yield_clause, filter: None });
+    if !p.order.is_empty() {
+        root = above(root, Op::Sort(p.order.into_iter().map(|(c, asc)| (Expr::InputProp(c), asc)).collect()));
+    }
+    if p.skip.is_some() || p.limit.is_some() {
+        let offset = p.skip.unwrap_or(Expr::Const(Value::Int(0)));
+        let count = p.limit.unwrap_or(Expr::Const(Value::Int(i64::MAX)));
+        root = above(root, Op::Limit { offset, count });
+    }
+    if let Some(f) = p.filter {
+        root = above(root, Op::Filter(f));
+    }
+    root
+}
