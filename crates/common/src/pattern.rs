@@ -62,14 +62,7 @@ pub struct PathPattern {
 }
 
 fn write_props(f: &mut fmt::Formatter<'_>, props: &PropMap) -> fmt::Result {
-    f.write_str("{")?;
-    for (i, (k, v)) in props.iter().enumerate() {
-        if i > 0 {
-            f.write_str(", ")?;
-        }
-        write!(f, "{k}: {v}")?;
-    }
-    f.write_str("}")
+    crate::value::write_entries(f, props.iter().map(|(k, v)| (k, v)))
 }
 
 impl fmt::Display for NodePattern {

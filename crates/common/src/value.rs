@@ -540,8 +540,16 @@ pub fn format_float(x: f64) -> String {
 }
 
 fn write_props(f: &mut fmt::Formatter<'_>, props: &BTreeMap<String, Value>) -> fmt::Result {
+    write_entries(f, props)
+}
+
+/// `{k: v, ...}`: a map's or a pattern's properties.
+pub(crate) fn write_entries<K: fmt::Display, V: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    entries: impl IntoIterator<Item = (K, V)>,
+) -> fmt::Result {
     f.write_str("{")?;
-    for (i, (k, v)) in props.iter().enumerate() {
+    for (i, (k, v)) in entries.into_iter().enumerate() {
         if i > 0 {
             f.write_str(", ")?;
         }
