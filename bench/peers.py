@@ -10,6 +10,14 @@ Semantics, as NebulaGraph's GO: `GO N STEPS` returns the edges of the N-th step,
 set of vertices the previous step reached; the RageDB walk (out, in, out) counts every walk (an edge may be
 reused, as `(p)-[:likes]->(i)<-[:likes]-(p)`), in every system.
 
+The `match*` workloads are the openCypher MATCH forms of those, on MATCH's semantics: one row per path, no
+de-duplication between steps, and no relationship twice within one path (relationship isomorphism, as Neo4j and
+NebulaGraph). Neo4j runs the Cypher statement as it is; Kuzu and ladybug match fixed-length patterns as walks (a
+relationship may repeat, and `recursive_pattern_semantic` applies to variable-length patterns only), so their
+statement adds `id(e_i) <> id(e_j)` for every pair of the path's relationships; DuckDB's SQL joins one `knows` or
+`likes` row per relationship with the same pairwise inequalities (an edge is its (src, dst): rank 0, no duplicate
+rows in the files).
+
 Usage: peers.py SPEC.json            (SPEC is written by `quiver bench`)
 """
 import json, os, shutil, subprocess, sys, time
@@ -50,21 +58,41 @@ def digest_value(v):
     return 0
 
 
-def digest_rows(workload, rows, liked=None, top=25):
+def digest_kind(workload):
+    """How a workload's answer is digested: `rows` (the rows as a set), `sum` (row count and checksum of the first
+    column), `count` (one count) or `top` (the recommendation without the liked items)."""
     if workload.endswith("distinct-order-limit"):
+        return "rows"
+    if workload in ("go2-count-over-all", "rage-3hop-count", "match-rage-3hop-count"):
+        return "count"
+    if workload in ("rage-recommend", "match-rage-recommend"):
+        return "top"
+    if workload.startswith("go") or workload.startswith("match"):
+        return "sum"
+    raise ValueError(workload)
+
+
+def digest_rows(workload, rows, liked=None, top=25):
+    kind = digest_kind(workload)
+    if kind == "rows":
         out = [list(r) for r in rows]
         out.sort(key=lambda r: json.dumps(r, separators=(",", ":"), ensure_ascii=False))
         return {"rows": out}
-    if workload.startswith("go") and workload != "go2-count-over-all":
+    if kind == "sum":
         s = 0
         for r in rows:
             s = (s + digest_value(r[0])) % MOD
         return {"rows": len(rows), "sum": s}
-    if workload in ("go2-count-over-all", "rage-3hop-count"):
+    if kind == "count":
         return {"count": int(rows[0][0])}
-    if workload == "rage-recommend":
-        return {"top": [[int(a), int(b)] for a, b in rows if int(a) not in liked][:top]}
-    raise ValueError(workload)
+    return {"top": [[int(a), int(b)] for a, b in rows if int(a) not in liked][:top]}
+
+
+def go_shape(w):
+    """(steps, case) of `go{N}-{what}` and `match{N}-{what}`."""
+    head, what = w.split("-", 1)
+    steps = int(head[-1])
+    return steps, {"dst": 1, "edge-prop": 2, "dst-prop": 3, "distinct-order-limit": 4}[what]
 
 
 # ---------------------------------------------------------------- load figures and the query runner, any system
@@ -94,7 +122,7 @@ def measure(spec, path, open_db, load, query, close, qs, edges_q, liked_q):
                "rss_bytes": max(rss, 0), "restart_s": restart}
 
     def run(w, v):
-        if w == "rage-recommend":
+        if digest_kind(w) == "top":
             liked = {r[0] for r in query(h, liked_q, {"v": v})}
             return digest_rows(w, query(h, qs[w], {"v": v}), liked, spec["top"])
         return digest_rows(w, query(h, qs[w], {"v": v}))
@@ -125,19 +153,63 @@ RAGE_WALK = "MATCH (p:person {id: $v})-[:likes]->(i:item)<-[:likes]-(q:person)-[
 NEO4J_RAGE_WALK = "MATCH (p:person {id: $v})-[:likes]->(i:item) MATCH (i)<-[:likes]-(q:person) MATCH (q)-[:likes]->(j:item) "
 
 
-def cypher_queries(spec, walk=RAGE_WALK):
+def distinct_rels(rels, keep, walks):
+    """What makes a walk engine (Kuzu, ladybug) match paths as a relationship-isomorphic one does: every pair of the
+    path's relationships differs. It is a `WITH` (of the relationships and `keep`, what RETURN reads) and its WHERE,
+    not the MATCH's WHERE: ladybug 0.22.0 answers wrongly with `id(e1) <> id(e2)` of two adjacent relationships in a
+    MATCH's WHERE (a 3-hop count from a vertex with 42 such paths gave 32). Empty for Neo4j (`walks` false), which
+    needs none."""
+    if not walks or len(rels) < 2:
+        return ""
+    pairs = [f"id({a}) <> id({b})" for i, a in enumerate(rels) for b in rels[i + 1:]]
+    return f"WITH {', '.join(rels + [keep])} WHERE " + " AND ".join(pairs) + " "
+
+
+def match_cypher(steps, case, walks):
+    """The MATCH form of NebulaGraph's case 1-4 (as workloads.rs's `match_go`): one row per path of `steps` knows
+    relationships, none twice, the last one `e` to `d`."""
+    rels = [f"e{i}" for i in range(1, steps)] + ["e"]
+    q = "MATCH (v:person {id: $v})"
+    for r in rels[:-1]:
+        q += f"-[{r}:knows]->()" if walks else "-[:knows]->()"
+    q += "-[e:knows]->(d) " + distinct_rels(rels, "d", walks)
+    if case == 1:
+        return q + "RETURN d.id"
+    if case == 2:
+        return q + "RETURN e.time"
+    if case == 3:
+        return q + "RETURN d.first_name"
+    return q + "RETURN DISTINCT e.time AS t, d.first_name, d.last_name, d.birthday AS birth ORDER BY t, birth LIMIT 10"
+
+
+def match_rage_walk(walks):
+    """The MATCH form of the RageDB walk (as workloads.rs's `match_rage_walk`): paths, no relationship twice."""
+    if not walks:
+        return "MATCH (p:person {id: $v})-[:likes]->(i)<-[:likes]-(o)-[:likes]->(r) "
+    return ("MATCH (p:person {id: $v})-[e1:likes]->(i)<-[e2:likes]-(o)-[e3:likes]->(r) "
+            + distinct_rels(["e1", "e2", "e3"], "r", walks))
+
+
+def cypher_queries(spec, walk=RAGE_WALK, walks=True):
+    """The Cypher statements; `walks`: the system matches fixed-length patterns as walks (Kuzu, ladybug), so the
+    MATCH forms spell out that no relationship is used twice."""
     qs = {}
     for w in spec["workloads"]:
         if w == "go2-count-over-all":
             qs[w] = "MATCH (a:person {id: $v})-[:knows]->(m:person) WITH DISTINCT m MATCH (m)-[:knows]->(b) RETURN count(*)"
         elif w.startswith("go"):
-            steps = int(w[2])
-            case = {"dst": 1, "edge-prop": 2, "dst-prop": 3, "distinct-order-limit": 4}[w.split("-", 1)[1]]
-            qs[w] = go_cypher(steps, case)
+            qs[w] = go_cypher(*go_shape(w))
         elif w == "rage-3hop-count":
             qs[w] = walk + "RETURN count(*)"
         elif w == "rage-recommend":
             qs[w] = walk + f"RETURN j.id AS j, count(*) AS c ORDER BY c DESC, j LIMIT {spec['top'] + spec['likes']}"
+        elif w == "match-rage-3hop-count":
+            qs[w] = match_rage_walk(walks) + "RETURN count(*)"
+        elif w == "match-rage-recommend":
+            qs[w] = (match_rage_walk(walks)
+                     + f"RETURN r.id AS j, count(*) AS c ORDER BY c DESC, j LIMIT {spec['top'] + spec['likes']}")
+        elif w.startswith("match"):
+            qs[w] = match_cypher(*go_shape(w), walks)
     return qs
 
 
@@ -196,6 +268,35 @@ def duck_go(steps, case):
 DUCK_WALK = "FROM likes a JOIN likes b ON b.dst = a.dst JOIN likes c ON c.src = b.src WHERE a.src = $v"
 
 
+def duck_distinct_edges(edges):
+    """No edge twice in one path: every pair of the joined edge rows differs (an edge is its (src, dst))."""
+    return "".join(f" AND NOT ({a}.src = {b}.src AND {a}.dst = {b}.dst)"
+                   for i, a in enumerate(edges) for b in edges[i + 1:])
+
+
+def duck_match(steps, case):
+    """The MATCH form of case 1-4 in SQL: one knows row per relationship of the path (k1 .. e), joined end to start,
+    pairwise distinct, no de-duplication between steps."""
+    edges = [f"k{i}" for i in range(1, steps)] + ["e"]
+    body = f" FROM knows {edges[0]}"
+    for a, b in zip(edges, edges[1:]):
+        body += f" JOIN knows {b} ON {b}.src = {a}.dst"
+    if case in (3, 4):
+        body += " LEFT JOIN person d ON d.id = e.dst"
+    body += f" WHERE {edges[0]}.src = $v" + duck_distinct_edges(edges)
+    if case == 1:
+        return "SELECT e.dst" + body
+    if case == 2:
+        return "SELECT e.time" + body
+    if case == 3:
+        return "SELECT d.first_name" + body
+    return "SELECT DISTINCT e.time AS t, d.first_name, d.last_name, d.birthday AS birth" + body + " ORDER BY t, birth LIMIT 10"
+
+
+# The MATCH form of the RageDB walk: paths (a, b, c), no edge twice.
+DUCK_MATCH_WALK = DUCK_WALK + duck_distinct_edges(["a", "b", "c"])
+
+
 def duck_queries(spec):
     qs = {}
     for w in spec["workloads"]:
@@ -203,14 +304,19 @@ def duck_queries(spec):
             qs[w] = ("WITH f1 AS (SELECT DISTINCT dst AS v FROM knows WHERE src = $v) "
                      "SELECT count(*) FROM f1 JOIN knows e ON e.src = f1.v")
         elif w.startswith("go"):
-            steps = int(w[2])
-            case = {"dst": 1, "edge-prop": 2, "dst-prop": 3, "distinct-order-limit": 4}[w.split("-", 1)[1]]
-            qs[w] = duck_go(steps, case)
+            qs[w] = duck_go(*go_shape(w))
         elif w == "rage-3hop-count":
             qs[w] = "SELECT count(*) " + DUCK_WALK
         elif w == "rage-recommend":
             qs[w] = (f"SELECT c.dst AS j, count(*) AS n {DUCK_WALK} GROUP BY c.dst ORDER BY n DESC, j "
                      f"LIMIT {spec['top'] + spec['likes']}")
+        elif w == "match-rage-3hop-count":
+            qs[w] = "SELECT count(*) " + DUCK_MATCH_WALK
+        elif w == "match-rage-recommend":
+            qs[w] = (f"SELECT c.dst AS j, count(*) AS n {DUCK_MATCH_WALK} GROUP BY c.dst ORDER BY n DESC, j "
+                     f"LIMIT {spec['top'] + spec['likes']}")
+        elif w.startswith("match"):
+            qs[w] = duck_match(*go_shape(w))
     return qs
 
 
@@ -249,7 +355,8 @@ def run_neo4j(spec):
     spec_path = os.path.join(spec["work"], "neo4j-spec.json")
     out_path = os.path.join(spec["work"], "neo4j-out.json")
     with open(spec_path, "w") as f:
-        json.dump(dict(spec, queries=cypher_queries(spec, NEO4J_RAGE_WALK), edge_count_query=edge_count_query(spec),
+        json.dump(dict(spec, queries=cypher_queries(spec, NEO4J_RAGE_WALK, walks=False),
+                       edge_count_query=edge_count_query(spec),
                        liked_query=LIKED_QUERY), f)
     r = subprocess.run(["java", "-Xmx6g", "-cp", cp, "NeoPeer", spec_path, out_path],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

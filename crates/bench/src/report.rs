@@ -65,7 +65,8 @@ pub fn markdown(r: &Results) -> String {
         s,
         "\n## One client, same start vertices (mean latency, ms; ratio = peer / Quiver, above 1 means Quiver is faster)\n\n\
          A peer stops taking start vertices once it has spent its time budget on a workload; `agree` says how many \
-         it answered, and its ratio is against Quiver's mean over those same starts.\n"
+         it answered, and its ratio is against Quiver's mean over those same starts. `failed`: a Quiver query of the \
+         workload failed (see the notes); the peers' latencies are shown, with nothing to compare.\n"
     );
     let mut head = String::from("| dataset | workload | quiver |");
     let mut rule = String::from("|---|---|---:|");
@@ -75,11 +76,15 @@ pub fn markdown(r: &Results) -> String {
     }
     let _ = writeln!(s, "{head}\n{rule}");
     for q in r.single.iter().filter(|x| x.system == "quiver") {
-        let mut line = format!("| {} | {} | {} |", q.dataset, q.workload, ms(q.latency_ms.mean));
+        let quiver = if q.error.is_some() { "failed".to_string() } else { ms(q.latency_ms.mean) };
+        let mut line = format!("| {} | {} | {quiver} |", q.dataset, q.workload);
         for p in &systems {
             let peer = r.single.iter().find(|x| x.system == *p && x.dataset == q.dataset && x.workload == q.workload);
             let check = r.checks.iter().find(|c| c.system == *p && c.dataset == q.dataset && c.workload == q.workload);
             match peer {
+                Some(x) if q.error.is_some() => {
+                    let _ = write!(line, " {} | - | - |", ms(x.latency_ms.mean));
+                }
                 Some(x) => {
                     let agree = check.map_or("-".to_string(), |c| format!("{}/{}", c.agreed, c.compared));
                     let base = x.quiver_mean_ms.unwrap_or(q.latency_ms.mean);

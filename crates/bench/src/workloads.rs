@@ -1,13 +1,19 @@
 //! The workloads: NebulaGraph's GO cases 1-4 for 1-3 steps and the paper's 2-hop count (social graph), RageDB's
-//! 3-hop count and recommendation (likes graph), BG3's follow and recommendation mixes, and writes. Each read
-//! workload also has a digest of its answer for one start vertex, which the peers compute the same way
-//! (`bench/peers.py`), so the systems are checked to agree.
+//! 3-hop count and recommendation (likes graph), the openCypher MATCH form of each of those, BG3's follow and
+//! recommendation mixes, and writes. Each read workload also has a digest of its answer for one start vertex, which
+//! the peers compute the same way (`bench/peers.py`), so the systems are checked to agree.
+//!
+//! A MATCH form answers on MATCH's semantics, not GO's: it returns one row per path, never uses an edge twice
+//! within one path, and does not de-duplicate the vertices reached between steps (a `GO N STEPS` walks on from the
+//! distinct vertices of the step before). Its answers therefore differ from the GO form's, and every peer computes
+//! them on MATCH's semantics.
 
 use crate::drive::{Conn, Request};
 use crate::gen::Dataset;
 use quiver_common::rng::Rng;
 use quiver_common::Value;
 use serde_json::{json, Value as Json};
+use std::fmt::Write as _;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Kind {
@@ -19,6 +25,12 @@ pub enum Kind {
     RageCount3,
     /// The same walk, grouped by item, without the items the person likes, top 25.
     RageRecommend,
+    /// The MATCH form of [`Kind::Go`]: a path of `steps` knows edges, no edge twice, no de-duplication between steps.
+    Match { steps: u32, case: u32 },
+    /// The MATCH form of [`Kind::RageCount3`]: paths, no edge twice.
+    MatchRageCount3,
+    /// The MATCH form of [`Kind::RageRecommend`].
+    MatchRageRecommend,
     /// BG3: 99% one-hop reads, 1% single-edge inserts.
     FollowMix,
     /// BG3: 70% 1-hop, 20% 2-hop, 10% 3-hop reads.
@@ -48,6 +60,11 @@ impl Workload {
         !matches!(self.kind, Kind::FollowMix | Kind::InsertEdge | Kind::InsertBatch)
     }
 
+    /// Whether the workload is the openCypher MATCH form of another.
+    pub fn is_match(&self) -> bool {
+        matches!(self.kind, Kind::Match { .. } | Kind::MatchRageCount3 | Kind::MatchRageRecommend)
+    }
+
     pub fn social() -> Vec<Workload> {
         let mut w = Vec::new();
         for steps in 1..=3 {
@@ -56,6 +73,11 @@ impl Workload {
             }
         }
         w.push(Workload { name: "go2-count-over-all".into(), kind: Kind::Count2 });
+        for steps in 1..=3 {
+            for (case, what) in [(1, "dst"), (2, "edge-prop"), (3, "dst-prop"), (4, "distinct-order-limit")] {
+                w.push(Workload { name: format!("match{steps}-{what}"), kind: Kind::Match { steps, case } });
+            }
+        }
         w
     }
 
@@ -72,6 +94,8 @@ impl Workload {
         vec![
             Workload { name: "rage-3hop-count".into(), kind: Kind::RageCount3 },
             Workload { name: "rage-recommend".into(), kind: Kind::RageRecommend },
+            Workload { name: "match-rage-3hop-count".into(), kind: Kind::MatchRageCount3 },
+            Workload { name: "match-rage-recommend".into(), kind: Kind::MatchRageRecommend },
         ]
     }
 
@@ -86,6 +110,13 @@ impl Workload {
                 rage_walk(v),
                 TOP_ITEMS as u64 + likes
             ),
+            Kind::Match { steps, case } => match_go(steps, case, v),
+            Kind::MatchRageCount3 => format!("{} RETURN count(*)", match_rage_walk(v)),
+            Kind::MatchRageRecommend => format!(
+                "{} RETURN id(r) AS j, count(*) AS c ORDER BY c DESC, j LIMIT {}",
+                match_rage_walk(v),
+                TOP_ITEMS as u64 + likes
+            ),
             _ => unreachable!("not a read workload"),
         }
     }
@@ -94,18 +125,18 @@ impl Workload {
     pub fn digest(&self, conn: &mut dyn Conn, v: i64, likes: u64) -> Result<Json, String> {
         let (rows, _) = conn.run(&self.statement(v, likes))?;
         Ok(match self.kind {
-            Kind::Go { case: 4, .. } => {
+            Kind::Go { case: 4, .. } | Kind::Match { case: 4, .. } => {
                 let mut rows: Vec<Json> = rows.iter().map(|r| Json::Array(r.iter().map(json_of).collect())).collect();
                 rows.sort_by_key(|r| r.to_string());
                 json!({ "rows": rows })
             }
-            Kind::Go { .. } => {
+            Kind::Go { .. } | Kind::Match { .. } => {
                 let sum = rows.iter().fold(0i64, |acc, r| (acc + digest_value(&r[0])) % MODULUS);
                 json!({ "rows": rows.len(), "sum": sum })
             }
-            Kind::Count2 | Kind::RageCount3 => json!({ "count": int(&rows[0][0]) }),
-            Kind::RageRecommend => {
-                let liked = liked(conn, v)?;
+            Kind::Count2 | Kind::RageCount3 | Kind::MatchRageCount3 => json!({ "count": int(&rows[0][0]) }),
+            Kind::RageRecommend | Kind::MatchRageRecommend => {
+                let liked = if self.kind == Kind::RageRecommend { liked(conn, v)? } else { liked_match(conn, v)? };
                 let top: Vec<Json> = rows
                     .iter()
                     .filter(|r| !liked.contains(&int(&r[0])))
@@ -129,9 +160,15 @@ impl Workload {
         Box::new(move |conn: &mut dyn Conn, i: u64| -> Result<u64, String> {
             let v = starts[(c * 7919 + i as usize) % starts.len()];
             match w.kind {
-                Kind::Go { .. } | Kind::Count2 | Kind::RageCount3 => conn.run(&w.statement(v, likes)).map(|_| 0),
+                Kind::Go { .. } | Kind::Count2 | Kind::RageCount3 | Kind::Match { .. } | Kind::MatchRageCount3 => {
+                    conn.run(&w.statement(v, likes)).map(|_| 0)
+                }
                 Kind::RageRecommend => {
                     liked(conn, v)?;
+                    conn.run(&w.statement(v, likes)).map(|_| 0)
+                }
+                Kind::MatchRageRecommend => {
+                    liked_match(conn, v)?;
                     conn.run(&w.statement(v, likes)).map(|_| 0)
                 }
                 Kind::RecommendMix => {
@@ -209,8 +246,42 @@ fn rage_walk(v: i64) -> String {
     )
 }
 
+/// The MATCH form of [`go`]: the path of `steps` knows edges from `v`, the last edge `e` to `d`, returning what
+/// case 1-4 yields. For example case 1 at 2 steps:
+/// `MATCH (v:person)-[:knows]->()-[:knows]->(d) WHERE id(v) == {v} RETURN id(d)`.
+fn match_go(steps: u32, case: u32, v: i64) -> String {
+    let mut q = String::from("MATCH (v:person)");
+    for _ in 1..steps {
+        q.push_str("-[:knows]->()");
+    }
+    let ret = match case {
+        1 => "id(d)",
+        2 => "e.time",
+        3 => "d.person.first_name",
+        _ => {
+            "DISTINCT e.time AS t, d.person.first_name, d.person.last_name, d.person.birthday AS birth \
+             ORDER BY t, birth LIMIT 10"
+        }
+    };
+    let edge = if case == 1 { "[:knows]" } else { "[e:knows]" };
+    let _ = write!(q, "-{edge}->(d) WHERE id(v) == {v} RETURN {ret}");
+    q
+}
+
+/// The MATCH form of [`rage_walk`]: out LIKES, in LIKES, out LIKES from `v`, one row per path (the person `o` is
+/// never `p` and the item `r` never `i`: no edge twice), the last item `r`.
+fn match_rage_walk(v: i64) -> String {
+    format!("MATCH (p:person)-[:likes]->(i)<-[:likes]-(o)-[:likes]->(r) WHERE id(p) == {v}")
+}
+
 fn liked(conn: &mut dyn Conn, v: i64) -> Result<std::collections::HashSet<i64>, String> {
     let (rows, _) = conn.run(&format!("GO FROM {v} OVER likes YIELD likes._dst"))?;
+    Ok(rows.iter().map(|r| int(&r[0])).collect())
+}
+
+/// The items `v` likes, asked with MATCH (the liked items of [`Kind::MatchRageRecommend`]).
+fn liked_match(conn: &mut dyn Conn, v: i64) -> Result<std::collections::HashSet<i64>, String> {
+    let (rows, _) = conn.run(&format!("MATCH (p:person)-[:likes]->(i) WHERE id(p) == {v} RETURN id(i)"))?;
     Ok(rows.iter().map(|r| int(&r[0])).collect())
 }
 

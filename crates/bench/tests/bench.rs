@@ -70,6 +70,34 @@ fn go_reference(out: &HashMap<i64, Vec<i64>>, v: i64, steps: u32) -> Vec<i64> {
     last
 }
 
+/// MATCH's paths of `steps` edges from `v`, no edge twice (an edge is its (src, dst): the generated graphs repeat
+/// none): the last vertex of each.
+fn match_reference(out: &HashMap<i64, Vec<i64>>, v: i64, steps: u32) -> Vec<i64> {
+    fn walk(out: &HashMap<i64, Vec<i64>>, path: &mut Vec<(i64, i64)>, at: i64, left: u32, ends: &mut Vec<i64>) {
+        if left == 0 {
+            ends.push(at);
+            return;
+        }
+        for &d in out.get(&at).map_or(&[][..], |n| &n[..]) {
+            if !path.contains(&(at, d)) {
+                path.push((at, d));
+                walk(out, path, d, left - 1, ends);
+                path.pop();
+            }
+        }
+    }
+    let mut ends = Vec::new();
+    walk(out, &mut Vec::new(), v, steps, &mut ends);
+    ends
+}
+
+fn top_items(per_item: HashMap<i64, i64>, liked: &BTreeSet<i64>) -> serde_json::Value {
+    let mut top: Vec<(i64, i64)> = per_item.into_iter().filter(|(j, _)| !liked.contains(j)).collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    top.truncate(25);
+    json!({ "top": top.into_iter().map(|(j, c)| json!([j, c])).collect::<Vec<_>>() })
+}
+
 #[test]
 fn workload_answers_equal_a_reference_traversal() {
     let dir = tempfile::tempdir().unwrap();
@@ -121,10 +149,63 @@ fn workload_answers_equal_a_reference_traversal() {
         let total: i64 = per_item.values().sum();
         assert_eq!(rage[0].digest(&mut conn, v, 12).unwrap(), json!({ "count": total }));
         let liked: BTreeSet<i64> = out[&v].iter().copied().collect();
-        let mut top: Vec<(i64, i64)> = per_item.into_iter().filter(|(j, _)| !liked.contains(j)).collect();
-        top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        top.truncate(25);
-        let top: Vec<_> = top.into_iter().map(|(j, c)| json!([j, c])).collect();
-        assert_eq!(rage[1].digest(&mut conn, v, 12).unwrap(), json!({ "top": top }), "recommendation from {v}");
+        assert_eq!(rage[1].digest(&mut conn, v, 12).unwrap(), top_items(per_item, &liked), "recommendation from {v}");
+        // MATCH's paths: no edge twice, so the other person is never `v` and the last item never the first.
+        let mut per_item: HashMap<i64, i64> = HashMap::new();
+        for i in &out[&v] {
+            for q in inn[i].iter().filter(|q| **q != v) {
+                for j in out[q].iter().filter(|j| *j != i) {
+                    *per_item.entry(*j).or_default() += 1;
+                }
+            }
+        }
+        let total: i64 = per_item.values().sum();
+        let (count, recommend) = (&rage[2], &rage[3]);
+        assert_eq!((count.name.as_str(), recommend.name.as_str()), ("match-rage-3hop-count", "match-rage-recommend"));
+        assert_eq!(count.digest(&mut conn, v, 12).unwrap(), json!({ "count": total }), "MATCH count from {v}");
+        assert_eq!(recommend.digest(&mut conn, v, 12).unwrap(), top_items(per_item, &liked), "MATCH recommendation");
     }
+}
+
+/// The MATCH forms on a dense graph (many 2-cycles): MATCH's paths, no edge twice.
+#[test]
+fn match_answers_equal_a_reference_path_enumeration() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = gen::social(&dir.path().join("social"), SocialScale { persons: 300, knows: 6_000 }, 5, 8).unwrap();
+    let db = Database::in_memory();
+    import(&db, &ds.mapping(), &ImportOptions::default()).unwrap();
+    let mut conn = Embedded::new(Arc::new(db), &ds.space);
+    let mut out: HashMap<i64, Vec<i64>> = HashMap::new();
+    for (s, d, _) in edges(&ds.dir.join("knows.csv")) {
+        out.entry(s).or_default().push(d);
+    }
+    let workloads = Workload::social();
+    for &v in &ds.starts {
+        for steps in 1..=3u32 {
+            let expect = match_reference(&out, v, steps);
+            let sum = expect.iter().fold(0i64, |a, d| (a + d.rem_euclid(1_000_000_007)) % 1_000_000_007);
+            let w = workloads.iter().find(|w| w.name == format!("match{steps}-dst")).unwrap();
+            assert_eq!(
+                w.digest(&mut conn, v, 0).unwrap(),
+                json!({ "rows": expect.len(), "sum": sum }),
+                "match{steps} from {v}"
+            );
+        }
+    }
+    // Over a 2-cycle `v->a->v->a` a walk uses `v->a` twice, a MATCH path never: some start must meet one, or the
+    // check above would not tell paths from walks.
+    let walks = |v: i64| {
+        let mut n: HashMap<i64, usize> = [(v, 1)].into();
+        for _ in 0..3 {
+            let mut next = HashMap::new();
+            for (at, k) in n {
+                for d in out.get(&at).map_or(&[][..], |x| &x[..]) {
+                    *next.entry(*d).or_default() += k;
+                }
+            }
+            n = next;
+        }
+        n.values().sum::<usize>()
+    };
+    assert!(ds.starts.iter().any(|&v| walks(v) != match_reference(&out, v, 3).len()), "no start meets a 2-cycle");
 }
