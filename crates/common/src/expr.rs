@@ -374,6 +374,23 @@ impl Expr {
         found
     }
 
+    /// The operands of this expression's top-level ANDs, left to right (the expression itself when it is no AND).
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        match self {
+            Expr::Binary { op: BinaryOp::And, lhs, rhs } => {
+                let mut out = lhs.conjuncts();
+                out.extend(rhs.conjuncts());
+                out
+            }
+            other => vec![other],
+        }
+    }
+
+    /// The left-nested AND of `parts`, or `None` when there are none.
+    pub fn and_all(parts: impl IntoIterator<Item = Expr>) -> Option<Expr> {
+        parts.into_iter().reduce(|acc, e| Expr::binary(BinaryOp::And, acc, e))
+    }
+
     pub fn has_aggregate(&self) -> bool {
         self.any(&|e| matches!(e, Expr::Aggregate { .. }))
     }

@@ -367,17 +367,15 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             Op::Argument => Ok(pattern::argument()),
             Op::Filter(cond) => FilterExecutor::execute(cond, req, input.unwrap_or(&DataSet::empty())),
             Op::Unwind { expr, alias } => UnwindExecutor::execute(expr, alias, req, input.unwrap_or(&DataSet::empty())),
-            Op::OptionalJoin { columns } => {
+            Op::OptionalJoin { .. } | Op::PatternApply { .. } => {
+                // The branch runs once over the input rows, numbered, and its rows are joined back by number.
                 let left = input.cloned().unwrap_or_else(pattern::argument);
-                let numbered = pattern::numbered(&left);
-                let branch = self.run(&node.branches[0], Some(&numbered))?;
-                Ok(pattern::left_join(&left, &branch, columns))
-            }
-            Op::PatternApply { anti } => {
-                let left = input.cloned().unwrap_or_else(pattern::argument);
-                let numbered = pattern::numbered(&left);
-                let branch = self.run(&node.branches[0], Some(&numbered))?;
-                Ok(pattern::semi_join(&left, &branch, *anti))
+                let branch = self.run(&node.branches[0], Some(&pattern::numbered(&left)))?;
+                Ok(match &node.op {
+                    Op::OptionalJoin { columns } => pattern::left_join(&left, &branch, columns),
+                    Op::PatternApply { anti } => pattern::semi_join(&left, &branch, *anti),
+                    _ => unreachable!("matched above"),
+                })
             }
             Op::StartVertices(_) | Op::Traverse(_) | Op::AppendVertices(_) | Op::BuildPath(_) => {
                 let space = self.space()?;

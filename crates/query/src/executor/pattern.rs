@@ -93,10 +93,12 @@ impl StartVerticesExecutor {
     pub fn execute(r: &Reads<'_>, s: &StartNode, input: Option<&DataSet>) -> QResult<DataSet> {
         let req = r.req;
         let vids: Vec<Value> = match &s.start {
-            Start::Ids(e) => {
-                let items = match eval(e, &NoRow(req))? {
-                    Value::List(items) | Value::Set(items) => items,
-                    other => vec![other],
+            Start::Ids { vids, list } => {
+                let items = match (eval(vids, &NoRow(req))?, list) {
+                    (Value::List(items) | Value::Set(items), true) => items,
+                    // `IN` something that is no list admits nothing.
+                    (_, true) => Vec::new(),
+                    (one, false) => vec![one],
                 };
                 // What is no VID of this space matches nothing.
                 distinct(items.into_iter().filter(|v| valid_vid(r, v)))

@@ -17,25 +17,6 @@ use quiver_common::expr::{BinaryOp, Expr, UnaryOp};
 
 pub(crate) struct PushFilterIntoGo;
 
-fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
-    match e {
-        Expr::Binary { op: BinaryOp::And, lhs, rhs } => {
-            conjuncts(*lhs, out);
-            conjuncts(*rhs, out);
-        }
-        other => out.push(other),
-    }
-}
-
-fn and_all(mut parts: Vec<Expr>) -> Option<Expr> {
-    let first = if parts.is_empty() { return None } else { parts.remove(0) };
-    Some(parts.into_iter().fold(first, |acc, e| Expr::Binary {
-        op: BinaryOp::And,
-        lhs: Box::new(acc),
-        rhs: Box::new(e),
-    }))
-}
-
 fn is_predicate(e: &Expr) -> bool {
     match e {
         Expr::Binary { op, .. } => {
@@ -68,14 +49,13 @@ impl Rule for PushFilterIntoGo {
             return false;
         }
         let names: Vec<String> = g.go.edges.iter().map(|(_, s)| s.name.clone()).collect();
-        let mut parts = Vec::new();
-        conjuncts(stmt.filter.clone().expect("checked"), &mut parts);
-        let (pushed, kept): (Vec<Expr>, Vec<Expr>) = parts.into_iter().partition(|c| storage_can_evaluate(c, &names));
+        let parts = stmt.filter.as_ref().expect("checked").conjuncts().into_iter().cloned();
+        let (pushed, kept): (Vec<Expr>, Vec<Expr>) = parts.partition(|c| storage_can_evaluate(c, &names));
         if pushed.is_empty() {
             return false;
         }
-        g.storage_filter = and_all(pushed);
-        g.go.stmt.filter = and_all(kept);
+        g.storage_filter = Expr::and_all(pushed);
+        g.go.stmt.filter = Expr::and_all(kept);
         true
     }
 }

@@ -260,7 +260,7 @@ fn describe(op: &Op) -> Vec<(String, String)> {
         Op::StartVertices(s) => {
             d.push(("node".into(), s.node.column.clone()));
             match &s.start {
-                Start::Ids(e) => d.push(("vids".into(), e.to_string())),
+                Start::Ids { vids, .. } => d.push(("vids".into(), vids.to_string())),
                 Start::Index(p) => d.push(("index".into(), join(p.scans.iter().map(crate::validator::describe_scan)))),
                 Start::ScanTag(t) => d.push(("tag".into(), t.name.clone())),
                 Start::ScanAll | Start::Bound => {}

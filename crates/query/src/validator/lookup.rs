@@ -7,7 +7,7 @@
 //! ranges do not answer exactly (`!=`, other fields, strings longer than the index keeps) are re-checked on the rows.
 //! Only indexes that are ready are used: no query sees an index whose build has not finished.
 
-use super::Validator;
+use super::{is_constant, Validator};
 use crate::context::ParamContext;
 use crate::Params;
 use quiver_api::*;
@@ -49,24 +49,6 @@ fn reverse(op: BinaryOp) -> Option<BinaryOp> {
         BinaryOp::Gt => BinaryOp::Lt,
         BinaryOp::Ge => BinaryOp::Le,
         _ => return None,
-    })
-}
-
-fn is_constant(e: &Expr) -> bool {
-    !e.any(&|x| {
-        matches!(
-            x,
-            Expr::LabelProp { .. }
-                | Expr::EdgeMetaProp { .. }
-                | Expr::SrcProp { .. }
-                | Expr::DstProp { .. }
-                | Expr::InputProp(_)
-                | Expr::VarProp { .. }
-                | Expr::Label(_)
-                | Expr::Vertex(_)
-                | Expr::Edge
-                | Expr::Aggregate { .. }
-        )
     })
 }
 

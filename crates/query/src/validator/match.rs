@@ -7,7 +7,7 @@
 //! properties, of an edge value its property). The output is a [`BoundMatch`]: the reading stages in order, each
 //! path with where it starts, and the projections with their output names.
 
-use super::{LookupPlan, Validator};
+use super::{is_constant, LookupPlan, Validator};
 use quiver_api::{SchemaKind, SchemaRef};
 use quiver_common::eval::eval;
 use quiver_common::expr::{BinaryOp, Expr};
@@ -112,8 +112,10 @@ pub(crate) struct BoundEdge {
 pub(crate) enum Start {
     /// The node is bound in the input row.
     Bound,
-    /// `id(v) == x` or `id(v) IN list`: the expression gives the VID or the list of VIDs.
-    Ids(Expr),
+    /// `id(v) == x` (`list: false`: the value is the one VID) or `id(v) IN x` (`list: true`: the VIDs are the
+    /// items of the list, none when it is no list). Exactly the vertices the condition admits, so the condition is
+    /// not checked again.
+    Ids { vids: Expr, list: bool },
     /// An index of the node's tag, with the LOOKUP that reads it (yielding the VIDs).
     Index(Box<LookupPlan>),
     /// Every vertex with the tag.
@@ -127,7 +129,7 @@ impl Start {
     pub fn name(&self) -> &'static str {
         match self {
             Start::Bound => "Argument",
-            Start::Ids(_) => "GetVertices",
+            Start::Ids { .. } => "GetVertices",
             Start::Index(_) => "IndexScan",
             Start::ScanTag(_) | Start::ScanAll => "ScanVertices",
         }
@@ -183,7 +185,7 @@ impl Validator<'_> {
                                 return Err(semantic("Invalid use of aggregating function in this context."));
                             }
                             let mut rest: Vec<&Expr> = Vec::new();
-                            for c in conjuncts(f) {
+                            for c in f.conjuncts() {
                                 match pattern_predicate(c) {
                                     Some((p, anti)) => {
                                         predicates.push((self.predicate_path(&space, p, &scope, &mut anon)?, anti))
@@ -191,15 +193,16 @@ impl Validator<'_> {
                                     None => rest.push(c),
                                 }
                             }
-                            let rest = rest.into_iter().cloned().reduce(|a, b| Expr::binary(BinaryOp::And, a, b));
+                            let rest = Expr::and_all(rest.into_iter().cloned());
                             rest.map(|r| rewrite(&r, &scope)).transpose()?
                         }
                         None => None,
                     };
                     // Where each path starts: chosen now that the WHERE is known.
                     let mut known = before;
+                    let mut answered = Vec::new();
                     for path in &mut bound_paths {
-                        self.choose_start(&space, path, &known, filter.as_ref());
+                        answered.extend(self.choose_start(&space, path, &known, filter.as_ref()));
                         for n in &path.nodes {
                             known.add(&n.column, AliasKind::Node);
                         }
@@ -207,6 +210,17 @@ impl Validator<'_> {
                             known.add(&e.column, AliasKind::Edge);
                         }
                     }
+                    // What a start answers exactly is not checked again.
+                    let filter = match filter {
+                        Some(f) if !answered.is_empty() => Expr::and_all(
+                            f.conjuncts()
+                                .into_iter()
+                                .enumerate()
+                                .filter(|(i, _)| !answered.contains(i))
+                                .map(|(_, c)| c.clone()),
+                        ),
+                        f => f,
+                    };
                     stages.push(MatchStage::Match { optional: *optional, paths: bound_paths, filter, predicates });
                 }
                 MatchClause::Unwind { expr, alias } => {
@@ -391,25 +405,36 @@ impl Validator<'_> {
     /// Picks the node a path starts from and marks the nodes bound before they are reached. A node bound in the
     /// input is cheapest, then VIDs from the WHERE, then an index of a tag with an equality, then a tag's
     /// vertices, then every vertex.
-    fn choose_start(&self, space: &quiver_api::SpaceDesc, path: &mut BoundPath, known: &Scope, filter: Option<&Expr>) {
-        let conjuncts = filter.map(conjuncts).unwrap_or_default();
-        let mut best: Option<(u8, usize, Start)> = None;
+    ///
+    /// Returns the position among the filter's conjuncts of the one the start answers exactly (`id(v) == x`), which
+    /// need not be checked again.
+    fn choose_start(
+        &self,
+        space: &quiver_api::SpaceDesc,
+        path: &mut BoundPath,
+        known: &Scope,
+        filter: Option<&Expr>,
+    ) -> Option<usize> {
+        let conjuncts = filter.map(Expr::conjuncts).unwrap_or_default();
+        let mut best: Option<(u8, usize, Start, Option<usize>)> = None;
         for (i, node) in path.nodes.iter().enumerate() {
+            let mut answered = None;
             let candidate = if known.kind(&node.column).is_some() {
                 Some((0, Start::Bound))
-            } else if let Some(ids) = ids_of(&node.column, &conjuncts) {
-                Some((1, Start::Ids(ids)))
+            } else if let Some((c, vids, list)) = ids_of(&node.column, &conjuncts) {
+                answered = Some(c);
+                Some((1, Start::Ids { vids, list }))
             } else if let Some(plan) = self.index_start(space, node, &conjuncts) {
                 Some((2, Start::Index(Box::new(plan))))
             } else {
                 node.tags.first().map(|t| (3, Start::ScanTag(t.clone())))
             };
             let (rank, start) = candidate.unwrap_or((4, Start::ScanAll));
-            if best.as_ref().is_none_or(|(r, _, _)| rank < *r) {
-                best = Some((rank, i, start));
+            if best.as_ref().is_none_or(|(r, ..)| rank < *r) {
+                best = Some((rank, i, start, answered));
             }
         }
-        let (_, at, start) = best.expect("a path has a node");
+        let (_, at, start, answered) = best.expect("a path has a node");
         path.start_at = at;
         path.start = start;
         // Nodes already bound in the input, and nodes repeated within the path after their first visit in walk
@@ -424,6 +449,7 @@ impl Validator<'_> {
                 seen.push(node.column.clone());
             }
         }
+        answered
     }
 
     /// A LOOKUP on one of the node's tags for an equality in its property map or the WHERE, when an index can
@@ -601,28 +627,6 @@ fn evaluable(v: &Expr) -> QResult<Expr> {
     }
 }
 
-/// Whether `e` reads nothing but constants and parameters.
-pub(crate) fn is_constant(e: &Expr) -> bool {
-    !e.any(&|x| {
-        matches!(
-            x,
-            Expr::Label(_)
-                | Expr::LabelProp { .. }
-                | Expr::EdgeMetaProp { .. }
-                | Expr::SrcProp { .. }
-                | Expr::DstProp { .. }
-                | Expr::InputProp(_)
-                | Expr::VarProp { .. }
-                | Expr::Vertex(_)
-                | Expr::Edge
-                | Expr::Aggregate { .. }
-                | Expr::ListComprehension { .. }
-                | Expr::Predicate { .. }
-                | Expr::Reduce(_)
-        )
-    })
-}
-
 /// `pattern` or `NOT pattern`: the pattern, and whether it is negated.
 fn pattern_predicate(e: &Expr) -> Option<(&PathPattern, bool)> {
     match e {
@@ -635,28 +639,16 @@ fn pattern_predicate(e: &Expr) -> Option<(&PathPattern, bool)> {
     }
 }
 
-/// The top-level conjuncts of a filter.
-fn conjuncts(e: &Expr) -> Vec<&Expr> {
-    match e {
-        Expr::Binary { op: BinaryOp::And, lhs, rhs } => {
-            let mut out = conjuncts(lhs);
-            out.extend(conjuncts(rhs));
-            out
-        }
-        other => vec![other],
-    }
-}
-
-/// `id(col) == x`, `x == id(col)` or `id(col) IN list` among the conjuncts, with `x` constant: the VIDs (a value
-/// or a list).
-fn ids_of(col: &str, conjuncts: &[&Expr]) -> Option<Expr> {
+/// `id(col) == x`, `x == id(col)` or `id(col) IN x` among the conjuncts, with `x` constant: the conjunct's position,
+/// `x`, and whether it is a list (`IN`).
+fn ids_of(col: &str, conjuncts: &[&Expr]) -> Option<(usize, Expr, bool)> {
     let is_id = |e: &Expr| matches!(e, Expr::Function { name, args } if name.eq_ignore_ascii_case("id") && args.len() == 1 && matches!(&args[0], Expr::InputProp(c) if c == col));
-    for c in conjuncts {
+    for (i, c) in conjuncts.iter().enumerate() {
         if let Expr::Binary { op, lhs, rhs } = c {
             match op {
-                BinaryOp::Eq if is_id(lhs) && is_constant(rhs) => return Some((**rhs).clone()),
-                BinaryOp::Eq if is_id(rhs) && is_constant(lhs) => return Some((**lhs).clone()),
-                BinaryOp::In if is_id(lhs) && is_constant(rhs) => return Some((**rhs).clone()),
+                BinaryOp::Eq if is_id(lhs) && is_constant(rhs) => return Some((i, (**rhs).clone(), false)),
+                BinaryOp::Eq if is_id(rhs) && is_constant(lhs) => return Some((i, (**lhs).clone(), false)),
+                BinaryOp::In if is_id(lhs) && is_constant(rhs) => return Some((i, (**rhs).clone(), true)),
                 _ => {}
             }
         }

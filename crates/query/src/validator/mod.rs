@@ -22,6 +22,26 @@ use quiver_syntax::ast::{SetOp, Statement, YieldClause};
 pub(crate) use r#match::{BoundEdge, BoundMatch, BoundNode, BoundPath, BoundProjection, MatchStage, Start};
 use std::sync::Arc;
 
+/// Whether `e` reads nothing but constants and parameters, so it can be evaluated before anything runs.
+pub(crate) fn is_constant(e: &Expr) -> bool {
+    !e.any(&|x| {
+        matches!(
+            x,
+            Expr::LabelProp { .. }
+                | Expr::EdgeMetaProp { .. }
+                | Expr::SrcProp { .. }
+                | Expr::DstProp { .. }
+                | Expr::InputProp(_)
+                | Expr::VarProp { .. }
+                | Expr::Label(_)
+                | Expr::Vertex(_)
+                | Expr::Edge
+                | Expr::Aggregate { .. }
+                | Expr::Pattern(_)
+        )
+    })
+}
+
 /// A sentence with its names resolved.
 pub(crate) enum BoundSentence {
     Go(Box<BoundGo>),
