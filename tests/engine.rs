@@ -295,6 +295,35 @@ fn limit_stops_the_operators_below_it() {
     assert_eq!(sorted_ints(all), (1..=5000).collect::<Vec<i64>>());
 }
 
+/// A MATCH that ends in a count holds no more rows than it returns (issue 19): the count runs in storage, so the
+/// operators under it see only the start vertex.
+#[test]
+fn a_counted_match_holds_no_more_rows_than_it_returns() {
+    let (db, mut s) = fan_out();
+    let vids: Vec<String> = (0..=5000).chain(100_001..=105_000).map(|i| format!("{i}:()")).collect();
+    exec(&db, &mut s, &format!("CREATE TAG t(); INSERT VERTEX t() VALUES {}", vids.join(", ")));
+    let count = "MATCH (a:t)-[:e]->(b)-[:e]->(c) WHERE id(a) == 0 RETURN count(*) AS n";
+    let (rows, ops) = profile_rows(&db, &mut s, count);
+    assert_eq!(rows, vec![vec![Value::Int(5000)]]);
+    let named = |ops: &[(&str, u64)]| ops.iter().map(|(n, r)| (n.to_string(), *r)).collect::<Vec<_>>();
+    assert_eq!(ops, named(&[("PathCount", 1), ("GetVertices", 1), ("Argument", 1)]));
+    let grouped = "MATCH (a:t)-[:e]->(b)-[:e]->(c) WHERE id(a) == 0 RETURN id(c) AS c, count(*) AS n";
+    let (rows, ops) = profile_rows(&db, &mut s, grouped);
+    assert_eq!(rows.len(), 5000);
+    assert!(rows.iter().all(|r| r[1] == Value::Int(1)), "{rows:?}");
+    assert_eq!(ops, named(&[("PathGroupCount", 5000), ("GetVertices", 1), ("Argument", 1)]));
+    // Every walk out, back over the same edge and out again reuses an edge: no path, and none is enumerated.
+    let back = "MATCH (a:t)-[:e]->(b)<-[:e]-(x)-[:e]->(y) WHERE id(a) == 0 RETURN count(*) AS n";
+    let (rows, ops) = profile_rows(&db, &mut s, back);
+    assert_eq!(rows, vec![vec![Value::Int(0)]]);
+    assert_eq!(ops, named(&[("PathCount", 1), ("GetVertices", 1), ("Argument", 1)]));
+    // Without the rule the paths are rows.
+    s.disabled_rules = vec!["fuse_match_count".into()];
+    let (rows, ops) = profile_rows(&db, &mut s, count);
+    assert_eq!(rows, vec![vec![Value::Int(5000)]]);
+    assert_eq!(ops.iter().map(|(_, r)| *r).max(), Some(5000), "{ops:?}");
+}
+
 #[test]
 fn a_step_reads_its_frontier_in_batches_and_a_storage_limit_spans_them() {
     let (db, mut s) = fan_out();

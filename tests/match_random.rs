@@ -1,7 +1,8 @@
 //! MATCH against a naive reference matcher on random graphs: for many seeds, a small graph (INT64 or string VIDs;
 //! tags `a(x int)`, `b(y int)`, and `c()` or no tag at all for vertices with neither; sometimes indexes on `a(x)` and
 //! `b(y)`; edge types `r(w int)` and `s(w int)` with parallel edges of different ranks, reverse edges and self-loops;
-//! sometimes only 2 to 4 vertices with as many edges), then random statements whose rows are compared, as a multiset
+//! sometimes only 2 to 4 vertices with as many edges; sometimes edge ends that are no vertex, inserted with the edges
+//! only), then random statements whose rows are compared, as a multiset
 //! (as a sequence under ORDER BY), with the reference's, with every optimizer rule on and with all of them off.
 //!
 //! Statements: one or two MATCH clauses of one or two comma-separated path patterns (0 to 3 edges; nodes anonymous
@@ -11,9 +12,11 @@
 //! AND/OR/NOT, path patterns as predicates with or without NOT), then OPTIONAL MATCH clauses, WITH [DISTINCT] ...
 //! [WHERE] in between, and RETURN [DISTINCT] of `id(n)`, `n.a.x`, `src/dst/rank/type(e)`, `e.w`, `size(l)`,
 //! `[x IN l | rank(x)]`, `length(p)`, `nodes(p)`, `relationships(p)`, `endNode(p)` (sometimes ORDER BY every column,
-//! SKIP, LIMIT), or `count(*)` alone or grouped.
+//! SKIP, LIMIT), or `count(*)` alone or grouped; and, more often than chance would make them, paths that are only
+//! counted (the shape `fuse_match_count` runs in storage).
 //!
-//! The reference follows NebulaGraph's semantics: a pattern's nodes check their labels and property maps, its edges
+//! The reference follows NebulaGraph's semantics: a path never reaches a vertex that does not exist (at a node of
+//! the pattern); a pattern's nodes check their labels and property maps, its edges
 //! their types, direction and property map; an edge (type, source, destination, rank) is used at most once within
 //! one path pattern (not across the comma-separated patterns of a MATCH, nor across clauses) while vertices may
 //! repeat; an undirected edge pattern walks every edge both ways, so a self-loop is walked twice (NebulaGraph reads it
@@ -50,6 +53,8 @@ struct Vert {
     a: Option<i64>,
     b: Option<i64>,
     c: bool,
+    /// Never inserted: only an end of edges (a path never reaches it).
+    ghost: bool,
 }
 
 struct Ed {
@@ -80,12 +85,18 @@ impl Graph {
         let n = if tiny { 2 + rng.below(3) as usize } else { 6 + rng.below(7) as usize };
         let verts = (0..n)
             .map(|_| match rng.below(6) {
-                0 | 1 => Vert { a: Some(rng.below(4) as i64), b: None, c: false },
-                2 | 3 => Vert { a: None, b: Some(rng.below(4) as i64), c: false },
-                4 => Vert { a: Some(rng.below(4) as i64), b: Some(rng.below(4) as i64), c: false },
-                _ => Vert { a: None, b: None, c: rng.below(3) != 0 },
+                0 | 1 => Vert { a: Some(rng.below(4) as i64), b: None, c: false, ghost: false },
+                2 | 3 => Vert { a: None, b: Some(rng.below(4) as i64), c: false, ghost: false },
+                4 => Vert { a: Some(rng.below(4) as i64), b: Some(rng.below(4) as i64), c: false, ghost: false },
+                _ => Vert { a: None, b: None, c: rng.below(3) != 0, ghost: false },
             })
-            .collect();
+            .collect::<Vec<_>>();
+        // Sometimes an edge end that is no vertex (an edge inserted without its vertices).
+        let mut verts = verts;
+        for _ in 0..[0, 0, 1, 2][rng.below(4) as usize] {
+            verts.push(Vert { a: None, b: None, c: false, ghost: true });
+        }
+        let n = verts.len();
         let mut edges: Vec<Ed> = Vec::new();
         let m = if tiny { 6 + rng.below(7) as usize } else { 2 * n + rng.below(2 * n as u64) as usize };
         for _ in 0..m {
@@ -143,7 +154,7 @@ impl Graph {
         if self.indexes[1] {
             out.push("CREATE TAG INDEX ib ON b(y)".into());
         }
-        for (i, v) in self.verts.iter().enumerate() {
+        for (i, v) in self.verts.iter().enumerate().filter(|(_, v)| !v.ghost) {
             let vid = self.vid_text(Some(i));
             out.push(match (v.a, v.b) {
                 (Some(x), Some(y)) => format!("INSERT VERTEX a(x), b(y) VALUES {vid}:({x}, {y})"),
@@ -634,7 +645,43 @@ impl Gen<'_> {
         })
     }
 
+    /// A path that is only counted (the shape `fuse_match_count` runs in storage): one MATCH of one path of 1 to 3
+    /// edges, mostly single ones without a property map, from a start with labels, the other nodes mostly without;
+    /// `id(n) ==`/`IN` on the start or the last node, or no WHERE; `count(*)` alone or per `id` of the last node.
+    fn counted(&mut self) -> Stmt {
+        let len = 1 + self.below(3) as usize;
+        let (mut nodes, mut edges) = (Vec::new(), Vec::new());
+        for i in 0..=len {
+            let shown = i == 0 || i == len || self.chance(40);
+            let name = if shown { self.fresh("n") } else { self.fresh("_hn") };
+            let labels = if i == 0 || self.chance(10) { self.labels() } else { Vec::new() };
+            nodes.push(NodeP { name, shown, labels });
+            if i < len {
+                let mut e = self.edge();
+                if self.chance(90) {
+                    e.range = None;
+                    e.w = None;
+                }
+                edges.push(e);
+            }
+        }
+        let (first, last) = (nodes[0].name.clone(), nodes[len].name.clone());
+        let vid = |g: &mut Gen<'_>| (g.below(10) != 0).then(|| g.below(g.g.verts.len() as u64) as usize);
+        let cond = match self.below(5) {
+            0 | 1 => Some(Cond::IdEq(first, vid(self))),
+            2 => Some(Cond::IdIn(first, (0..1 + self.below(3)).map(|_| vid(self)).collect())),
+            3 => Some(Cond::IdEq(last.clone(), vid(self))),
+            _ => None,
+        };
+        let ret = if self.chance(50) { Ret::Count } else { Ret::GroupCount(Item::Id(last)) };
+        let path = PathP { name: None, nodes, edges };
+        Stmt { clauses: vec![Clause { with: None, optional: false, paths: vec![path], preds: Vec::new(), cond }], ret }
+    }
+
     fn statement(&mut self) -> Stmt {
+        if self.chance(12) {
+            return self.counted();
+        }
         let mut clauses = vec![self.clause(false)];
         let with = |g: &mut Gen<'_>, clauses: &mut Vec<Clause>| {
             if !g.scope.is_empty() && g.chance(12) {
@@ -853,7 +900,10 @@ struct TooBig;
 
 impl Reference<'_> {
     fn node_ok(&self, n: &NodeP, v: usize) -> bool {
-        n.labels.iter().all(|(t, p)| self.g.has_tag(v, *t) && p.is_none_or(|want| self.g.prop(v, *t) == Some(want)))
+        !self.g.verts[v].ghost
+            && n.labels
+                .iter()
+                .all(|(t, p)| self.g.has_tag(v, *t) && p.is_none_or(|want| self.g.prop(v, *t) == Some(want)))
     }
 
     /// The steps of one edge of `e` from `v`: (edge, far end). An undirected pattern walks each edge both ways,

@@ -59,6 +59,8 @@ rule_files!(
     remove_unused_columns,
     merge_projections,
     fuse_count_traversal,
+    fuse_match_count,
+    prune_match_reads,
     push_filter_into_go,
     push_projection_into_go,
     sort_limit_to_topn,

@@ -50,6 +50,8 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("neighbors_filter_errors", neighbors_filter_errors),
     ("neighbors_limit", neighbors_limit),
     ("expand_counts_paths", expand_counts_paths),
+    ("expand_counts_match_paths", expand_counts_match_paths),
+    ("vertices_without_tags_say_which_exist", vertices_without_tags_say_which_exist),
     ("rmw_vertex", rmw_vertex),
     ("rmw_edge", rmw_edge),
     ("rmw_serializes_concurrent_updates", rmw_serializes_concurrent_updates),
@@ -841,6 +843,7 @@ fn reads_after_warm_reads_see_writes(fx: &Fixture) {
     assert_eq!(s.ends_with_props(&[iv(3), iv(4)], &types), s.ends(&[iv(3), iv(4)], &types));
     assert_eq!(s.ends(&[iv(60)], &types), vec![(iv(60), e.id, 0, iv(1))]);
     let expand = |times: u32| ExpandRequest {
+        paths: false,
         starts: vec![iv(60)],
         hops: vec![ExpandHop { edge_types: vec![e.id], distinct: false, times }],
         output: ExpandOutput::Ends,
@@ -1133,6 +1136,7 @@ fn expand_counts_paths(fx: &Fixture) {
             let ends = reference_expand(edges, &starts, hops);
             let paths: u64 = ends.values().sum();
             let req = |output| ExpandRequest {
+                paths: false,
                 starts: starts.iter().map(|v| iv(*v)).collect(),
                 hops: hops.clone(),
                 output,
@@ -1169,12 +1173,176 @@ fn expand_counts_paths(fx: &Fixture) {
     check(&edges, "after deletes");
     // Nothing to start from, nothing reached.
     let none = ExpandRequest {
+        paths: false,
         starts: vec![iv(5000)],
         hops: vec![hop(vec![a.id], false, 3)],
         output: ExpandOutput::Ends,
         budget: Budget::unlimited(),
     };
     assert_eq!(s.st.expand(&s.sp, &none).unwrap().paths, 0);
+}
+
+/// `get_vertices` with no tags says only which vertices exist (an empty tag list for those that do), the same
+/// before and after traversals (which may build in-memory state), after a vertex delete and after a vertex insert;
+/// an edge end that was never inserted does not exist.
+fn vertices_without_tags_say_which_exist(fx: &Fixture) {
+    let s = int_space(fx);
+    let t = s.tag("t", &[("x", PropType::Int64)]);
+    let e = s.edge("e", &[]);
+    s.write(vec![ins_v(iv(1), vec![(&t, vec![iv(1)])]), ins_v(iv(2), vec![(&t, vec![iv(2)])])]);
+    s.write(vec![ins_e(iv(1), &e, 0, iv(2), vec![]), ins_e(iv(2), &e, 0, iv(3), vec![])]);
+    let vids = [iv(1), iv(2), iv(3), iv(4)];
+    let exists = |when: &str, want: [bool; 4]| {
+        let got = s.st.get_vertices(&s.sp, &vids, &[], &PropSelection::All).unwrap();
+        let got: Vec<bool> = got.iter().map(|v| v.as_ref().is_some_and(|d| d.tags.is_empty())).collect();
+        let none: Vec<bool> =
+            s.st.get_vertices(&s.sp, &vids, &[], &PropSelection::All).unwrap().iter().map(|v| v.is_none()).collect();
+        assert_eq!(got, want, "{when}");
+        assert_eq!(none, want.map(|w| !w), "{when}");
+    };
+    exists("cold", [true, true, false, false]);
+    let req = nreq(vec![iv(1), iv(2)], &[(e.id, &e)], PropSelection::None);
+    assert_eq!(s.st.get_neighbors(&s.sp, &req).unwrap().len(), 2);
+    exists("after a traversal", [true, true, false, false]);
+    s.write(vec![Mutation::DeleteVertex { vid: iv(2), with_edges: false }]);
+    exists("after a delete", [true, false, false, false]);
+    s.write(vec![ins_v(iv(3), vec![(&t, vec![iv(3)])])]);
+    exists("after an insert", [true, false, true, false]);
+}
+
+/// The far ends of MATCH's paths from `starts` over `hops` (each hop once per `times`), each with its number of
+/// paths, enumerated one by one: no edge twice within a path, every vertex reached (the start included) in
+/// `exists`. An edge is found once per list it is in: a self-loop twice when a hop walks both directions.
+fn reference_paths(
+    edges: &[EdgeRow],
+    exists: &BTreeSet<i64>,
+    starts: &[i64],
+    hops: &[ExpandHop],
+) -> BTreeMap<i64, u64> {
+    fn walk(
+        edges: &[EdgeRow],
+        exists: &BTreeSet<i64>,
+        steps: &[&Vec<i32>],
+        v: i64,
+        used: &mut Vec<EdgeRow>,
+        out: &mut BTreeMap<i64, u64>,
+    ) {
+        let Some((types, rest)) = steps.split_first() else {
+            *out.entry(v).or_default() += 1;
+            return;
+        };
+        for t in types.iter() {
+            for &e in edges {
+                let (src, et, _, dst) = e;
+                let to = if *t == et && src == v {
+                    dst
+                } else if *t == -et && dst == v {
+                    src
+                } else {
+                    continue;
+                };
+                if used.contains(&e) || !exists.contains(&to) {
+                    continue;
+                }
+                used.push(e);
+                walk(edges, exists, rest, to, used, out);
+                used.pop();
+            }
+        }
+    }
+    let steps: Vec<&Vec<i32>> =
+        hops.iter().flat_map(|h| std::iter::repeat_n(&h.edge_types, h.times as usize)).collect();
+    let mut out = BTreeMap::new();
+    for s in starts.iter().filter(|s| exists.contains(s)) {
+        walk(edges, exists, &steps, *s, &mut Vec::new(), &mut out);
+    }
+    out
+}
+
+/// `expand` with `paths` counts MATCH's paths, not walks: no edge twice within one path (parallel edges of
+/// different ranks are different edges; a self-loop walked both ways is found twice but used once), only existing
+/// vertices reached, start duplicates separate paths. Checked against enumeration on a random graph with self-loops,
+/// parallel edges and edges whose ends do not exist, also after a vertex delete and new edges; a `distinct` hop is
+/// refused.
+fn expand_counts_match_paths(fx: &Fixture) {
+    let s = int_space(fx);
+    let tag = s.tag("t", &[]);
+    let a = s.edge("a", &[]);
+    let b = s.edge("b", &[]);
+    let mut rng = Rng(0xa7e5);
+    let mut edges: Vec<EdgeRow> = Vec::new();
+    while edges.len() < 120 {
+        let t = if rng.below(3) == 0 { b.id } else { a.id };
+        let x = rng.below(24) as i64;
+        let y = if rng.below(8) == 0 { x } else { rng.below(24) as i64 };
+        let e = (x, t, rng.below(2) as i64, y);
+        if !edges.contains(&e) {
+            edges.push(e);
+        }
+    }
+    // Vertices 20..24 are never inserted: edges to them dangle.
+    let mut exists: BTreeSet<i64> = (0..20).collect();
+    s.write(exists.iter().map(|v| ins_v(iv(*v), vec![(&tag, vec![])])).collect());
+    let write = |edges: &[EdgeRow]| {
+        s.write(
+            edges.iter().map(|&(x, t, r, y)| ins_e(iv(x), if t == a.id { &a } else { &b }, r, iv(y), vec![])).collect(),
+        )
+    };
+    write(&edges);
+    let hop = |types: Vec<i32>, times: u32| ExpandHop { edge_types: types, distinct: false, times };
+    let cases: Vec<Vec<ExpandHop>> = vec![
+        vec![hop(vec![a.id], 1)],
+        vec![hop(vec![a.id, -a.id], 1)],
+        vec![hop(vec![a.id], 2)],
+        vec![hop(vec![a.id], 1), hop(vec![-a.id], 1)],
+        vec![hop(vec![a.id], 1), hop(vec![-a.id], 1), hop(vec![a.id], 1)],
+        vec![hop(vec![a.id, -a.id, b.id], 3)],
+        vec![hop(vec![-b.id, b.id], 2), hop(vec![a.id], 1)],
+        vec![hop(vec![a.id, -a.id], 4)],
+    ];
+    let starts = [3i64, 3, 5, 11, 19, 21, 1000];
+    let check = |edges: &[EdgeRow], exists: &BTreeSet<i64>, when: &str| {
+        for hops in &cases {
+            let ends = reference_paths(edges, exists, &starts, hops);
+            let paths: u64 = ends.values().sum();
+            let req = |output| ExpandRequest {
+                paths: true,
+                starts: starts.iter().map(|v| iv(*v)).collect(),
+                hops: hops.clone(),
+                output,
+                budget: Budget::unlimited(),
+            };
+            let count = s.st.expand(&s.sp, &req(ExpandOutput::Count)).unwrap();
+            assert_eq!(count.paths, paths, "{when}: Count, hops {hops:?}");
+            let got = s.st.expand(&s.sp, &req(ExpandOutput::Ends)).unwrap();
+            assert_eq!(got.paths, paths, "{when}: Ends, hops {hops:?}");
+            let mut got_ends = BTreeMap::new();
+            for (v, m) in &got.ends {
+                assert!(got_ends.insert(as_int(v), *m).is_none(), "{when}: end {v} listed twice");
+            }
+            assert_eq!(got_ends, ends, "{when}: hops {hops:?}");
+        }
+    };
+    check(&edges, &exists, "dangling edges");
+    // Every end exists once 20..24 are inserted: the last hop is counted from degrees.
+    s.write((20..24).map(|v| ins_v(iv(v), vec![(&tag, vec![])])).collect());
+    exists.extend(20..24);
+    check(&edges, &exists, "every end exists");
+    // A vertex deleted without its edges, and new edges to a vertex that does not exist.
+    s.write(vec![Mutation::DeleteVertex { vid: iv(7), with_edges: false }]);
+    exists.remove(&7);
+    let new: Vec<EdgeRow> = [(3, a.id, 4, 30), (30, a.id, 0, 3)].into_iter().filter(|e| !edges.contains(e)).collect();
+    write(&new);
+    edges.extend(new);
+    check(&edges, &exists, "after a vertex delete");
+    let distinct = ExpandRequest {
+        paths: true,
+        starts: vec![iv(3)],
+        hops: vec![ExpandHop { edge_types: vec![a.id], distinct: true, times: 2 }],
+        output: ExpandOutput::Count,
+        budget: Budget::unlimited(),
+    };
+    assert!(s.st.expand(&s.sp, &distinct).is_err(), "a distinct hop in a path count is refused");
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1408,6 +1576,7 @@ fn clear_space(fx: &Fixture) {
         assert_eq!(s.st.scan_vertices(&s.sp, None, usize::MAX).unwrap().len(), n);
         assert_eq!(s.scan(&[whole(i)]).len(), n);
         let expand = ExpandRequest {
+            paths: false,
             starts: vec![iv(0)],
             hops: vec![ExpandHop { edge_types: vec![e.id], distinct: false, times: 5 }],
             output: ExpandOutput::Count,
@@ -1465,6 +1634,7 @@ fn drop_schema_data(fx: &Fixture) {
     assert_eq!(s.edge_row(&e, iv(0), 0, iv(1)), None);
     assert_eq!(s.edge_row(&f, iv(0), 0, iv(2)), Some(props(&[("w", iv(0))])));
     let expand = |t: i32| ExpandRequest {
+        paths: false,
         starts: vec![iv(0)],
         hops: vec![ExpandHop { edge_types: vec![t], distinct: false, times: 2 }],
         output: ExpandOutput::Count,
@@ -1842,6 +2012,7 @@ fn a_killed_budget_stops_long_reads(fx: &Fixture) {
         }
     }
     let expand = |budget: Budget| ExpandRequest {
+        paths: false,
         starts: vec![iv(0)],
         hops: vec![
             ExpandHop { edge_types: vec![e.id], distinct: false, times: 1 },
@@ -1893,6 +2064,7 @@ fn string_vids(fx: &Fixture) {
     assert_eq!(s.ends_with_props(&vids, &types), expected);
     assert_eq!(s.st.get_edges(&s.sp, &e, &[ekey(sv("zé"), &e, 0, sv("A"))]).unwrap(), vec![Some(Props::new())]);
     let expand = ExpandRequest {
+        paths: false,
         starts: vec![sv("a")],
         hops: vec![ExpandHop { edge_types: vec![e.id], distinct: true, times: 3 }],
         output: ExpandOutput::Ends,

@@ -202,6 +202,11 @@ pub struct ExpandRequest {
     pub starts: Vec<Value>,
     pub hops: Vec<ExpandHop>,
     pub output: ExpandOutput,
+    /// Count MATCH's paths instead of GO's walks: no edge is used twice within one path and every vertex a path
+    /// reaches (its start included) exists; every hop is then walked from each path (`distinct` is not allowed).
+    /// Counted without listing the paths: only the paths one hop short of the end are enumerated, and the last hop
+    /// is counted from degrees, less the path's own edges that reappear in it.
+    pub paths: bool,
     /// Checked between batches of frontier vertices: a query past its deadline or memory bound stops there.
     pub budget: Budget,
 }

@@ -1,5 +1,5 @@
 //! Reads over the in-memory topology: neighbours of a batch of vertices without properties, and multi-hop
-//! expansion that carries path counts instead of rows.
+//! expansion that carries path counts instead of rows (GO's walks here, MATCH's paths in [`paths`]).
 //!
 //! Work is done in batches of [`FRONTIER_BATCH`] frontier vertices. The topology's read lock is held for one batch
 //! at a time, so writers (and the background merger) get in between, and the query's budget is checked before
@@ -130,6 +130,9 @@ impl EmbeddedStorage {
             }
         }
         let topo = self.topology(space)?;
+        if req.paths {
+            return paths::count(&topo.read().expect("lock poisoned"), req).and_then(finish);
+        }
         let mut result = ExpandResult::default();
         // The frontier: distinct vertices, each with the number of paths that reach it.
         let mut frontier: Vec<(u32, u64)> = Vec::new();
@@ -229,4 +232,211 @@ fn finish(r: ExpandResult) -> QResult<ExpandResult> {
         ));
     }
     Ok(r)
+}
+
+/// MATCH's path counts: no edge twice within a path, only existing vertices reached.
+///
+/// Walk counts per frontier vertex cannot tell whether a walk reuses an edge, so the paths one hop short of the end
+/// (the prefixes) are enumerated depth-first, each with its edges. The last hop is then counted per distinct
+/// vertex a prefix ends at: its degree over the last hop's types (its neighbours that exist, when some edge has a
+/// missing end), times the prefixes ending there, less, per prefix, each of its own edges that the last hop could
+/// take again (an edge appears once in its source's out-list and once in its destination's in-list). A 3-hop
+/// count thus costs the 2-hop paths, not the 3-hop ones.
+///
+/// The prefixes' own last hop runs in bulk: an entry that leads to neither the vertex it leaves nor an end of an
+/// earlier edge of the prefix cannot repeat an earlier edge, and its own edge reappears in the next hop's lists a
+/// number of times that depends only on its type; so such entries are only counted per vertex, as GO's counting
+/// hop does, and their repeats added per (vertex, type).
+///
+/// The read lock is held for the whole count; the budget is checked as prefixes and edges are visited.
+mod paths {
+    use super::{bump, collect};
+    use crate::topology::{Adjacency, SpaceTopology};
+    use quiver_api::{ExpandOutput, ExpandRequest, ExpandResult};
+    use quiver_common::budget::Meter;
+    use quiver_common::{QError, QResult};
+
+    /// An edge of a prefix as stored: `(type, source, destination, rank)`, the type positive.
+    type PathEdge = (i32, u32, u32, i64);
+
+    /// One hop: its signed types with their adjacency (types with no edges left out).
+    type Hop<'a> = Vec<(i32, &'a Adjacency)>;
+
+    struct Walk<'a> {
+        t: &'a SpaceTopology,
+        meter: Meter<'a>,
+        /// Whether both ends of every edge exist (no existence check per entry needed).
+        every_end_exists: bool,
+        edges: Vec<PathEdge>,
+        /// Prefixes per vertex they end at.
+        mult: Vec<u64>,
+        touched: Vec<u32>,
+        /// Last-hop entries that are a prefix's own edge again: `(far end, how many)`.
+        repeats: Vec<(u32, u64)>,
+        edges_read: u64,
+        failed: Option<QError>,
+    }
+
+    pub(super) fn count(t: &SpaceTopology, req: &ExpandRequest) -> QResult<ExpandResult> {
+        if req.hops.iter().any(|h| h.distinct) {
+            return Err(QError::execution("a path count walks every hop from each path"));
+        }
+        let hops: Vec<Hop<'_>> = req
+            .hops
+            .iter()
+            .flat_map(|h| std::iter::repeat_n(h, h.times as usize))
+            .map(|h| h.edge_types.iter().filter_map(|et| t.adjacency(*et).map(|a| (*et, a))).collect())
+            .collect();
+        let Some((last, prefix_hops)) = hops.split_last() else {
+            return Err(QError::execution("a path count needs at least one hop"));
+        };
+        let mut w = Walk {
+            t,
+            meter: Meter::new(&req.budget),
+            every_end_exists: t.every_edge_end_exists(),
+            edges: Vec::with_capacity(prefix_hops.len()),
+            mult: vec![0; t.dict.len()],
+            touched: Vec::new(),
+            repeats: Vec::new(),
+            edges_read: 0,
+            failed: None,
+        };
+        for vid in &req.starts {
+            req.budget.check()?;
+            let Some(v) = t.dict.get(vid).filter(|v| t.vertex_exists(*v)) else { continue };
+            w.prefixes(prefix_hops, last, v);
+            if let Some(e) = w.failed.take() {
+                return Err(e);
+            }
+        }
+        req.budget.check()?;
+        let mut ends = Vec::new();
+        collect(&mut w.mult, &mut w.touched, &mut ends);
+        let mut result = ExpandResult { edges_read: w.edges_read, ..ExpandResult::default() };
+        match req.output {
+            ExpandOutput::Count => {
+                for &(v, m) in &ends {
+                    let degree: u64 = if w.every_end_exists {
+                        last.iter().map(|(_, a)| a.degree(v) as u64).sum()
+                    } else {
+                        let mut n = 0;
+                        for (_, a) in last {
+                            a.for_each_target(v, |to| n += u64::from(t.vertex_exists(to)));
+                        }
+                        n
+                    };
+                    result.edges_read += degree;
+                    result.paths = result.paths.saturating_add(m.saturating_mul(degree));
+                }
+                result.paths -= w.repeats.iter().map(|(_, n)| n).sum::<u64>();
+            }
+            ExpandOutput::Ends => {
+                let (mut counts, mut touched) = (vec![0u64; t.dict.len()], Vec::new());
+                for (i, &(v, m)) in ends.iter().enumerate() {
+                    if i % crate::expand::FRONTIER_BATCH == 0 {
+                        req.budget.check()?;
+                    }
+                    for (_, a) in last {
+                        a.for_each_target(v, |to| {
+                            result.edges_read += 1;
+                            if w.every_end_exists || t.vertex_exists(to) {
+                                bump(&mut counts, &mut touched, to, m);
+                            }
+                        });
+                    }
+                }
+                for (to, n) in w.repeats {
+                    counts[to as usize] -= n;
+                }
+                let mut reached = Vec::new();
+                collect(&mut counts, &mut touched, &mut reached);
+                reached.retain(|(_, m)| *m > 0);
+                result.paths = reached.iter().fold(0u64, |s, (_, m)| s.saturating_add(*m));
+                result.ends = reached.into_iter().map(|(v, m)| (t.dict.value(v), m)).collect();
+            }
+        }
+        Ok(result)
+    }
+
+    impl Walk<'_> {
+        /// Enumerates the prefixes from `v` over `hops` (with the edges already in `self.edges`).
+        fn prefixes(&mut self, hops: &[Hop<'_>], last: &Hop<'_>, v: u32) {
+            let Some((hop, rest)) = hops.split_first() else {
+                self.prefix_ends(last, v);
+                return;
+            };
+            if rest.is_empty() {
+                self.final_prefix_hop(hop, last, v);
+                return;
+            }
+            for &(et, adj) in hop {
+                adj.for_each_entry(v, |rank, to| {
+                    if self.failed.is_some() {
+                        return;
+                    }
+                    self.edges_read += 1;
+                    self.step(et, v, rank, to, |w, to| w.prefixes(rest, last, to));
+                });
+                if self.failed.is_some() {
+                    return;
+                }
+            }
+        }
+
+        /// Takes the edge `(et, v -> to, rank)` if the path may (not one of its edges, `to` exists) and continues
+        /// with `then`.
+        fn step(&mut self, et: i32, v: u32, rank: i64, to: u32, then: impl FnOnce(&mut Self, u32)) {
+            let edge = if et > 0 { (et, v, to, rank) } else { (-et, to, v, rank) };
+            if self.edges.contains(&edge) || !self.t.vertex_exists(to) {
+                return;
+            }
+            self.edges.push(edge);
+            then(self, to);
+            self.edges.pop();
+        }
+
+        /// The prefixes' own last hop from `v`: each entry taken ends a prefix.
+        fn final_prefix_hop(&mut self, hop: &Hop<'_>, last: &Hop<'_>, v: u32) {
+            if let Err(e) = self.meter.tick() {
+                self.failed = Some(e);
+                return;
+            }
+            for &(et, adj) in hop {
+                // How often the edge just taken is in the far end's last-hop lists (not being a self-loop).
+                let back = last.iter().filter(|(l, _)| *l == -et).count() as u64;
+                let mut bulk = 0u64;
+                adj.for_each_entry(v, |rank, to| {
+                    self.edges_read += 1;
+                    let near = to == v || self.edges.iter().any(|&(_, s, d, _)| s == to || d == to);
+                    if near {
+                        self.step(et, v, rank, to, |w, to| w.prefix_ends(last, to));
+                    } else if self.every_end_exists || self.t.vertex_exists(to) {
+                        bump(&mut self.mult, &mut self.touched, to, 1);
+                        bulk += 1;
+                    }
+                });
+                if back > 0 && bulk > 0 {
+                    self.repeats.push((v, back * bulk));
+                }
+            }
+        }
+
+        /// A prefix ending at `v`: counted there, and its own edges that the last hop would take again noted.
+        fn prefix_ends(&mut self, last: &Hop<'_>, v: u32) {
+            if let Err(e) = self.meter.tick() {
+                self.failed = Some(e);
+                return;
+            }
+            bump(&mut self.mult, &mut self.touched, v, 1);
+            for &(ty, src, dst, _) in &self.edges {
+                for &(et, _) in last {
+                    if et == ty && src == v {
+                        self.repeats.push((dst, 1));
+                    } else if et == -ty && dst == v {
+                        self.repeats.push((src, 1));
+                    }
+                }
+            }
+        }
+    }
 }

@@ -87,6 +87,11 @@ enum TopoOp {
         row: Option<Vec<u8>>,
     },
     DropTag(i32),
+    /// A vertex key written (`exists`) or deleted.
+    Vertex {
+        vid: Value,
+        exists: bool,
+    },
 }
 
 /// A key-value batch and the in-memory changes that mirror it.
@@ -217,24 +222,42 @@ impl EmbeddedStorage {
         let vl = space.vid_type.key_len();
         // The topology outlives the query that happens to build it: not the query's memory.
         let t = quiver_common::memory::untracked(|| {
-            SpaceTopology::build(space, &mut |visit| {
-                for part in 1..=space.partition_num {
-                    let mut err = None;
-                    self.kv
-                        .scan_prefix(&keys::prefix(space.id, part, keys::KIND_EDGE), &mut |k, _| {
-                            let from = &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl];
-                            let r =
-                                keys::parse_edge_key_raw(space, k).and_then(|(et, rank, to)| visit(from, et, rank, to));
-                            err = r.err();
-                            err.is_none()
-                        })
-                        .map_err(kv_err)?;
-                    if let Some(e) = err {
-                        return Err(e);
+            SpaceTopology::build(
+                space,
+                &mut |visit| {
+                    for part in 1..=space.partition_num {
+                        let mut err = None;
+                        self.kv
+                            .scan_prefix(&keys::prefix(space.id, part, keys::KIND_EDGE), &mut |k, _| {
+                                let from = &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl];
+                                let r = keys::parse_edge_key_raw(space, k)
+                                    .and_then(|(et, rank, to)| visit(from, et, rank, to));
+                                err = r.err();
+                                err.is_none()
+                            })
+                            .map_err(kv_err)?;
+                        if let Some(e) = err {
+                            return Err(e);
+                        }
                     }
-                }
-                Ok(())
-            })
+                    Ok(())
+                },
+                &mut |visit| {
+                    for part in 1..=space.partition_num {
+                        let mut err = None;
+                        self.kv
+                            .scan_prefix(&keys::prefix(space.id, part, keys::KIND_VERTEX), &mut |k, _| {
+                                err = visit(&k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl]).err();
+                                err.is_none()
+                            })
+                            .map_err(kv_err)?;
+                        if let Some(e) = err {
+                            return Err(e);
+                        }
+                    }
+                    Ok(())
+                },
+            )
         })?;
         let t = Arc::new(RwLock::new(t));
         self.topologies.write().expect("lock poisoned").insert(space.id, t.clone());
@@ -341,7 +364,9 @@ impl EmbeddedStorage {
             return;
         }
         self.apply_vcache(space, &ops);
-        if !ops.iter().any(|op| matches!(op, TopoOp::Add(..) | TopoOp::Remove(_) | TopoOp::DropEdgeType(_))) {
+        if !ops.iter().any(|op| {
+            matches!(op, TopoOp::Add(..) | TopoOp::Remove(_) | TopoOp::DropEdgeType(_) | TopoOp::Vertex { .. })
+        }) {
             return;
         }
         let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() else {
@@ -366,6 +391,7 @@ impl EmbeddedStorage {
                         t.drop_edge_type(*et);
                         self.hot_edges.cool(space.id, et.abs());
                     }
+                    TopoOp::Vertex { vid, exists } => t.set_vertex(vid, *exists),
                     TopoOp::Tag { .. } | TopoOp::DropTag(_) => {}
                     TopoOp::Clear => unreachable!("handled above"),
                 }
@@ -575,6 +601,20 @@ impl StorageClient for EmbeddedStorage {
         tags: &[SchemaRef],
         props: &PropSelection,
     ) -> QResult<Vec<Option<VertexData>>> {
+        if tags.is_empty() {
+            // Only whether each vertex exists: the topology's bits answer, if it is built (mirrored under the
+            // writers' lock, as the store).
+            if let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() {
+                let t = t.read().expect("lock poisoned");
+                return Ok(vids
+                    .iter()
+                    .map(|vid| {
+                        let exists = t.dict.get(vid).is_some_and(|id| t.vertex_exists(id));
+                        exists.then(|| VertexData { vid: vid.clone(), tags: Vec::new() })
+                    })
+                    .collect());
+            }
+        }
         let mut out = Vec::with_capacity(vids.len());
         let now = now_secs();
         let caches = tags.iter().map(|t| self.tag_cache(space, t, vids.len())).collect::<QResult<Vec<_>>>()?;

@@ -1,6 +1,7 @@
 //! The in-memory topology of a space: who is joined to whom, without properties.
 //!
-//! Every VID that is an end of some edge gets a dense `u32` id ([`VidDict`]). For each signed edge type (positive:
+//! Every VID that is an end of some edge or a stored vertex gets a dense `u32` id ([`VidDict`]), and a bit saying
+//! whether the vertex exists. For each signed edge type (positive:
 //! out-edges, negative: in-edges) the neighbours of the vertices are kept in pages of [`PAGE`] consecutive dense
 //! ids. A page is a CSR base (offsets, far ends, ranks only when some rank is not 0) plus at most one delta: after
 //! BG3's "one delta per page" rule, a write copies the touched vertex's neighbour list into the page's delta and
@@ -19,6 +20,7 @@ use quiver_common::fasthash::FastMap;
 use quiver_common::{QError, QResult, Value};
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering as AtomicOrdering};
 
 /// Vertices per page.
 pub const PAGE: usize = 256;
@@ -275,6 +277,18 @@ impl Adjacency {
         }
     }
 
+    /// Calls `f(rank, far end)` for each neighbour of `v`, in key order (the hot loop of path counts, which need
+    /// ranks to tell edges apart).
+    #[inline]
+    pub fn for_each_entry(&self, v: u32, mut f: impl FnMut(i64, u32)) {
+        match self.slot(v) {
+            None => {}
+            Some(Slot::Delta(list)) => list.iter().for_each(|&(r, t)| f(r, t)),
+            Some(Slot::Base { targets, ranks: [] }) => targets.iter().for_each(|&t| f(0, t)),
+            Some(Slot::Base { targets, ranks }) => targets.iter().zip(ranks).for_each(|(&t, &r)| f(r, t)),
+        }
+    }
+
     pub fn edges(&self) -> usize {
         self.edges
     }
@@ -341,7 +355,17 @@ pub struct SpaceTopology {
     adjacency: HashMap<i32, Adjacency>,
     /// Cached properties of hot edge types, by (positive) type: see [`crate::ecache`].
     pub edge_props: HashMap<i32, crate::ecache::EdgeColumns>,
+    /// Which ids are vertices that exist (have a vertex key; every tag row comes with one): a MATCH path reaches
+    /// only existing vertices, while an edge may outlive its ends or precede them.
+    present: Vec<u64>,
+    /// Whether both ends of every edge exist: [`ENDS_UNKNOWN`], [`ENDS_EXIST`] or [`ENDS_DANGLING`]. Found on
+    /// demand ([`Self::every_edge_end_exists`]) and forgotten by any change that can make it false.
+    ends: AtomicU8,
 }
+
+const ENDS_UNKNOWN: u8 = 0;
+const ENDS_EXIST: u8 = 1;
+const ENDS_DANGLING: u8 = 2;
 
 /// Numbers for `docs/design/topology.md` and SHOW-style reports.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -356,18 +380,30 @@ pub struct TopologyStats {
 /// Takes one stored edge key: `(from key bytes, signed type, rank, to key bytes)`.
 pub type EdgeKeyVisitor<'a> = dyn FnMut(&[u8], i32, i64, &[u8]) -> QResult<()> + 'a;
 
+/// Takes the VID key bytes of one stored vertex key.
+pub type VertexKeyVisitor<'a> = dyn FnMut(&[u8]) -> QResult<()> + 'a;
+
 impl SpaceTopology {
     pub fn new(space: &SpaceDesc) -> SpaceTopology {
-        SpaceTopology { dict: VidDict::new(space.vid_type), adjacency: HashMap::new(), edge_props: HashMap::new() }
+        SpaceTopology {
+            dict: VidDict::new(space.vid_type),
+            adjacency: HashMap::new(),
+            edge_props: HashMap::new(),
+            present: Vec::new(),
+            ends: AtomicU8::new(ENDS_EXIST),
+        }
     }
 
     /// Builds the topology from stored edge keys `(from key bytes, signed type, rank, to key bytes)`, given in key
-    /// order (so each `from` vertex's edges of one type arrive together and sorted).
+    /// order (so each `from` vertex's edges of one type arrive together and sorted), and the VID key bytes of the
+    /// stored vertex keys.
     pub fn build(
         space: &SpaceDesc,
         keys: &mut dyn FnMut(&mut EdgeKeyVisitor<'_>) -> QResult<()>,
+        vertices: &mut dyn FnMut(&mut VertexKeyVisitor<'_>) -> QResult<()>,
     ) -> QResult<SpaceTopology> {
         let mut t = SpaceTopology::new(space);
+        t.ends = AtomicU8::new(ENDS_UNKNOWN);
         let mut edges: HashMap<i32, Vec<(u32, i64, u32)>> = HashMap::new();
         keys(&mut |from, et, rank, to| {
             let f = t.dict.intern_key(from)?;
@@ -375,6 +411,14 @@ impl SpaceTopology {
             edges.entry(et).or_default().push((f, rank, to));
             Ok(())
         })?;
+        let mut present = Vec::new();
+        vertices(&mut |vid| {
+            present.push(t.dict.intern_key(vid)?);
+            Ok(())
+        })?;
+        for id in present {
+            t.mark(id, true);
+        }
         let n = t.dict.len();
         for (et, list) in edges {
             t.adjacency.insert(et, csr(n, list));
@@ -388,7 +432,53 @@ impl SpaceTopology {
 
     /// Applies one edge insert (a no-op if present); returns the pages whose delta is due for a merge.
     pub fn add_edge(&mut self, e: &TopoEdge, due: &mut Vec<(i32, usize)>) {
+        self.ends.store(ENDS_UNKNOWN, AtomicOrdering::Relaxed);
         self.change(e, true, due)
+    }
+
+    /// Mirrors a vertex key written (`exists`) or deleted.
+    pub fn set_vertex(&mut self, vid: &Value, exists: bool) {
+        let id = match (exists, self.dict.get(vid)) {
+            (_, Some(id)) => id,
+            (false, None) => return,
+            (true, None) => self.dict.intern(vid),
+        };
+        if !exists {
+            self.ends.store(ENDS_UNKNOWN, AtomicOrdering::Relaxed);
+        }
+        self.mark(id, exists);
+    }
+
+    fn mark(&mut self, id: u32, exists: bool) {
+        let (word, bit) = (id as usize / 64, id % 64);
+        if word >= self.present.len() {
+            self.present.resize(word + 1, 0);
+        }
+        if exists {
+            self.present[word] |= 1 << bit;
+        } else {
+            self.present[word] &= !(1 << bit);
+        }
+    }
+
+    /// Whether the vertex with this id exists (has a vertex key).
+    #[inline]
+    pub fn vertex_exists(&self, id: u32) -> bool {
+        self.present.get(id as usize / 64).is_some_and(|w| w & (1 << (id % 64)) != 0)
+    }
+
+    /// Whether both ends of every edge exist, so a walk's count is also the count of paths that reach only
+    /// existing vertices. Computed once (a pass over the ids) and kept until an edge insert or vertex delete.
+    pub fn every_edge_end_exists(&self) -> bool {
+        match self.ends.load(AtomicOrdering::Relaxed) {
+            ENDS_EXIST => return true,
+            ENDS_DANGLING => return false,
+            _ => {}
+        }
+        let dangling = (0..self.dict.len() as u32)
+            .any(|id| !self.vertex_exists(id) && self.adjacency.values().any(|a| a.degree(id) > 0));
+        self.ends.store(if dangling { ENDS_DANGLING } else { ENDS_EXIST }, AtomicOrdering::Relaxed);
+        !dangling
     }
 
     pub fn remove_edge(&mut self, e: &TopoEdge, due: &mut Vec<(i32, usize)>) {
@@ -445,7 +535,9 @@ impl SpaceTopology {
         TopologyStats {
             vertices: self.dict.len(),
             directed_edges: self.adjacency.values().map(Adjacency::edges).sum(),
-            bytes: self.dict.bytes() + self.adjacency.values().map(Adjacency::bytes).sum::<usize>(),
+            bytes: self.dict.bytes()
+                + self.adjacency.values().map(Adjacency::bytes).sum::<usize>()
+                + self.present.len() * 8,
             pages_with_delta: self.adjacency.values().map(Adjacency::pages_with_delta).sum(),
         }
     }

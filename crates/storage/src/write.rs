@@ -103,6 +103,7 @@ impl<'s> Tx<'s> {
         let key = keys::vertex_key(self.space, vid);
         if self.current(&key)?.is_none() {
             self.count(w, keys::part_of(self.space, vid), |c| c.vertices += 1);
+            self.b.topo.push(TopoOp::Vertex { vid: vid.clone(), exists: true });
         }
         self.put(key, Vec::new());
         Ok(())
@@ -112,6 +113,7 @@ impl<'s> Tx<'s> {
         let key = keys::vertex_key(self.space, vid);
         if self.current(&key)?.is_some() {
             self.count(w, keys::part_of(self.space, vid), |c| c.vertices -= 1);
+            self.b.topo.push(TopoOp::Vertex { vid: vid.clone(), exists: false });
             self.delete(key);
         }
         Ok(())

@@ -2,7 +2,7 @@
 //! one expansion that carries path counts instead of rows.
 
 use super::Reads;
-use crate::planner::{CountOutput, ExpandNode};
+use crate::planner::{CountOutput, ExpandNode, PathCountNode};
 use crate::DataSet;
 use quiver_api::{ExpandHop, ExpandRequest};
 use quiver_common::{QError, QResult, Value};
@@ -24,26 +24,63 @@ impl ExpandExecutor {
                 hops.push(ExpandHop { edge_types, distinct: true, times: g.stmt.max_steps - 1 });
             }
         }
-        let output = match e.output {
-            CountOutput::Count { .. } => quiver_api::ExpandOutput::Count,
-            CountOutput::GroupCount { .. } => quiver_api::ExpandOutput::Ends,
+        let req = ExpandRequest {
+            starts,
+            hops,
+            output: storage_output(&e.output),
+            paths: false,
+            budget: r.req.budget.clone(),
         };
-        let r = r.storage.expand(space, &ExpandRequest { starts, hops, output, budget: r.req.budget.clone() })?;
-        let count = |n: u64| i64::try_from(n).map(Value::Int).map_err(|_| QError::execution("count overflows INT64"));
-        match &e.output {
-            CountOutput::Count { column } => Ok(DataSet::new(vec![column.clone()], vec![vec![count(r.paths)?]])),
-            CountOutput::GroupCount { columns } => {
-                let mut rows = Vec::with_capacity(r.ends.len());
-                for (vid, n) in r.ends {
-                    rows.push(
-                        columns
-                            .iter()
-                            .map(|(_, is_count)| if *is_count { count(n) } else { Ok(vid.clone()) })
-                            .collect::<QResult<Vec<_>>>()?,
-                    );
-                }
-                Ok(DataSet::new(columns.iter().map(|(c, _)| c.clone()).collect(), rows))
+        rows(&e.output, r.storage.expand(space, &req)?)
+    }
+
+    /// A fused MATCH path: its paths from the start vertices of every input row, counted in storage.
+    pub fn count_paths(r: &Reads<'_>, p: &PathCountNode, input: Option<&DataSet>) -> QResult<DataSet> {
+        let starts: Vec<Value> = match input.and_then(|i| i.column_index(&p.start).map(|c| i.column(c))) {
+            Some(column) => column
+                .iter()
+                .filter_map(|v| match v {
+                    Value::Vertex(v) => Some(v.vid.clone()),
+                    _ => None,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let hops = p.hops.iter().map(|t| ExpandHop { edge_types: t.clone(), distinct: false, times: 1 }).collect();
+        let req = ExpandRequest {
+            starts,
+            hops,
+            output: storage_output(&p.output),
+            paths: true,
+            budget: r.req.budget.clone(),
+        };
+        rows(&p.output, r.storage.expand(r.space, &req)?)
+    }
+}
+
+fn storage_output(o: &CountOutput) -> quiver_api::ExpandOutput {
+    match o {
+        CountOutput::Count { .. } => quiver_api::ExpandOutput::Count,
+        CountOutput::GroupCount { .. } => quiver_api::ExpandOutput::Ends,
+    }
+}
+
+/// The rows of a counted expansion: one count, or one row per far end with its count.
+fn rows(output: &CountOutput, r: quiver_api::ExpandResult) -> QResult<DataSet> {
+    let count = |n: u64| i64::try_from(n).map(Value::Int).map_err(|_| QError::execution("count overflows INT64"));
+    match output {
+        CountOutput::Count { column } => Ok(DataSet::new(vec![column.clone()], vec![vec![count(r.paths)?]])),
+        CountOutput::GroupCount { columns } => {
+            let mut rows = Vec::with_capacity(r.ends.len());
+            for (vid, n) in r.ends {
+                rows.push(
+                    columns
+                        .iter()
+                        .map(|(_, is_count)| if *is_count { count(n) } else { Ok(vid.clone()) })
+                        .collect::<QResult<Vec<_>>>()?,
+                );
             }
+            Ok(DataSet::new(columns.iter().map(|(c, _)| c.clone()).collect(), rows))
         }
     }
 }

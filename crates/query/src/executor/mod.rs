@@ -390,12 +390,13 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                     _ => unreachable!("matched above"),
                 }
             }
-            Op::Go(_) | Op::Expand(_) | Op::GetVertices(_) | Op::GetEdges(_) | Op::Lookup(_) => {
+            Op::Go(_) | Op::Expand(_) | Op::PathCount(_) | Op::GetVertices(_) | Op::GetEdges(_) | Op::Lookup(_) => {
                 let space = self.space()?;
                 let r = Reads { storage: &*self.engine.storage, space: &space, req };
                 match &node.op {
                     Op::Go(g) => TraverseExecutor::execute(&r, g, input),
                     Op::Expand(e) => ExpandExecutor::execute(&r, e),
+                    Op::PathCount(p) => ExpandExecutor::count_paths(&r, p, input),
                     Op::GetVertices(f) => GetVerticesExecutor::execute(&r, f, input),
                     Op::GetEdges(f) => GetEdgesExecutor::execute(&r, f, input),
                     Op::Lookup(plan) => IndexScanExecutor::execute(&r, plan),

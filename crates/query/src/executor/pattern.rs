@@ -223,7 +223,7 @@ impl PatternTraverseExecutor {
                 &NeighborsRequest {
                     vids,
                     edge_types: edge_types.clone(),
-                    props: PropSelection::All,
+                    props: if t.edge_props { PropSelection::All } else { PropSelection::None },
                     filter: None,
                     limit: None,
                     budget: req.budget.clone(),
@@ -313,7 +313,7 @@ impl AppendVerticesExecutor {
         let vids = distinct(
             (0..input.len()).filter_map(|row| vid_of(input.value(row, from)).filter(|v| valid_vid(r, v)).cloned()),
         );
-        let vertices = read_vertices(r, &a.tags, vids)?;
+        let vertices = read_vertices(r, if a.id_only { &[] } else { &a.tags }, vids)?;
         let mut out = DataSet::from_columns(input.columns().to_vec(), Vec::new());
         for row in 0..input.len() {
             meter.tick()?;

@@ -18,7 +18,7 @@
 //!              Go [FROM "a" OVER e]
 //! ```
 
-use super::{cannot_fail, is_far_end, Rule, RuleContext};
+use super::{cannot_fail, has_ttl, is_far_end, Rule, RuleContext};
 use crate::planner::{CountOutput, ExpandNode, Op, PlanNode};
 use crate::validator::BoundGo;
 use quiver_common::expr::Expr;
@@ -74,7 +74,7 @@ fn chain(mut node: &PlanNode) -> Option<Vec<&BoundGo>> {
 
 /// Whether `g` walks an edge type with a TTL.
 fn walks_ttl_edges(g: &BoundGo) -> bool {
-    g.edges.iter().any(|(_, s)| s.ttl_duration > 0 && !s.ttl_col.is_empty())
+    g.edges.iter().any(|(_, s)| has_ttl(s))
 }
 
 impl Rule for FuseCountTraversal {

@@ -10,7 +10,9 @@
 //! the same order where the statement defines one) and the same errors.
 
 mod fuse_count_traversal;
+mod fuse_match_count;
 mod merge_projections;
+mod prune_match_reads;
 mod push_filter_into_go;
 mod push_limit_into_go;
 mod push_projection_into_go;
@@ -40,6 +42,8 @@ pub(crate) const RULES: &[&dyn Rule] = &[
     &remove_unused_columns::RemoveUnusedColumns,
     &merge_projections::MergeProjections,
     &fuse_count_traversal::FuseCountTraversal,
+    &fuse_match_count::FuseMatchCount,
+    &prune_match_reads::PruneMatchReads,
     &push_filter_into_go::PushFilterIntoGo,
     &push_projection_into_go::PushProjectionIntoGo,
     &sort_limit_to_topn::SortLimitToTopN,
@@ -65,6 +69,11 @@ pub(crate) fn optimize(plan: &mut PlanNode, ctx: &RuleContext<'_>, disabled: &[S
         }
     }
     applied
+}
+
+/// Whether rows of `s` expire (the in-memory topology and a fused count cannot tell which did).
+pub(crate) fn has_ttl(s: &quiver_api::SchemaRef) -> bool {
+    s.ttl_duration > 0 && !s.ttl_col.is_empty()
 }
 
 /// Whether `e` is the far end of the edges a GO's step walks: `id($$)`, `e._dst` when the GO walks only `e`,

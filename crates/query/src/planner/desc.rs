@@ -283,12 +283,18 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             if !t.edge.props.is_empty() {
                 d.push(("edge filter".into(), join(t.edge.props.iter().map(|(k, v)| format!("{k} == {v}")))));
             }
+            if !t.edge_props {
+                d.push(("edge props".into(), "none".into()));
+            }
             d.push(("to".into(), t.to.clone()));
         }
         Op::AppendVertices(a) => {
             d.push(("node".into(), a.node.column.clone()));
             if a.node.bound {
                 d.push(("bound".into(), "yes".into()));
+            }
+            if a.id_only {
+                d.push(("props".into(), "none".into()));
             }
             describe_node(&a.node, &mut d);
         }
@@ -314,6 +320,14 @@ fn describe(op: &Op) -> Vec<(String, String)> {
                 }
             }
             d.push(("columns".into(), join(p.yield_clause.columns.iter().map(|c| c.name()))));
+        }
+        Op::PathCount(p) => {
+            d.push(("start".into(), p.start.clone()));
+            d.push(("hops".into(), join(&p.described)));
+            match &p.output {
+                CountOutput::Count { column } => d.push(("count".into(), column.clone())),
+                CountOutput::GroupCount { columns } => d.push(("columns".into(), join(columns.iter().map(|(c, _)| c)))),
+            }
         }
         Op::Expand(e) => {
             for (i, g) in e.gos.iter().enumerate() {

@@ -34,6 +34,8 @@ pub(crate) struct TraverseNode {
     pub to: String,
     /// The edge columns of the same path bound before this one: an edge is not used twice within a path.
     pub path_edges: Vec<String>,
+    /// Whether the edges are read with their properties (`prune_match_reads` clears it when nothing reads them).
+    pub edge_props: bool,
 }
 
 /// The vertex of the VID in column `from`, checked against `node`.
@@ -41,6 +43,9 @@ pub(crate) struct AppendNode {
     pub from: String,
     pub node: BoundNode,
     pub tags: Tags,
+    /// Only whether the vertex exists is read: its value carries the VID and no tags (`prune_match_reads`, for a
+    /// node nothing reads but `id(...)`).
+    pub id_only: bool,
 }
 
 /// A path value from its columns: `nodes` has one more item than `edges`.
@@ -141,7 +146,12 @@ fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
     let mut root = match start {
         Start::Bound => above_opt(
             input,
-            Op::AppendVertices(Box::new(AppendNode { from: first.column.clone(), node: first, tags: tags.clone() })),
+            Op::AppendVertices(Box::new(AppendNode {
+                from: first.column.clone(),
+                node: first,
+                tags: tags.clone(),
+                id_only: false,
+            })),
         ),
         start => above_opt(input, Op::StartVertices(Box::new(StartNode { node: first, start, tags: tags.clone() }))),
     };
@@ -163,10 +173,14 @@ fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
                 reversed,
                 to: to.clone(),
                 path_edges: path_edges.clone(),
+                edge_props: true,
             })),
         );
         path_edges.push(edge_column);
-        root = above(root, Op::AppendVertices(Box::new(AppendNode { from: to, node, tags: tags.clone() })));
+        root = above(
+            root,
+            Op::AppendVertices(Box::new(AppendNode { from: to, node, tags: tags.clone(), id_only: false })),
+        );
     }
     if let Some(alias) = alias {
         root = above(

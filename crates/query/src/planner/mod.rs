@@ -52,6 +52,9 @@ pub(crate) enum Op {
     Assign(String),
     /// A chain of GOs whose rows are only counted (or counted per far end), run in storage as one expansion.
     Expand(Box<ExpandNode>),
+    /// A MATCH path whose rows are only counted (or counted per far end), run in storage as one path count from
+    /// the start vertices its input yields.
+    PathCount(Box<PathCountNode>),
     /// LOOKUP: index scans chosen by the validator.
     Lookup(Box<LookupPlan>),
     /// FETCH PROP ON tags.
@@ -120,6 +123,17 @@ pub(crate) struct ExpandNode {
     /// The GOs of the chain, first to last; the first starts from constants, each next one from its
     /// predecessor's far ends.
     pub gos: Vec<BoundGo>,
+    pub output: CountOutput,
+}
+
+/// A fused MATCH path count (`fuse_match_count`).
+pub(crate) struct PathCountNode {
+    /// The column of the input holding the start vertices.
+    pub start: String,
+    /// Per edge pattern, in walking order, the signed edge types it follows.
+    pub hops: Vec<Vec<i32>>,
+    /// Each hop's direction and types, for EXPLAIN.
+    pub described: Vec<String>,
     pub output: CountOutput,
 }
 
@@ -215,6 +229,10 @@ impl PlanNode {
             Op::Unwind { .. } => "Unwind",
             Op::OptionalJoin { .. } => "HashLeftJoin",
             Op::PatternApply { .. } => "PatternApply",
+            Op::PathCount(p) => match p.output {
+                CountOutput::Count { .. } => "PathCount",
+                CountOutput::GroupCount { .. } => "PathGroupCount",
+            },
             Op::Expand(e) => match e.output {
                 CountOutput::Count { .. } => "ExpandCount",
                 CountOutput::GroupCount { .. } => "ExpandGroupCount",

@@ -1,0 +1,164 @@
+//! `fuse_match_count`: a MATCH path whose rows are only counted (or counted per far end) runs as one storage-side
+//! path count.
+//!
+//! Preconditions: a `RETURN count(*)` (no DISTINCT, no other column), or a `RETURN` whose columns are `count(*)`
+//! and `id(x)` with `x` the path's last node (the implicit grouping key), right above one path where
+//! - the path starts from `GetVertices`, `IndexScan` or a scan (its start node may have labels and properties,
+//!   checked as before, and earlier clauses may feed it rows);
+//! - it is walked in one direction from the start, one edge pattern after the other, each a single step (no
+//!   range) with no property map;
+//! - no node after the start has a label or a property map or is bound earlier (no cycle), and no path alias,
+//!   WHERE or pattern predicate follows;
+//! - no tag or edge type it reads has a TTL (the in-memory topology cannot tell what expired).
+//!
+//! The count then needs no rows: storage enumerates only the paths one hop short of the end and counts the last
+//! hop from degrees, corrected for the path's own edges (see `quiver_api::ExpandRequest::paths`), so a 3-hop
+//! count costs about what GO's fused walk count does, and no operator holds more rows than the result.
+//!
+//! ```text
+//! before:  Aggregate [count(*)]            after:  PathCount [start p, hops +likes, -likes, +likes]
+//!            AppendVertices [r]                      GetVertices [p]
+//!              Traverse [p -> i -> o -> r]             Argument
+//!                ...
+//!                  GetVertices [p]
+//!                    Argument
+//! ```
+
+use super::{has_ttl, Rule, RuleContext};
+use crate::planner::{CountOutput, Op, PathCountNode, PlanNode};
+use quiver_common::expr::Expr;
+use quiver_common::pattern::PatternDirection;
+
+pub(crate) struct FuseMatchCount;
+
+fn is_count_star(e: &Expr) -> bool {
+    matches!(e, Expr::Aggregate { name, arg: None, distinct: false } if name.eq_ignore_ascii_case("count"))
+}
+
+/// `id($-.column)`'s column.
+fn id_of(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Function { name, args } if args.len() == 1 && name.eq_ignore_ascii_case("id") => match &args[0] {
+            Expr::InputProp(c) => Some(c),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A qualifying chain: the start node's column, the signed edge types of each hop and its description.
+struct Chain {
+    start: String,
+    hops: Vec<Vec<i32>>,
+    described: Vec<String>,
+}
+
+/// The chain under `node`, if it qualifies, read from its last `AppendVertices` down to its start.
+fn chain(node: &PlanNode) -> Option<Chain> {
+    let mut hops = Vec::new();
+    let mut names = Vec::new();
+    let mut node = node;
+    // The column the hop above walks from.
+    let mut from: Option<&str> = None;
+    loop {
+        match &node.op {
+            Op::AppendVertices(a) => {
+                let n = &a.node;
+                if n.bound || !n.tags.is_empty() || !n.props.is_empty() || a.tags.iter().any(has_ttl) {
+                    return None;
+                }
+                if from.is_some_and(|f| f != n.column) {
+                    return None;
+                }
+                let t = node.input.as_deref()?;
+                let Op::Traverse(tr) = &t.op else { return None };
+                let e = &tr.edge;
+                if tr.to != a.from || e.range.is_some() || !e.props.is_empty() || e.types.iter().any(has_ttl) {
+                    return None;
+                }
+                let direction = match (e.direction, tr.reversed) {
+                    (PatternDirection::Out, true) => PatternDirection::In,
+                    (PatternDirection::In, true) => PatternDirection::Out,
+                    (d, _) => d,
+                };
+                let mut types = Vec::new();
+                for s in &e.types {
+                    if matches!(direction, PatternDirection::Out | PatternDirection::Both) {
+                        types.push(s.id);
+                    }
+                    if matches!(direction, PatternDirection::In | PatternDirection::Both) {
+                        types.push(-s.id);
+                    }
+                }
+                let dir = match direction {
+                    PatternDirection::Out => "out",
+                    PatternDirection::In => "in",
+                    PatternDirection::Both => "both",
+                };
+                names.push(format!("{dir} {}", e.types.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join("|")));
+                hops.push(types);
+                from = Some(&tr.from);
+                node = t.input.as_deref()?;
+            }
+            Op::StartVertices(s) => {
+                let start = &s.node.column;
+                if hops.is_empty() || from != Some(start.as_str()) || !node.branches.is_empty() {
+                    return None;
+                }
+                if s.tags.iter().any(has_ttl) {
+                    return None;
+                }
+                hops.reverse();
+                names.reverse();
+                return Some(Chain { start: start.clone(), hops, described: names });
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The last node's column of the chain under `node` (its top `AppendVertices`).
+fn last_node(node: &PlanNode) -> Option<&str> {
+    match &node.op {
+        Op::AppendVertices(a) => Some(&a.node.column),
+        _ => None,
+    }
+}
+
+impl Rule for FuseMatchCount {
+    fn name(&self) -> &'static str {
+        "fuse_match_count"
+    }
+
+    fn apply(&self, node: &mut PlanNode, _ctx: &RuleContext<'_>) -> bool {
+        let Op::Project { yield_clause: y, filter: None } = &node.op else { return false };
+        let Some(input) = node.input.as_deref() else { return false };
+        if y.distinct || !y.columns.iter().any(|c| is_count_star(&c.expr)) {
+            return false;
+        }
+        let output = if y.columns.len() == 1 {
+            CountOutput::Count { column: y.columns[0].name() }
+        } else {
+            let Some(last) = last_node(input) else { return false };
+            if !y.columns.iter().all(|c| is_count_star(&c.expr) || id_of(&c.expr) == Some(last)) {
+                return false;
+            }
+            CountOutput::GroupCount { columns: y.columns.iter().map(|c| (c.name(), is_count_star(&c.expr))).collect() }
+        };
+        let Some(Chain { start, hops, described }) = chain(input) else { return false };
+        let mut input = node.input.take().expect("checked above");
+        // The start's subtree moves under the count.
+        let start_node = loop {
+            match input.op {
+                Op::StartVertices(_) => break input,
+                _ => input = input.input.expect("the chain was checked"),
+            }
+        };
+        *node = PlanNode {
+            op: Op::PathCount(Box::new(PathCountNode { start, hops, described, output })),
+            input: Some(start_node),
+            branches: Vec::new(),
+        };
+        true
+    }
+}

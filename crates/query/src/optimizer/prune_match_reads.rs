@@ -1,0 +1,152 @@
+//! `prune_match_reads`: a MATCH reads only what its statement uses of its nodes and edges.
+//!
+//! Preconditions, for the operators under a `Project` (a RETURN or WITH), every one a MATCH operator or a
+//! projection, filter, sort, limit, aggregate or unwind (anything else, and nothing is pruned):
+//! - a `Traverse` with no property map whose edge column nothing reads but edge uniqueness (which compares keys)
+//!   walks without edge properties, so its neighbours come from the in-memory topology;
+//! - an `AppendVertices` of a node with no label, no property map and no earlier binding, whose column nothing
+//!   reads but `id(...)` and the `Traverse` walking on from it, only checks that the vertex exists: its value
+//!   carries the VID and no tags.
+//!
+//! A path alias (`BuildPath`) reads its nodes and edges whole. Names the statement does not bind (`__anon_1`) are
+//! never read by an expression, so anonymous nodes and edges always qualify.
+//!
+//! ```text
+//! before:  Project [id(d)]                       after:  Project [id(d)]
+//!            AppendVertices [d]                            AppendVertices [d; props: none]
+//!              Traverse [v -> d]                             Traverse [v -> d; edge props: none]
+//! ```
+
+use super::{Rule, RuleContext};
+use crate::planner::{Op, PlanNode};
+use quiver_common::expr::Expr;
+use quiver_common::fasthash::FastMap as HashMap;
+
+pub(crate) struct PruneMatchReads;
+
+/// How a column is read.
+#[derive(Clone, Copy, PartialEq, PartialOrd)]
+enum Use {
+    /// Its VID or edge key only (`id(n)`, a walk from it, edge uniqueness).
+    Key,
+    /// Its whole value.
+    Whole,
+}
+
+#[derive(Default)]
+struct Uses(HashMap<String, Use>);
+
+impl Uses {
+    fn mark(&mut self, column: &str, u: Use) {
+        let e = self.0.entry(column.to_string()).or_insert(u);
+        if u > *e {
+            *e = u;
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        let mut whole: HashMap<&str, usize> = HashMap::default();
+        let mut keyed: HashMap<&str, usize> = HashMap::default();
+        e.visit(&mut |x| match x {
+            Expr::InputProp(c) => *whole.entry(c.as_str()).or_default() += 1,
+            Expr::Function { name, args } if args.len() == 1 && name.eq_ignore_ascii_case("id") => {
+                if let Expr::InputProp(c) = &args[0] {
+                    *keyed.entry(c.as_str()).or_default() += 1;
+                }
+            }
+            _ => {}
+        });
+        for (c, n) in whole {
+            self.mark(c, if keyed.get(c) == Some(&n) { Use::Key } else { Use::Whole });
+        }
+    }
+
+    /// Records what `node` and everything under it read; false if an operator is one this rule does not know.
+    fn collect(&mut self, node: &PlanNode) -> bool {
+        let known = match &node.op {
+            Op::Project { yield_clause, filter } => {
+                yield_clause.columns.iter().for_each(|c| self.expr(&c.expr));
+                filter.iter().for_each(|f| self.expr(f));
+                true
+            }
+            Op::Aggregate { keys, yield_clause } => {
+                keys.iter().for_each(|k| self.expr(k));
+                yield_clause.columns.iter().for_each(|c| self.expr(&c.expr));
+                true
+            }
+            Op::Filter(f) | Op::Unwind { expr: f, .. } => {
+                self.expr(f);
+                true
+            }
+            Op::Sort(factors) | Op::TopN { factors, .. } => {
+                factors.iter().for_each(|(e, _)| self.expr(e));
+                true
+            }
+            Op::Limit { .. } | Op::Argument | Op::OptionalJoin { .. } | Op::PatternApply { .. } => true,
+            Op::StartVertices(_) => true,
+            Op::Traverse(t) => {
+                self.mark(&t.from, Use::Key);
+                t.path_edges.iter().for_each(|c| self.mark(c, Use::Key));
+                true
+            }
+            Op::AppendVertices(a) => {
+                if a.node.bound {
+                    self.mark(&a.node.column, Use::Whole);
+                }
+                true
+            }
+            Op::BuildPath(p) => {
+                p.nodes.iter().chain(p.edges.iter().map(|(c, _)| c)).for_each(|c| self.mark(c, Use::Whole));
+                true
+            }
+            _ => false,
+        };
+        known && node.input.as_deref().is_none_or(|i| self.collect(i)) && node.branches.iter().all(|b| self.collect(b))
+    }
+
+    fn reads(&self, column: &str) -> Option<Use> {
+        self.0.get(column).copied()
+    }
+}
+
+/// Prunes the reads under `node` that `uses` shows nobody needs; whether any changed.
+fn prune(node: &mut PlanNode, uses: &Uses) -> bool {
+    let mut changed = false;
+    node.for_each_mut(&mut |n| match &mut n.op {
+        Op::Traverse(t)
+            if t.edge_props && t.edge.props.is_empty() && uses.reads(&t.edge.column) != Some(Use::Whole) =>
+        {
+            t.edge_props = false;
+            changed = true;
+        }
+        Op::AppendVertices(a)
+            if !a.id_only
+                && !a.node.bound
+                && a.node.tags.is_empty()
+                && a.node.props.is_empty()
+                && uses.reads(&a.node.column) != Some(Use::Whole) =>
+        {
+            a.id_only = true;
+            changed = true;
+        }
+        _ => {}
+    });
+    changed
+}
+
+impl Rule for PruneMatchReads {
+    fn name(&self) -> &'static str {
+        "prune_match_reads"
+    }
+
+    fn apply(&self, node: &mut PlanNode, _ctx: &RuleContext<'_>) -> bool {
+        if !matches!(node.op, Op::Project { .. }) {
+            return false;
+        }
+        let mut uses = Uses::default();
+        if !uses.collect(node) {
+            return false;
+        }
+        prune(node, &uses)
+    }
+}
