@@ -1086,6 +1086,28 @@ fn reference_expand(edges: &[EdgeRow], starts: &[i64], hops: &[ExpandHop]) -> BT
     frontier
 }
 
+/// Checks `expand` from `starts` over `hops` (walks, or with `paths` MATCH's paths) against the expected far ends
+/// and their counts: `Count` gives their sum, `Ends` each end once with its count.
+fn check_expand(s: &Space<'_>, starts: &[i64], hops: &[ExpandHop], paths: bool, ends: &BTreeMap<i64, u64>, when: &str) {
+    let total: u64 = ends.values().sum();
+    let req = |output| ExpandRequest {
+        paths,
+        starts: starts.iter().map(|v| iv(*v)).collect(),
+        hops: hops.to_vec(),
+        output,
+        budget: Budget::unlimited(),
+    };
+    let count = s.st.expand(&s.sp, &req(ExpandOutput::Count)).unwrap();
+    assert_eq!(count.paths, total, "{when}: Count, hops {hops:?}");
+    let got = s.st.expand(&s.sp, &req(ExpandOutput::Ends)).unwrap();
+    assert_eq!(got.paths, total, "{when}: Ends, hops {hops:?}");
+    let mut got_ends = BTreeMap::new();
+    for (v, m) in &got.ends {
+        assert!(got_ends.insert(as_int(v), *m).is_none(), "{when}: end {v} listed twice");
+    }
+    assert_eq!(&got_ends, ends, "{when}: hops {hops:?}");
+}
+
 /// `expand` counts paths: with `Count`, the number of paths through every hop; with `Ends`, each far end of the
 /// last hop once with the number of paths reaching it (their sum is `paths`). Start duplicates are separate paths,
 /// a `distinct` hop expands each entering vertex once, `times` repeats a hop, negative types follow in-edges, edges
@@ -1133,24 +1155,7 @@ fn expand_counts_paths(fx: &Fixture) {
     let starts = [3i64, 3, 17, 29, 1000];
     let check = |edges: &[EdgeRow], when: &str| {
         for hops in &cases {
-            let ends = reference_expand(edges, &starts, hops);
-            let paths: u64 = ends.values().sum();
-            let req = |output| ExpandRequest {
-                paths: false,
-                starts: starts.iter().map(|v| iv(*v)).collect(),
-                hops: hops.clone(),
-                output,
-                budget: Budget::unlimited(),
-            };
-            let count = s.st.expand(&s.sp, &req(ExpandOutput::Count)).unwrap();
-            assert_eq!(count.paths, paths, "{when}: Count, hops {hops:?}");
-            let got = s.st.expand(&s.sp, &req(ExpandOutput::Ends)).unwrap();
-            assert_eq!(got.paths, paths, "{when}: Ends, hops {hops:?}");
-            let mut got_ends = BTreeMap::new();
-            for (v, m) in &got.ends {
-                assert!(got_ends.insert(as_int(v), *m).is_none(), "{when}: end {v} listed twice");
-            }
-            assert_eq!(got_ends, ends, "{when}: hops {hops:?}");
+            check_expand(&s, &starts, hops, false, &reference_expand(edges, &starts, hops), when);
         }
     };
     check(&edges, "cold");
@@ -1303,24 +1308,7 @@ fn expand_counts_match_paths(fx: &Fixture) {
     let starts = [3i64, 3, 5, 11, 19, 21, 1000];
     let check = |edges: &[EdgeRow], exists: &BTreeSet<i64>, when: &str| {
         for hops in &cases {
-            let ends = reference_paths(edges, exists, &starts, hops);
-            let paths: u64 = ends.values().sum();
-            let req = |output| ExpandRequest {
-                paths: true,
-                starts: starts.iter().map(|v| iv(*v)).collect(),
-                hops: hops.clone(),
-                output,
-                budget: Budget::unlimited(),
-            };
-            let count = s.st.expand(&s.sp, &req(ExpandOutput::Count)).unwrap();
-            assert_eq!(count.paths, paths, "{when}: Count, hops {hops:?}");
-            let got = s.st.expand(&s.sp, &req(ExpandOutput::Ends)).unwrap();
-            assert_eq!(got.paths, paths, "{when}: Ends, hops {hops:?}");
-            let mut got_ends = BTreeMap::new();
-            for (v, m) in &got.ends {
-                assert!(got_ends.insert(as_int(v), *m).is_none(), "{when}: end {v} listed twice");
-            }
-            assert_eq!(got_ends, ends, "{when}: hops {hops:?}");
+            check_expand(&s, &starts, hops, true, &reference_paths(edges, exists, &starts, hops), when);
         }
     };
     check(&edges, &exists, "dangling edges");

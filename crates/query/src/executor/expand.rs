@@ -12,7 +12,6 @@ pub(super) struct ExpandExecutor;
 impl ExpandExecutor {
     /// A fused GO chain: one storage expansion with a hop per step of each GO.
     pub fn execute(r: &Reads<'_>, e: &ExpandNode) -> QResult<DataSet> {
-        let space = r.space;
         let first = e.gos.first().expect("a chain has a GO");
         let starts = first.starts.clone().expect("the rule fuses chains that start from constants");
         let mut hops = Vec::new();
@@ -24,14 +23,7 @@ impl ExpandExecutor {
                 hops.push(ExpandHop { edge_types, distinct: true, times: g.stmt.max_steps - 1 });
             }
         }
-        let req = ExpandRequest {
-            starts,
-            hops,
-            output: storage_output(&e.output),
-            paths: false,
-            budget: r.req.budget.clone(),
-        };
-        rows(&e.output, r.storage.expand(space, &req)?)
+        count(r, starts, hops, false, &e.output)
     }
 
     /// A fused MATCH path: its paths from the start vertices of every input row, counted in storage.
@@ -47,22 +39,24 @@ impl ExpandExecutor {
             None => Vec::new(),
         };
         let hops = p.hops.iter().map(|t| ExpandHop { edge_types: t.clone(), distinct: false, times: 1 }).collect();
-        let req = ExpandRequest {
-            starts,
-            hops,
-            output: storage_output(&p.output),
-            paths: true,
-            budget: r.req.budget.clone(),
-        };
-        rows(&p.output, r.storage.expand(r.space, &req)?)
+        count(r, starts, hops, true, &p.output)
     }
 }
 
-fn storage_output(o: &CountOutput) -> quiver_api::ExpandOutput {
-    match o {
+/// One storage expansion (of walks, or with `paths` of MATCH's paths), as the rows `output` asks for.
+fn count(
+    r: &Reads<'_>,
+    starts: Vec<Value>,
+    hops: Vec<ExpandHop>,
+    paths: bool,
+    output: &CountOutput,
+) -> QResult<DataSet> {
+    let storage_output = match output {
         CountOutput::Count { .. } => quiver_api::ExpandOutput::Count,
         CountOutput::GroupCount { .. } => quiver_api::ExpandOutput::Ends,
-    }
+    };
+    let req = ExpandRequest { starts, hops, output: storage_output, paths, budget: r.req.budget.clone() };
+    rows(output, r.storage.expand(r.space, &req)?)
 }
 
 /// The rows of a counted expansion: one count, or one row per far end with its count.
