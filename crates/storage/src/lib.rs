@@ -225,43 +225,41 @@ impl EmbeddedStorage {
             SpaceTopology::build(
                 space,
                 &mut |visit| {
-                    for part in 1..=space.partition_num {
-                        let mut err = None;
-                        self.kv
-                            .scan_prefix(&keys::prefix(space.id, part, keys::KIND_EDGE), &mut |k, _| {
-                                let from = &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl];
-                                let r = keys::parse_edge_key_raw(space, k)
-                                    .and_then(|(et, rank, to)| visit(from, et, rank, to));
-                                err = r.err();
-                                err.is_none()
-                            })
-                            .map_err(kv_err)?;
-                        if let Some(e) = err {
-                            return Err(e);
-                        }
-                    }
-                    Ok(())
+                    self.scan_parts(space, keys::KIND_EDGE, &mut |k| {
+                        let from = &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl];
+                        keys::parse_edge_key_raw(space, k).and_then(|(et, rank, to)| visit(from, et, rank, to))?;
+                        Ok(true)
+                    })
                 },
                 &mut |visit| {
-                    for part in 1..=space.partition_num {
-                        let mut err = None;
-                        self.kv
-                            .scan_prefix(&keys::prefix(space.id, part, keys::KIND_VERTEX), &mut |k, _| {
-                                err = visit(&k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl]).err();
-                                err.is_none()
-                            })
-                            .map_err(kv_err)?;
-                        if let Some(e) = err {
-                            return Err(e);
-                        }
-                    }
-                    Ok(())
+                    self.scan_parts(space, keys::KIND_VERTEX, &mut |k| {
+                        visit(&k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl])?;
+                        Ok(true)
+                    })
                 },
             )
         })?;
         let t = Arc::new(RwLock::new(t));
         self.topologies.write().expect("lock poisoned").insert(space.id, t.clone());
         Ok(t)
+    }
+
+    /// Calls `visit` with every key of `kind` in `space`, partition by partition, until it returns `false`; its
+    /// first error stops the scan and is returned.
+    fn scan_parts(&self, space: &SpaceDesc, kind: u8, visit: &mut dyn FnMut(&[u8]) -> QResult<bool>) -> QResult<()> {
+        for part in 1..=space.partition_num {
+            let mut outcome = Ok(true);
+            self.kv
+                .scan_prefix(&keys::prefix(space.id, part, kind), &mut |k, _| {
+                    outcome = visit(k);
+                    matches!(outcome, Ok(true))
+                })
+                .map_err(kv_err)?;
+            if !outcome? {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Vertex and edge counts and memory of a space's topology (building it if needed).
@@ -847,30 +845,16 @@ impl StorageClient for EmbeddedStorage {
             return Ok(out);
         }
         let vl = space.vid_type.key_len();
-        for part in 1..=space.partition_num {
-            let kind = if schema.is_some() { keys::KIND_TAG } else { keys::KIND_VERTEX };
-            let mut err = None;
-            self.kv
-                .scan_prefix(&keys::prefix(space.id, part, kind), &mut |k, _| {
-                    if let Some(s) = schema {
-                        if keys::tag_id_of_key(space, k) != s.id {
-                            return true;
-                        }
-                    }
-                    match keys::decode_vid(space, &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl]) {
-                        Ok(v) => out.push(v),
-                        Err(e) => err = Some(e),
-                    }
-                    err.is_none() && out.len() < limit
-                })
-                .map_err(kv_err)?;
-            if let Some(e) = err {
-                return Err(e);
+        let kind = if schema.is_some() { keys::KIND_TAG } else { keys::KIND_VERTEX };
+        self.scan_parts(space, kind, &mut |k| {
+            if let Some(s) = schema {
+                if keys::tag_id_of_key(space, k) != s.id {
+                    return Ok(true);
+                }
             }
-            if out.len() >= limit {
-                break;
-            }
-        }
+            out.push(keys::decode_vid(space, &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl])?);
+            Ok(out.len() < limit)
+        })?;
         Ok(out)
     }
 

@@ -19,7 +19,6 @@ use quiver_common::expr::Expr;
 use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
 use quiver_common::value::{Edge, Path, Step, Vertex};
 use quiver_common::{QResult, Value};
-use quiver_syntax::ast::PatternDirection;
 
 /// The hidden column of [`argument`]'s one row.
 const ARGUMENT_COLUMN: &str = "__argument";
@@ -167,20 +166,7 @@ impl PatternTraverseExecutor {
         let mut out = DataSet::from_columns(columns, Vec::new());
         let Some(from) = input.column_index(&t.from) else { return Ok(out) };
         let path_columns: Vec<usize> = t.path_edges.iter().filter_map(|c| input.column_index(c)).collect();
-        let direction = match (t.edge.direction, t.reversed) {
-            (PatternDirection::Out, true) => PatternDirection::In,
-            (PatternDirection::In, true) => PatternDirection::Out,
-            (d, _) => d,
-        };
-        let mut edge_types = Vec::new();
-        for s in &t.edge.types {
-            if matches!(direction, PatternDirection::Out | PatternDirection::Both) {
-                edge_types.push((s.id, s.clone()));
-            }
-            if matches!(direction, PatternDirection::In | PatternDirection::Both) {
-                edge_types.push((-s.id, s.clone()));
-            }
-        }
+        let edge_types = t.signed_types();
         let names: HashMap<i32, &str> = t.edge.types.iter().map(|s| (s.id, s.name.as_str())).collect();
         let want: Vec<(&str, Value)> =
             t.edge.props.iter().map(|(k, e)| Ok((k.as_str(), eval(e, &NoRow(req))?))).collect::<QResult<_>>()?;

@@ -18,17 +18,13 @@
 //!              Go [FROM "a" OVER e]
 //! ```
 
-use super::{cannot_fail, has_ttl, is_far_end, Rule, RuleContext};
+use super::{cannot_fail, has_ttl, is_count_star, is_far_end, Rule, RuleContext};
 use crate::planner::{CountOutput, ExpandNode, Op, PlanNode};
 use crate::validator::BoundGo;
 use quiver_common::expr::Expr;
 use quiver_syntax::ast::{FromClause, GoStatement};
 
 pub(crate) struct FuseCountTraversal;
-
-fn is_count_star(e: &Expr) -> bool {
-    matches!(e, Expr::Aggregate { name, arg: None, distinct: false } if name.eq_ignore_ascii_case("count"))
-}
 
 fn fusable(g: &GoStatement) -> bool {
     let Some(y) = &g.yield_clause else { return false };

@@ -24,27 +24,11 @@
 //!                    Argument
 //! ```
 
-use super::{has_ttl, Rule, RuleContext};
+use super::{has_ttl, id_of, is_count_star, Rule, RuleContext};
 use crate::planner::{CountOutput, Op, PathCountNode, PlanNode};
-use quiver_common::expr::Expr;
 use quiver_common::pattern::PatternDirection;
 
 pub(crate) struct FuseMatchCount;
-
-fn is_count_star(e: &Expr) -> bool {
-    matches!(e, Expr::Aggregate { name, arg: None, distinct: false } if name.eq_ignore_ascii_case("count"))
-}
-
-/// `id($-.column)`'s column.
-fn id_of(e: &Expr) -> Option<&str> {
-    match e {
-        Expr::Function { name, args } if args.len() == 1 && name.eq_ignore_ascii_case("id") => match &args[0] {
-            Expr::InputProp(c) => Some(c),
-            _ => None,
-        },
-        _ => None,
-    }
-}
 
 /// A qualifying chain: the start node's column, the signed edge types of each hop and its description.
 struct Chain {
@@ -76,21 +60,8 @@ fn chain(node: &PlanNode) -> Option<Chain> {
                 if tr.to != a.from || e.range.is_some() || !e.props.is_empty() || e.types.iter().any(has_ttl) {
                     return None;
                 }
-                let direction = match (e.direction, tr.reversed) {
-                    (PatternDirection::Out, true) => PatternDirection::In,
-                    (PatternDirection::In, true) => PatternDirection::Out,
-                    (d, _) => d,
-                };
-                let mut types = Vec::new();
-                for s in &e.types {
-                    if matches!(direction, PatternDirection::Out | PatternDirection::Both) {
-                        types.push(s.id);
-                    }
-                    if matches!(direction, PatternDirection::In | PatternDirection::Both) {
-                        types.push(-s.id);
-                    }
-                }
-                let dir = match direction {
+                let types: Vec<i32> = tr.signed_types().into_iter().map(|(t, _)| t).collect();
+                let dir = match tr.walked_direction() {
                     PatternDirection::Out => "out",
                     PatternDirection::In => "in",
                     PatternDirection::Both => "both",

@@ -71,6 +71,22 @@ pub(crate) fn optimize(plan: &mut PlanNode, ctx: &RuleContext<'_>, disabled: &[S
     applied
 }
 
+/// Whether `e` is `COUNT(*)` (no DISTINCT).
+pub(crate) fn is_count_star(e: &Expr) -> bool {
+    matches!(e, Expr::Aggregate { name, arg: None, distinct: false } if name.eq_ignore_ascii_case("count"))
+}
+
+/// The column `e` reads the id of, when `e` is `id($-.column)`.
+pub(crate) fn id_of(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Function { name, args } if args.len() == 1 && name.eq_ignore_ascii_case("id") => match &args[0] {
+            Expr::InputProp(c) => Some(c),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Whether rows of `s` expire (the in-memory topology and a fused count cannot tell which did).
 pub(crate) fn has_ttl(s: &quiver_api::SchemaRef) -> bool {
     s.ttl_duration > 0 && !s.ttl_col.is_empty()

@@ -17,7 +17,7 @@
 //!              Traverse [v -> d]                             Traverse [v -> d; edge props: none]
 //! ```
 
-use super::{Rule, RuleContext};
+use super::{id_of, Rule, RuleContext};
 use crate::planner::{Op, PlanNode};
 use quiver_common::expr::Expr;
 use quiver_common::fasthash::FastMap as HashMap;
@@ -49,12 +49,11 @@ impl Uses {
         let mut keyed: HashMap<&str, usize> = HashMap::default();
         e.visit(&mut |x| match x {
             Expr::InputProp(c) => *whole.entry(c.as_str()).or_default() += 1,
-            Expr::Function { name, args } if args.len() == 1 && name.eq_ignore_ascii_case("id") => {
-                if let Expr::InputProp(c) = &args[0] {
-                    *keyed.entry(c.as_str()).or_default() += 1;
+            x => {
+                if let Some(c) = id_of(x) {
+                    *keyed.entry(c).or_default() += 1;
                 }
             }
-            _ => {}
         });
         for (c, n) in whole {
             self.mark(c, if keyed.get(c) == Some(&n) { Use::Key } else { Use::Whole });

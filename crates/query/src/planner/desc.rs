@@ -271,10 +271,10 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             d.push(("from".into(), t.from.clone()));
             d.push(("edge".into(), t.edge.column.clone()));
             d.push(("types".into(), join(t.edge.types.iter().map(|s| &s.name))));
-            let dir = match (t.edge.direction, t.reversed) {
-                (PatternDirection::Both, _) => "both",
-                (PatternDirection::Out, false) | (PatternDirection::In, true) => "out",
-                _ => "in",
+            let dir = match t.walked_direction() {
+                PatternDirection::Both => "both",
+                PatternDirection::Out => "out",
+                PatternDirection::In => "in",
             };
             d.push(("direction".into(), dir.into()));
             if let Some((min, max)) = t.edge.range {

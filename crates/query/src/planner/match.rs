@@ -10,6 +10,7 @@ use super::{Op, PlanNode};
 use crate::validator::{BoundEdge, BoundMatch, BoundNode, BoundPath, BoundProjection, MatchStage, Start};
 use quiver_api::SchemaRef;
 use quiver_common::expr::Expr;
+use quiver_common::pattern::PatternDirection;
 use quiver_common::Value;
 use std::sync::Arc;
 
@@ -36,6 +37,32 @@ pub(crate) struct TraverseNode {
     pub path_edges: Vec<String>,
     /// Whether the edges are read with their properties (`prune_match_reads` clears it when nothing reads them).
     pub edge_props: bool,
+}
+
+impl TraverseNode {
+    /// The direction the edges are followed in, walking from `from` (the pattern's, turned round when reversed).
+    pub fn walked_direction(&self) -> PatternDirection {
+        match (self.edge.direction, self.reversed) {
+            (PatternDirection::Out, true) => PatternDirection::In,
+            (PatternDirection::In, true) => PatternDirection::Out,
+            (d, _) => d,
+        }
+    }
+
+    /// The signed edge types followed (positive: out-edges, negative: in-edges), each with its schema.
+    pub fn signed_types(&self) -> Vec<(i32, SchemaRef)> {
+        let direction = self.walked_direction();
+        let mut out = Vec::new();
+        for s in &self.edge.types {
+            if matches!(direction, PatternDirection::Out | PatternDirection::Both) {
+                out.push((s.id, s.clone()));
+            }
+            if matches!(direction, PatternDirection::In | PatternDirection::Both) {
+                out.push((-s.id, s.clone()));
+            }
+        }
+        out
+    }
 }
 
 /// The vertex of the VID in column `from`, checked against `node`.
