@@ -9,6 +9,7 @@ use crate::eval::as_f64;
 use crate::value::{NullKind, Value, Vertex};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 fn arity(name: &str, args: &[Value], min: usize, max: usize) -> QResult<()> {
     if args.len() < min || args.len() > max {
@@ -434,10 +435,10 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 // read reversely, `src` is the vertex it was read from), unlike `src()` and `dst()`.
                 Value::Edge(e) => {
                     let vid = if name == "startnode" { &e.src } else { &e.dst };
-                    Value::Vertex(Box::new(Vertex { vid: vid.clone(), tags: Vec::new() }))
+                    Value::Vertex(Arc::new(Vertex { vid: vid.clone(), tags: Vec::new() }))
                 }
                 Value::Path(p) => {
-                    Value::Vertex(Box::new(if name == "startnode" { p.src.clone() } else { p.end().clone() }))
+                    Value::Vertex(Arc::new(if name == "startnode" { p.src.clone() } else { p.end().clone() }))
                 }
                 Value::Null(_) => Value::NULL,
                 Value::Empty => Value::Empty,
@@ -448,10 +449,10 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
             let a = known!();
             arity(name, &a, 1, 1).map(|_| match &a[0] {
                 Value::Path(p) if name == "nodes" => {
-                    Value::List(p.nodes().into_iter().map(|v| Value::Vertex(Box::new(v))).collect())
+                    Value::List(p.nodes().into_iter().map(|v| Value::Vertex(Arc::new(v))).collect())
                 }
                 Value::Path(p) => {
-                    Value::List(p.relationships().into_iter().map(|e| Value::Edge(Box::new(e))).collect())
+                    Value::List(p.relationships().into_iter().map(|e| Value::Edge(Arc::new(e))).collect())
                 }
                 Value::Null(_) => Value::NULL,
                 _ => Value::Null(NullKind::BadType),
@@ -464,7 +465,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 Value::Path(p) => match name {
                     "hassameedgeinpath" => Value::Bool(p.has_duplicate_edges()),
                     "hassamevertexinpath" => Value::Bool(p.has_duplicate_vertices()),
-                    _ => Value::Path(Box::new(p.reversed())),
+                    _ => Value::Path(Arc::new(p.reversed())),
                 },
                 _ => Value::Null(NullKind::BadType),
             })
@@ -731,11 +732,11 @@ mod tests {
 
     /// 1 -> 2 <- 3 (the edge 3 -> 2 walked against its direction).
     fn path() -> Value {
-        Value::Path(Box::new(Path { src: vertex(1), steps: vec![step(2, 7), step(3, -7)] }))
+        Value::Path(Arc::new(Path { src: vertex(1), steps: vec![step(2, 7), step(3, -7)] }))
     }
 
     fn alone() -> Value {
-        Value::Path(Box::new(Path { src: vertex(1), steps: vec![] }))
+        Value::Path(Arc::new(Path { src: vertex(1), steps: vec![] }))
     }
 
     fn vids(list: &Value) -> Vec<Value> {
@@ -803,16 +804,16 @@ mod tests {
 
     #[test]
     fn start_and_end_nodes_of_paths_and_edges() {
-        assert_eq!(one("startNode", path()), Value::Vertex(Box::new(vertex(1))));
-        assert_eq!(one("endNode", path()), Value::Vertex(Box::new(vertex(3))));
-        assert_eq!(one("endnode", alone()), Value::Vertex(Box::new(vertex(1))));
+        assert_eq!(one("startNode", path()), Value::Vertex(Arc::new(vertex(1))));
+        assert_eq!(one("endNode", path()), Value::Vertex(Arc::new(vertex(3))));
+        assert_eq!(one("endnode", alone()), Value::Vertex(Arc::new(vertex(1))));
         // An edge's ends are vertices without tags, as the edge holds them (NebulaGraph's `Vertex(edge.src, {})`).
         let Value::List(rels) = one("relationships", path()) else { unreachable!() };
         assert_eq!(one("startNode", rels[1].clone()).to_string(), "(2)");
         assert_eq!(one("endNode", rels[1].clone()).to_string(), "(3)");
         assert_eq!(one("startNode", Value::NULL), Value::NULL);
         assert_eq!(one("endNode", Value::Int(1)), bad_type());
-        assert_eq!(one("startNode", Value::Vertex(Box::new(vertex(1)))), bad_type());
+        assert_eq!(one("startNode", Value::Vertex(Arc::new(vertex(1)))), bad_type());
     }
 
     #[test]
@@ -820,11 +821,11 @@ mod tests {
         assert_eq!(one("hasSameEdgeInPath", path()), Value::Bool(false));
         assert_eq!(one("hasSameVertexInPath", path()), Value::Bool(false));
         // 1 -> 2 then back over the same edge: the same edge and the same vertex twice.
-        let there_and_back = Value::Path(Box::new(Path { src: vertex(1), steps: vec![step(2, 7), step(1, -7)] }));
+        let there_and_back = Value::Path(Arc::new(Path { src: vertex(1), steps: vec![step(2, 7), step(1, -7)] }));
         assert_eq!(one("hassameedgeinpath", there_and_back.clone()), Value::Bool(true));
         assert_eq!(one("hassamevertexinpath", there_and_back), Value::Bool(true));
         // 1 -> 2 -> 1 over two edges: a vertex twice, no edge twice.
-        let round = Value::Path(Box::new(Path { src: vertex(1), steps: vec![step(2, 7), step(1, 7)] }));
+        let round = Value::Path(Arc::new(Path { src: vertex(1), steps: vec![step(2, 7), step(1, 7)] }));
         assert_eq!(one("hasSameEdgeInPath", round.clone()), Value::Bool(false));
         assert_eq!(one("hasSameVertexInPath", round), Value::Bool(true));
         assert_eq!(one("hasSameEdgeInPath", alone()), Value::Bool(false));

@@ -7,6 +7,7 @@ pub use smol_str::SmolStr;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// The kinds of NULL NebulaGraph distinguishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -39,9 +40,10 @@ pub enum Value {
     /// Kept sorted and free of duplicates.
     Set(Vec<Value>),
     Map(BTreeMap<String, Value>),
-    Vertex(Box<Vertex>),
-    Edge(Box<Edge>),
-    Path(Box<Path>),
+    /// Shared: rows that carry the same node or edge (every row of a path through it) copy a pointer.
+    Vertex(Arc<Vertex>),
+    Edge(Arc<Edge>),
+    Path(Arc<Path>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -63,7 +65,8 @@ pub struct Edge {
     pub dst: Value,
     /// Positive for an edge read in its stored direction, negative when read reversely (as in NebulaGraph).
     pub edge_type: i32,
-    pub name: String,
+    /// Inline (no allocation per edge read) for names up to 23 bytes.
+    pub name: SmolStr,
     pub ranking: i64,
     pub props: BTreeMap<String, Value>,
 }
@@ -75,7 +78,8 @@ pub struct Step {
     /// Positive when the edge was walked in its stored direction (from the previous vertex to `dst`), negative
     /// when it was walked against it (the edge is stored from `dst` to the previous vertex).
     pub edge_type: i32,
-    pub name: String,
+    /// Inline (no allocation per edge read) for names up to 23 bytes.
+    pub name: SmolStr,
     pub ranking: i64,
     pub props: BTreeMap<String, Value>,
 }
@@ -398,7 +402,7 @@ impl Value {
             Value::Vertex(v) => vertex_meta(v),
             Value::Edge(e) => json!({"type": "edge", "id": {
                 "src": e.src.to_json(), "dst": e.dst.to_json(), "type": e.edge_type,
-                "name": e.name, "ranking": e.ranking}}),
+                "name": e.name.as_str(), "ranking": e.ranking}}),
             // NebulaGraph's `Path::getMetaData`: vertex and edge entries alternating as in the row. An edge's id has
             // the step's signed type, from the vertex the step leaves to the one it reaches (walk order, not the
             // stored direction).
@@ -409,7 +413,7 @@ impl Value {
                 for s in &p.steps {
                     items.push(json!({"type": "edge", "id": {
                         "src": from.to_json(), "dst": s.dst.vid.to_json(), "type": s.edge_type,
-                        "name": s.name, "ranking": s.ranking}}));
+                        "name": s.name.as_str(), "ranking": s.ranking}}));
                     items.push(vertex_meta(&s.dst));
                     from = &s.dst.vid;
                 }
@@ -657,9 +661,9 @@ mod tests {
             props: BTreeMap::from([("p".to_string(), inner)]),
         };
         // Properties are of the schema's types, never containers: an edge is one level whatever it holds.
-        assert_eq!(Value::Edge(Box::new(edge)).depth(), 1);
+        assert_eq!(Value::Edge(Arc::new(edge)).depth(), 1);
         let vertex = Vertex { vid: Value::str("v"), tags: vec![Tag { name: "t".into(), props: BTreeMap::new() }] };
-        assert_eq!(Value::List(vec![Value::Vertex(Box::new(vertex))]).depth(), 2);
+        assert_eq!(Value::List(vec![Value::Vertex(Arc::new(vertex))]).depth(), 2);
         // Walked without recursion: as deep as the value is, wherever its deepest branch is.
         let mut deep = Value::List(vec![]);
         for i in 0..1000 {
@@ -694,25 +698,25 @@ mod tests {
 
     #[test]
     fn paths_print_as_nebula_console_does() {
-        let p = Value::Path(Box::new(tim_tony_manu()));
+        let p = Value::Path(Arc::new(tim_tony_manu()));
         assert_eq!(
             p.to_string(),
             r#"<("Tim Duncan" :player{age: 42, name: "Tim Duncan"})-[:like@0 {likeness: 95}]->("Tony Parker" :player{age: 36})<-[:like@0 {likeness: 95}]-("Manu Ginobili")>"#
         );
         let alone = Path { src: Vertex { vid: Value::Int(7), tags: vec![] }, steps: vec![] };
-        assert_eq!(Value::Path(Box::new(alone)).to_string(), "<(7)>");
+        assert_eq!(Value::Path(Arc::new(alone)).to_string(), "<(7)>");
         let no_props = Path {
             src: Vertex { vid: Value::Int(1), tags: vec![] },
             steps: vec![step(Vertex { vid: Value::Int(2), tags: vec![] }, 1, "e", -3, &[])],
         };
-        assert_eq!(Value::Path(Box::new(no_props)).to_string(), "<(1)-[:e@-3 {}]->(2)>");
+        assert_eq!(Value::Path(Arc::new(no_props)).to_string(), "<(1)-[:e@-3 {}]->(2)>");
         assert_eq!(p.type_name(), "path");
     }
 
     #[test]
     fn paths_as_execute_json_rows_and_meta() {
         // NebulaGraph's ValueToJsonTest `path`, case for case.
-        let p = Value::Path(Box::new(Path {
+        let p = Value::Path(Arc::new(Path {
             src: vertex("v1", "tagName", &[("prop1", Value::Int(1))]),
             steps: vec![step(
                 vertex(
@@ -743,7 +747,7 @@ mod tests {
             ])
         );
         // A step against the stored direction: the edge's id is in walk order with the negative type.
-        let meta = Value::Path(Box::new(tim_tony_manu())).to_json_meta();
+        let meta = Value::Path(Arc::new(tim_tony_manu())).to_json_meta();
         assert_eq!(
             meta[3],
             serde_json::json!({"id": {"src": "Tony Parker", "dst": "Manu Ginobili", "type": -5, "name": "like",
@@ -774,7 +778,7 @@ mod tests {
             (&Value::str("Tony Parker"), &Value::str("Manu Ginobili"), -5)
         );
         assert_eq!(
-            Value::Edge(Box::new(rels[1].clone())).to_string(),
+            Value::Edge(Arc::new(rels[1].clone())).to_string(),
             r#"[:like "Manu Ginobili"->"Tony Parker" @0 {likeness: 95}]"#
         );
 
@@ -783,7 +787,7 @@ mod tests {
         let walked: Vec<(Value, i32)> = r.steps.iter().map(|s| (s.dst.vid.clone(), s.edge_type)).collect();
         assert_eq!(walked, vec![(Value::str("Tony Parker"), 5), (Value::str("Tim Duncan"), -5)]);
         assert_eq!(
-            Value::Path(Box::new(r.clone())).to_string(),
+            Value::Path(Arc::new(r.clone())).to_string(),
             r#"<("Manu Ginobili")-[:like@0 {likeness: 95}]->("Tony Parker" :player{age: 36})<-[:like@0 {likeness: 95}]-("Tim Duncan" :player{age: 42, name: "Tim Duncan"})>"#
         );
         assert_eq!(r.reversed(), p);
@@ -811,10 +815,10 @@ mod tests {
         let state = RandomState::new();
         let hash = |v: &Value| state.hash_one(v);
         let p = tim_tony_manu();
-        let v = |p: &Path| Value::Path(Box::new(p.clone()));
+        let v = |p: &Path| Value::Path(Arc::new(p.clone()));
         // After edges, before lists.
         assert_eq!(v(&p).total_cmp(&Value::List(vec![])), Ordering::Less);
-        let edge = Value::Edge(Box::new(p.relationships()[0].clone()));
+        let edge = Value::Edge(Arc::new(p.relationships()[0].clone()));
         assert_eq!(v(&p).total_cmp(&edge), Ordering::Greater);
         // A prefix first; then by the vertex reached, the type without its sign, the rank.
         let prefix = Path { src: p.src.clone(), steps: p.steps[..1].to_vec() };
@@ -846,7 +850,7 @@ mod tests {
 
     #[test]
     fn a_path_is_one_level_deep() {
-        let p = Value::Path(Box::new(tim_tony_manu()));
+        let p = Value::Path(Arc::new(tim_tony_manu()));
         assert_eq!(p.depth(), 1);
         assert_eq!(Value::List(vec![p.clone()]).depth(), 2);
         assert_eq!(Value::Map(BTreeMap::from([("p".to_string(), Value::List(vec![p]))])).depth(), 3);

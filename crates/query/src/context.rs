@@ -6,6 +6,7 @@ use quiver_common::eval::EvalContext;
 use quiver_common::expr::{EdgeMeta, VertexRef};
 use quiver_common::value::{Edge, Tag, Vertex};
 use quiver_common::{QError, QResult, Value};
+use std::sync::Arc;
 
 /// Parameters only.
 pub struct ParamContext<'a> {
@@ -48,7 +49,7 @@ impl EvalContext for VertexContext<'_> {
 
     fn vertex(&self, which: VertexRef) -> QResult<Value> {
         match which {
-            VertexRef::Current => Ok(Value::Vertex(Box::new(self.vertex.clone()))),
+            VertexRef::Current => Ok(Value::Vertex(Arc::new(self.vertex.clone()))),
             _ => Err(QError::semantic("unsupported src/dst property expression in yield.")),
         }
     }
@@ -85,7 +86,7 @@ impl EvalContext for EdgeContext<'_> {
     }
 
     fn edge(&self) -> QResult<Value> {
-        Ok(Value::Edge(Box::new(self.edge.clone())))
+        Ok(Value::Edge(Arc::new(self.edge.clone())))
     }
 }
 

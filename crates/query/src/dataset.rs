@@ -131,6 +131,21 @@ impl DataSet {
         self.len += 1;
     }
 
+    /// Appends row `row` of `input`, whose columns are this table's first ones, then `extra` for the others:
+    /// a row extended without being copied out first.
+    pub fn push_extended(&mut self, input: &DataSet, row: usize, extra: impl IntoIterator<Item = Value>) {
+        let width = input.data.len();
+        for (c, col) in self.data[..width].iter_mut().zip(&input.data) {
+            c.push(col[row].clone());
+        }
+        let mut values = extra.into_iter();
+        for c in &mut self.data[width..] {
+            c.push(values.next().expect("a row as wide as the columns"));
+        }
+        assert!(values.next().is_none(), "a row as wide as the columns");
+        self.len += 1;
+    }
+
     /// Appends one row whose values `value` gives column by column; when it fails on a column, nothing is
     /// appended and its error is returned.
     pub fn push_row_with<E>(&mut self, mut value: impl FnMut(usize) -> Result<Value, E>) -> Result<(), E> {

@@ -253,7 +253,7 @@ mod tests {
         };
         let ds = DataSet::new(
             vec!["p".into(), "v".into(), "e".into()],
-            vec![vec![Value::Path(Box::new(path)), Value::Vertex(Box::new(tim)), Value::Edge(Box::new(edge))]],
+            vec![vec![Value::Path(Arc::new(path)), Value::Vertex(Arc::new(tim)), Value::Edge(Arc::new(edge))]],
         );
         let body = response_json(&Ok(ds), Some("nba"), 7);
         let edge_meta = json!({"type": "edge", "id": {"src": "Tim Duncan", "dst": "Tony Parker", "type": 3,

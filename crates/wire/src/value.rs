@@ -6,9 +6,10 @@
 
 use crate::compact::{DResult, DecodeError, Decoder, Encoder};
 use quiver_common::datetime::{Date, DateTime, Duration, Time};
-use quiver_common::value::{Edge, NullKind, Path, Step, Tag, Vertex};
+use quiver_common::value::{Edge, NullKind, Path, SmolStr, Step, Tag, Vertex};
 use quiver_common::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use thrift::protocol::TType;
 
 fn null_code(k: NullKind) -> i32 {
@@ -259,9 +260,9 @@ pub fn decode_value(d: &mut Decoder) -> DResult<Value> {
             (6, TType::Struct) => Value::Date(decode_date(d)?),
             (7, TType::Struct) => Value::Time(decode_time(d)?),
             (8, TType::Struct) => Value::DateTime(decode_datetime(d)?),
-            (9, TType::Struct) => Value::Vertex(Box::new(decode_vertex(d)?)),
-            (10, TType::Struct) => Value::Edge(Box::new(decode_edge(d)?)),
-            (11, TType::Struct) => Value::Path(Box::new(decode_path(d)?)),
+            (9, TType::Struct) => Value::Vertex(Arc::new(decode_vertex(d)?)),
+            (10, TType::Struct) => Value::Edge(Arc::new(decode_edge(d)?)),
+            (11, TType::Struct) => Value::Path(Arc::new(decode_path(d)?)),
             (12, TType::Struct) => Value::List(decode_wrapped_list(d, false)?),
             (13, TType::Struct) => Value::Map(decode_wrapped_map(d)?),
             (14, TType::Struct) => Value::set_from(decode_wrapped_list(d, true)?),
@@ -449,7 +450,7 @@ fn decode_edge(d: &mut Decoder) -> DResult<Edge> {
         src: Value::Empty,
         dst: Value::Empty,
         edge_type: 0,
-        name: String::new(),
+        name: SmolStr::default(),
         ranking: 0,
         props: BTreeMap::new(),
     };
@@ -458,7 +459,7 @@ fn decode_edge(d: &mut Decoder) -> DResult<Edge> {
             (1, TType::Struct) => edge.src = decode_value(d)?,
             (2, TType::Struct) => edge.dst = decode_value(d)?,
             (3, TType::I32) => edge.edge_type = d.i32()?,
-            (4, TType::String) => edge.name = d.string()?,
+            (4, TType::String) => edge.name = d.string()?.into(),
             (5, TType::I64) => edge.ranking = d.i64()?,
             (6, TType::Map) => edge.props = decode_props(d)?,
             _ => return Ok(false),
@@ -493,7 +494,7 @@ fn decode_step(d: &mut Decoder) -> DResult<Step> {
     let mut step = Step {
         dst: Vertex { vid: Value::Empty, tags: Vec::new() },
         edge_type: 0,
-        name: String::new(),
+        name: SmolStr::default(),
         ranking: 0,
         props: BTreeMap::new(),
     };
@@ -501,7 +502,7 @@ fn decode_step(d: &mut Decoder) -> DResult<Step> {
         match (id, t) {
             (1, TType::Struct) => step.dst = decode_vertex(d)?,
             (2, TType::I32) => step.edge_type = d.i32()?,
-            (3, TType::String) => step.name = d.string()?,
+            (3, TType::String) => step.name = d.string()?.into(),
             (4, TType::I64) => step.ranking = d.i64()?,
             (5, TType::Map) => step.props = decode_props(d)?,
             _ => return Ok(false),
@@ -549,11 +550,11 @@ mod tests {
             Value::List(vec![Value::Int(1), Value::List(vec![Value::Empty])]),
             Value::set_from(vec![Value::Int(2), Value::Int(1)]),
             Value::Map(props.clone()),
-            Value::Vertex(Box::new(Vertex {
+            Value::Vertex(Arc::new(Vertex {
                 vid: Value::str("v"),
                 tags: vec![Tag { name: "player".into(), props: props.clone() }],
             })),
-            Value::Edge(Box::new(Edge {
+            Value::Edge(Arc::new(Edge {
                 src: Value::Int(1),
                 dst: Value::Int(2),
                 edge_type: -3,
@@ -561,7 +562,7 @@ mod tests {
                 ranking: 9,
                 props: props.clone(),
             })),
-            Value::Path(Box::new(Path {
+            Value::Path(Arc::new(Path {
                 src: Vertex { vid: Value::str("a"), tags: vec![Tag { name: "player".into(), props: props.clone() }] },
                 steps: vec![
                     Step {
@@ -583,7 +584,7 @@ mod tests {
                     },
                 ],
             })),
-            Value::Path(Box::new(Path { src: Vertex { vid: Value::Int(1), tags: vec![] }, steps: vec![] })),
+            Value::Path(Arc::new(Path { src: Vertex { vid: Value::Int(1), tags: vec![] }, steps: vec![] })),
         ]
     }
 
@@ -599,7 +600,7 @@ mod tests {
 
     #[test]
     fn a_path_is_laid_out_as_common_thrift_path_and_step() {
-        let path = Value::Path(Box::new(Path {
+        let path = Value::Path(Arc::new(Path {
             src: Vertex { vid: Value::Int(1), tags: vec![] },
             steps: vec![Step {
                 dst: Vertex { vid: Value::Int(2), tags: vec![] },

@@ -78,7 +78,7 @@ pub(super) fn edge_of(key: &EdgeKeyVal, schema: &SchemaRef, props: Props) -> Edg
         src: key.src.clone(),
         dst: key.dst.clone(),
         edge_type: schema.id,
-        name: schema.name.clone(),
+        name: schema.name.as_str().into(),
         ranking: key.rank,
         props,
     }

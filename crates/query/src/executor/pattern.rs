@@ -19,6 +19,7 @@ use quiver_common::expr::Expr;
 use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
 use quiver_common::value::{Edge, Path, Step, Vertex};
 use quiver_common::{QResult, Value};
+use std::sync::Arc;
 
 /// The hidden column of [`argument`]'s one row.
 const ARGUMENT_COLUMN: &str = "__argument";
@@ -63,15 +64,20 @@ impl<'a> NodeCheck<'a> {
 }
 
 /// Vertices of `vids` with every tag and property; absent vertices are missing from the map.
-fn read_vertices(r: &Reads<'_>, tags: &[SchemaRef], vids: Vec<Value>) -> QResult<HashMap<Value, Vertex>> {
+fn read_vertices(
+    r: &Reads<'_>,
+    tags: &[SchemaRef],
+    props: &PropSelection,
+    vids: Vec<Value>,
+) -> QResult<HashMap<Value, Arc<Vertex>>> {
     let mut out = HashMap::default();
     if vids.is_empty() {
         return Ok(out);
     }
-    for data in r.storage.get_vertices(r.space, &vids, tags, &PropSelection::All)?.into_iter().flatten() {
+    for data in r.storage.get_vertices(r.space, &vids, tags, props)?.into_iter().flatten() {
         let vertex =
             make_vertex(data.vid.clone(), data.tags.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect());
-        out.insert(data.vid, vertex);
+        out.insert(data.vid, Arc::new(vertex));
     }
     Ok(out)
 }
@@ -110,13 +116,9 @@ impl StartVerticesExecutor {
             Start::ScanAll | Start::Bound => r.storage.scan_vertices(r.space, None, usize::MAX)?,
         };
         let check = NodeCheck::new(&s.node, req)?;
-        let mut vertices = read_vertices(r, &s.tags, vids.clone())?;
-        let found: Vec<Value> = vids
-            .iter()
-            .filter_map(|v| vertices.remove(v))
-            .filter(|v| check.admits(v))
-            .map(|v| Value::Vertex(Box::new(v)))
-            .collect();
+        let mut vertices = read_vertices(r, &s.tags, &PropSelection::All, vids.clone())?;
+        let found: Vec<Value> =
+            vids.iter().filter_map(|v| vertices.remove(v)).filter(|v| check.admits(v)).map(Value::Vertex).collect();
         let one = argument();
         let input = input.unwrap_or(&one);
         let mut columns = input.columns().to_vec();
@@ -151,7 +153,7 @@ fn used_in(v: &Value, e: &Edge) -> bool {
 /// A walk in progress: the input row it extends, the edges taken (in walk order) and the vertex reached.
 struct Walk {
     row: usize,
-    edges: Vec<Edge>,
+    edges: Vec<Arc<Edge>>,
     at: Value,
 }
 
@@ -174,18 +176,16 @@ impl PatternTraverseExecutor {
         let list = t.edge.range.is_some();
         let mut meter = Meter::new(&req.budget);
         let emit = |out: &mut DataSet, w: &Walk| {
-            let mut values = input.row(w.row);
-            if list {
-                let mut edges: Vec<Value> = w.edges.iter().map(|e| Value::Edge(Box::new(e.clone()))).collect();
+            let edge = if list {
+                let mut edges: Vec<Value> = w.edges.iter().map(|e| Value::Edge(e.clone())).collect();
                 if t.reversed {
                     edges.reverse();
                 }
-                values.push(Value::List(edges));
+                Value::List(edges)
             } else {
-                values.push(Value::Edge(Box::new(w.edges[0].clone())));
-            }
-            values.push(w.at.clone());
-            out.push_row(values);
+                Value::Edge(w.edges[0].clone())
+            };
+            out.push_extended(input, w.row, [edge, w.at.clone()]);
         };
         let mut frontier: Vec<Walk> = (0..input.len())
             .filter_map(|row| {
@@ -215,7 +215,7 @@ impl PatternTraverseExecutor {
                     budget: req.budget.clone(),
                 },
             )?;
-            let mut adjacent: HashMap<Value, Vec<(Edge, Value)>> = HashMap::default();
+            let mut adjacent: HashMap<Value, Vec<(Arc<Edge>, Value)>> = HashMap::default();
             for n in neighbors {
                 let stored = n.edge_type.abs();
                 let props = n.props.as_ref().map(PropRow::to_map).unwrap_or_default();
@@ -225,14 +225,14 @@ impl PatternTraverseExecutor {
                     src,
                     dst,
                     edge_type: stored,
-                    name: names.get(&stored).copied().unwrap_or_default().to_string(),
+                    name: names.get(&stored).copied().unwrap_or_default().into(),
                     ranking: n.rank,
                     props,
                 };
                 if !edge_props_match(&edge, &want) {
                     continue;
                 }
-                adjacent.entry(n.from).or_default().push((edge, far));
+                adjacent.entry(n.from).or_default().push((Arc::new(edge), far));
             }
             let mut next = Vec::new();
             for w in &frontier {
@@ -245,6 +245,11 @@ impl PatternTraverseExecutor {
                     }
                     // Every walk made counts, kept or not: an unbounded `*` stops at the query's bounds.
                     meter.tick()?;
+                    if !list {
+                        // One step, the last: the row is the walk's only trace.
+                        out.push_extended(input, w.row, [Value::Edge(e.clone()), far.clone()]);
+                        continue;
+                    }
                     let mut taken = w.edges.clone();
                     taken.push(e.clone());
                     let walk = Walk { row: w.row, edges: taken, at: far.clone() };
@@ -299,7 +304,8 @@ impl AppendVerticesExecutor {
         let vids = distinct(
             (0..input.len()).filter_map(|row| vid_of(input.value(row, from)).filter(|v| valid_vid(r, v)).cloned()),
         );
-        let vertices = read_vertices(r, if a.id_only { &[] } else { &a.tags }, vids)?;
+        let props = a.props.clone().map_or(PropSelection::All, PropSelection::Only);
+        let vertices = read_vertices(r, if a.id_only { &[] } else { &a.tags }, &props, vids)?;
         let mut out = DataSet::from_columns(input.columns().to_vec(), Vec::new());
         for row in 0..input.len() {
             meter.tick()?;
@@ -307,9 +313,13 @@ impl AppendVerticesExecutor {
             if !check.admits(v) {
                 continue;
             }
-            let mut values = input.row(row);
-            values[from] = Value::Vertex(Box::new(v.clone()));
-            out.push_row(values);
+            let _ = out.push_row_with(|c| {
+                Ok::<_, std::convert::Infallible>(if c == from {
+                    Value::Vertex(v.clone())
+                } else {
+                    input.value(row, c).clone()
+                })
+            });
         }
         Ok(out)
     }
@@ -347,7 +357,7 @@ impl BuildPathExecutor {
                 }
             }
         }
-        let inner = read_vertices(r, &p.tags, distinct(inner))?;
+        let inner = read_vertices(r, &p.tags, &PropSelection::All, distinct(inner))?;
         let mut columns = input.columns().to_vec();
         columns.push(p.alias.clone());
         let mut out = DataSet::from_columns(columns, Vec::new());
@@ -376,7 +386,10 @@ impl BuildPathExecutor {
                     let dst = if k + 1 == taken.len() {
                         end.clone().unwrap_or(Vertex { vid: next.clone(), tags: Vec::new() })
                     } else {
-                        inner.get(&next).cloned().unwrap_or(Vertex { vid: next.clone(), tags: Vec::new() })
+                        inner
+                            .get(&next)
+                            .map(|v| (**v).clone())
+                            .unwrap_or(Vertex { vid: next.clone(), tags: Vec::new() })
                     };
                     steps.push(Step {
                         dst,
@@ -389,7 +402,7 @@ impl BuildPathExecutor {
                 }
             }
             let mut values = input.row(row);
-            values.push(Value::Path(Box::new(Path { src, steps })));
+            values.push(Value::Path(Arc::new(Path { src, steps })));
             out.push_row(values);
         }
         Ok(out)

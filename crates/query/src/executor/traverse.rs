@@ -23,6 +23,7 @@ use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
 use quiver_common::value::Edge;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{FromClause, YieldClause};
+use std::sync::Arc;
 
 /// Frontier vertices per storage read.
 const FRONTIER_BATCH: usize = 4096;
@@ -385,7 +386,7 @@ impl GoContext<'_> {
             src: e.from.clone(),
             dst: e.to.clone(),
             edge_type: e.edge_type,
-            name: self.step.schema.name.clone(),
+            name: self.step.schema.name.as_str().into(),
             ranking: e.rank,
             props: e.props.as_ref().map(PropRow::to_map).unwrap_or_default(),
         }
@@ -454,10 +455,10 @@ impl EvalContext for GoContext<'_> {
                 )
             })
             .collect();
-        Ok(Value::Vertex(Box::new(make_vertex(id.clone(), tags))))
+        Ok(Value::Vertex(Arc::new(make_vertex(id.clone(), tags))))
     }
 
     fn edge(&self) -> QResult<Value> {
-        Ok(Value::Edge(Box::new(self.edge_value())))
+        Ok(Value::Edge(Arc::new(self.edge_value())))
     }
 }

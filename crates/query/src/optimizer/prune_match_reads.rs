@@ -6,7 +6,10 @@
 //!   walks without edge properties, so its neighbours come from the in-memory topology;
 //! - an `AppendVertices` of a node with no label, no property map and no earlier binding, whose column nothing
 //!   reads but `id(...)` and the `Traverse` walking on from it, only checks that the vertex exists: its value
-//!   carries the VID and no tags.
+//!   carries the VID and no tags;
+//! - an `AppendVertices` of a node with no earlier binding, whose column is read only as `n.tag.prop` (and by
+//!   `id(...)` and the next `Traverse`), reads only those properties (with those of its own property map), of
+//!   every tag, so its tags (its labels) stay whole.
 //!
 //! A path alias (`BuildPath`) reads its nodes and edges whole. Names the statement does not bind (`__anon_1`) are
 //! never read by an expression, so anonymous nodes and edges always qualify.
@@ -21,16 +24,43 @@ use super::{id_of, Rule, RuleContext};
 use crate::planner::{Op, PlanNode};
 use quiver_common::expr::Expr;
 use quiver_common::fasthash::FastMap as HashMap;
+use std::collections::BTreeSet;
 
 pub(crate) struct PruneMatchReads;
 
-/// How a column is read.
-#[derive(Clone, Copy, PartialEq, PartialOrd)]
+/// How a column is read, from least to most.
+#[derive(Clone, PartialEq)]
 enum Use {
     /// Its VID or edge key only (`id(n)`, a walk from it, edge uniqueness).
     Key,
+    /// Its key and these properties of its tags (`n.tag.prop`), by property name.
+    Props(BTreeSet<String>),
     /// Its whole value.
     Whole,
+}
+
+impl Use {
+    fn merge(&mut self, other: Use) {
+        *self = match (std::mem::replace(self, Use::Key), other) {
+            (Use::Whole, _) | (_, Use::Whole) => Use::Whole,
+            (Use::Props(mut a), Use::Props(b)) => {
+                a.extend(b);
+                Use::Props(a)
+            }
+            (Use::Props(a), Use::Key) | (Use::Key, Use::Props(a)) => Use::Props(a),
+            (Use::Key, Use::Key) => Use::Key,
+        }
+    }
+}
+
+/// `n.tag.prop` on a column: the column and the property.
+fn tag_prop_of(e: &Expr) -> Option<(&str, &str)> {
+    let Expr::Attribute { base, name: prop } = e else { return None };
+    let Expr::Attribute { base, name: tag } = &**base else { return None };
+    match &**base {
+        Expr::InputProp(c) if tag != "_vid" => Some((c, prop)),
+        _ => None,
+    }
 }
 
 #[derive(Default)]
@@ -38,25 +68,37 @@ struct Uses(HashMap<String, Use>);
 
 impl Uses {
     fn mark(&mut self, column: &str, u: Use) {
-        let e = self.0.entry(column.to_string()).or_insert(u);
-        if u > *e {
-            *e = u;
+        match self.0.get_mut(column) {
+            Some(e) => e.merge(u),
+            None => {
+                self.0.insert(column.to_string(), u);
+            }
         }
     }
 
     fn expr(&mut self, e: &Expr) {
+        // Per column: its mentions, and those that are under `id(...)` or read one property of a tag.
         let mut whole: HashMap<&str, usize> = HashMap::default();
-        let mut keyed: HashMap<&str, usize> = HashMap::default();
+        let mut narrow: HashMap<&str, (usize, BTreeSet<String>)> = HashMap::default();
         e.visit(&mut |x| match x {
             Expr::InputProp(c) => *whole.entry(c.as_str()).or_default() += 1,
             x => {
                 if let Some(c) = id_of(x) {
-                    *keyed.entry(c).or_default() += 1;
+                    narrow.entry(c).or_default().0 += 1;
+                } else if let Some((c, prop)) = tag_prop_of(x) {
+                    let n = narrow.entry(c).or_default();
+                    n.0 += 1;
+                    n.1.insert(prop.to_string());
                 }
             }
         });
         for (c, n) in whole {
-            self.mark(c, if keyed.get(c) == Some(&n) { Use::Key } else { Use::Whole });
+            let u = match narrow.remove(c) {
+                Some((k, props)) if k == n && props.is_empty() => Use::Key,
+                Some((k, props)) if k == n => Use::Props(props),
+                _ => Use::Whole,
+            };
+            self.mark(c, u);
         }
     }
 
@@ -103,8 +145,8 @@ impl Uses {
         known && node.input.as_deref().is_none_or(|i| self.collect(i)) && node.branches.iter().all(|b| self.collect(b))
     }
 
-    fn reads(&self, column: &str) -> Option<Use> {
-        self.0.get(column).copied()
+    fn reads(&self, column: &str) -> Option<&Use> {
+        self.0.get(column)
     }
 }
 
@@ -113,21 +155,27 @@ fn prune(node: &mut PlanNode, uses: &Uses) -> bool {
     let mut changed = false;
     node.for_each_mut(&mut |n| match &mut n.op {
         Op::Traverse(t)
-            if t.edge_props && t.edge.props.is_empty() && uses.reads(&t.edge.column) != Some(Use::Whole) =>
+            if t.edge_props
+                && t.edge.props.is_empty()
+                && matches!(uses.reads(&t.edge.column), None | Some(Use::Key)) =>
         {
             t.edge_props = false;
             changed = true;
         }
-        Op::AppendVertices(a)
-            if !a.id_only
-                && !a.node.bound
-                && a.node.tags.is_empty()
-                && a.node.props.is_empty()
-                && uses.reads(&a.node.column) != Some(Use::Whole) =>
-        {
-            a.id_only = true;
-            changed = true;
-        }
+        Op::AppendVertices(a) if !a.node.bound && !a.id_only => match uses.reads(&a.node.column) {
+            None | Some(Use::Key) if a.node.tags.is_empty() && a.node.props.is_empty() => {
+                a.id_only = true;
+                changed = true;
+            }
+            Some(Use::Props(read)) if a.props.is_none() => {
+                // The pattern's own property map is checked on the values read.
+                let mut names: Vec<String> = read.iter().cloned().collect();
+                names.extend(a.node.props.iter().map(|(_, p, _)| p.clone()).filter(|p| !read.contains(p)));
+                a.props = Some(names);
+                changed = true;
+            }
+            _ => {}
+        },
         _ => {}
     });
     changed

@@ -295,6 +295,8 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             }
             if a.id_only {
                 d.push(("props".into(), "none".into()));
+            } else if let Some(props) = &a.props {
+                d.push(("props".into(), join(props)));
             }
             describe_node(&a.node, &mut d);
         }

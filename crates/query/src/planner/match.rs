@@ -73,6 +73,9 @@ pub(crate) struct AppendNode {
     /// Only whether the vertex exists is read: its value carries the VID and no tags (`prune_match_reads`, for a
     /// node nothing reads but `id(...)`).
     pub id_only: bool,
+    /// Only these properties are read, of every tag (`prune_match_reads`, for a node nothing reads whole): `None`
+    /// reads them all.
+    pub props: Option<Vec<String>>,
 }
 
 /// A path value from its columns: `nodes` has one more item than `edges`.
@@ -178,6 +181,7 @@ fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
                 node: first,
                 tags: tags.clone(),
                 id_only: false,
+                props: None,
             })),
         ),
         start => above_opt(input, Op::StartVertices(Box::new(StartNode { node: first, start, tags: tags.clone() }))),
@@ -206,7 +210,13 @@ fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
         path_edges.push(edge_column);
         root = above(
             root,
-            Op::AppendVertices(Box::new(AppendNode { from: to, node, tags: tags.clone(), id_only: false })),
+            Op::AppendVertices(Box::new(AppendNode {
+                from: to,
+                node,
+                tags: tags.clone(),
+                id_only: false,
+                props: None,
+            })),
         );
     }
     if let Some(alias) = alias {
