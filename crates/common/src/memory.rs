@@ -14,14 +14,12 @@
 //! [`untracked`] so that they are not charged to it.
 
 use crate::{QError, QResult};
-use mimalloc::MiMalloc as Inner;
-use std::alloc::{GlobalAlloc, Layout};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
 
-/// mimalloc (a thread-caching allocator: rows are built and dropped value by value), counting into the current
-/// thread's account.
+/// The system allocator, counting into the current thread's account.
 pub struct TrackingAllocator;
 
 #[global_allocator]
@@ -79,11 +77,11 @@ fn note(delta: isize) {
     });
 }
 
-// SAFETY: every call is forwarded unchanged to mimalloc; the counting touches only thread-local cells and an
+// SAFETY: every call is forwarded unchanged to `System`; the counting touches only thread-local cells and an
 // atomic, and allocates nothing.
 unsafe impl GlobalAlloc for TrackingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = Inner.alloc(layout);
+        let p = System.alloc(layout);
         if !p.is_null() {
             note(layout.size() as isize);
         }
@@ -91,7 +89,7 @@ unsafe impl GlobalAlloc for TrackingAllocator {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = Inner.alloc_zeroed(layout);
+        let p = System.alloc_zeroed(layout);
         if !p.is_null() {
             note(layout.size() as isize);
         }
@@ -99,12 +97,12 @@ unsafe impl GlobalAlloc for TrackingAllocator {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        Inner.dealloc(ptr, layout);
+        System.dealloc(ptr, layout);
         note(-(layout.size() as isize));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = Inner.realloc(ptr, layout, new_size);
+        let p = System.realloc(ptr, layout, new_size);
         if !p.is_null() {
             note(new_size as isize - layout.size() as isize);
         }
