@@ -226,16 +226,18 @@ fn operand(e: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResul
 #[cfg_attr(debug_assertions, inline(never))]
 fn access(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResult<Nested> {
     let v = match expr {
-        Expr::Attribute { base, name } => match &**base {
+        Expr::Attribute { base, name } => match expr.tag_prop() {
             // `n.tag.prop`: the property read where it is, without copying the tag's properties into a map first.
-            Expr::Attribute { base: node, name: tag } => match operand(node, ctx, scope)? {
-                Value::Vertex(v) if tag != "_vid" => match v.tags.iter().find(|t| t.name == *tag) {
-                    Some(t) => t.props.get(name).cloned().unwrap_or(Value::NULL),
-                    None => attribute(&Value::NULL, name),
-                },
-                other => attribute(&attribute(&other, tag), name),
+            Some((node, tag, prop)) => match operand(node, ctx, scope)? {
+                Value::Vertex(v) => v
+                    .tags
+                    .iter()
+                    .find(|t| t.name == tag)
+                    .and_then(|t| t.props.get(prop).cloned())
+                    .unwrap_or(Value::NULL),
+                other => attribute(&attribute(&other, tag), prop),
             },
-            _ => attribute(&operand(base, ctx, scope)?, name),
+            None => attribute(&operand(base, ctx, scope)?, name),
         },
         Expr::Unary { op, operand: e } => unary(*op, operand(e, ctx, scope)?, expr)?,
         Expr::Subscript { base, index } => subscript(operand(base, ctx, scope)?, operand(index, ctx, scope)?),

@@ -255,6 +255,14 @@ pub enum VertexRef {
 }
 
 impl Expr {
+    /// `base.tag.prop`, a property of one tag of a vertex: its base, tag and property (`base._vid.x` is not one:
+    /// `_vid` is the vertex's id).
+    pub fn tag_prop(&self) -> Option<(&Expr, &str, &str)> {
+        let Expr::Attribute { base, name: prop } = self else { return None };
+        let Expr::Attribute { base, name: tag } = &**base else { return None };
+        (tag != "_vid").then_some((&**base, tag.as_str(), prop.as_str()))
+    }
+
     pub fn binary(op: BinaryOp, lhs: Expr, rhs: Expr) -> Expr {
         Expr::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }
     }

@@ -146,6 +146,16 @@ impl DataSet {
         self.len += 1;
     }
 
+    /// Appends row `row` of `input`, which has this table's columns, with column `c` set to `value`.
+    pub fn push_replaced(&mut self, input: &DataSet, row: usize, c: usize, value: Value) {
+        assert_eq!(self.data.len(), input.data.len(), "a row as wide as the columns");
+        let mut value = Some(value);
+        for (i, (out, col)) in self.data.iter_mut().zip(&input.data).enumerate() {
+            out.push(if i == c { value.take().expect("one column replaced") } else { col[row].clone() });
+        }
+        self.len += 1;
+    }
+
     /// Appends one row whose values `value` gives column by column; when it fails on a column, nothing is
     /// appended and its error is returned.
     pub fn push_row_with<E>(&mut self, mut value: impl FnMut(usize) -> Result<Value, E>) -> Result<(), E> {

@@ -53,6 +53,17 @@ fn show_create_index(i: &IndexDesc) -> String {
     s
 }
 
+/// A job's columns in SHOW JOBS, which SHOW JOB's first row begins with: id, command, status, start and stop.
+fn job_columns(j: &JobInfo) -> [Value; 5] {
+    [
+        Value::Int(j.id),
+        Value::String(j.kind.name().into()),
+        Value::String(j.status.name().into()),
+        job_time(j.start_secs),
+        job_time(j.stop_secs),
+    ]
+}
+
 fn job_time(secs: i64) -> Value {
     if secs <= 0 {
         return Value::Empty;
@@ -218,20 +229,7 @@ impl QueryEngine {
                 Ok(DataSet::new(vec!["New Job Id".into()], vec![vec![Value::Int(id)]]))
             }
             Statement::ShowJobs => {
-                let rows = self
-                    .storage
-                    .jobs(space)?
-                    .into_iter()
-                    .map(|j| {
-                        vec![
-                            Value::Int(j.id),
-                            Value::String(j.kind.name().into()),
-                            Value::String(j.status.name().into()),
-                            job_time(j.start_secs),
-                            job_time(j.stop_secs),
-                        ]
-                    })
-                    .collect();
+                let rows = self.storage.jobs(space)?.into_iter().map(|j| job_columns(&j).to_vec()).collect();
                 Ok(DataSet::new(
                     ["Job Id", "Command", "Status", "Start Time", "Stop Time"].iter().map(|c| c.to_string()).collect(),
                     rows,
@@ -252,14 +250,7 @@ impl QueryEngine {
                 };
                 let task_code = if code == "E_JOB_SUBMITTED" { "" } else { code };
                 let mut rows = vec![
-                    vec![
-                        Value::Int(j.id),
-                        Value::String(j.kind.name().into()),
-                        Value::String(j.status.name().into()),
-                        job_time(j.start_secs),
-                        job_time(j.stop_secs),
-                        Value::String(code.into()),
-                    ],
+                    [job_columns(&j).as_slice(), &[Value::String(code.into())]].concat(),
                     vec![
                         Value::Int(0),
                         Value::str(progress),

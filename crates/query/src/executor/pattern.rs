@@ -63,7 +63,7 @@ impl<'a> NodeCheck<'a> {
     }
 }
 
-/// Vertices of `vids` with every tag and property; absent vertices are missing from the map.
+/// Vertices of `vids` with `tags` and the properties `props` selects; absent vertices are missing from the map.
 fn read_vertices(
     r: &Reads<'_>,
     tags: &[SchemaRef],
@@ -175,17 +175,13 @@ impl PatternTraverseExecutor {
         let (min, max) = t.edge.range.unwrap_or((1, Some(1)));
         let list = t.edge.range.is_some();
         let mut meter = Meter::new(&req.budget);
+        // A walk of a range (`*1..3`), as a list of its edges; a single step is emitted where it is taken.
         let emit = |out: &mut DataSet, w: &Walk| {
-            let edge = if list {
-                let mut edges: Vec<Value> = w.edges.iter().map(|e| Value::Edge(e.clone())).collect();
-                if t.reversed {
-                    edges.reverse();
-                }
-                Value::List(edges)
-            } else {
-                Value::Edge(w.edges[0].clone())
-            };
-            out.push_extended(input, w.row, [edge, w.at.clone()]);
+            let mut edges: Vec<Value> = w.edges.iter().map(|e| Value::Edge(e.clone())).collect();
+            if t.reversed {
+                edges.reverse();
+            }
+            out.push_extended(input, w.row, [Value::List(edges), w.at.clone()]);
         };
         let mut frontier: Vec<Walk> = (0..input.len())
             .filter_map(|row| {
@@ -313,13 +309,7 @@ impl AppendVerticesExecutor {
             if !check.admits(v) {
                 continue;
             }
-            let _ = out.push_row_with(|c| {
-                Ok::<_, std::convert::Infallible>(if c == from {
-                    Value::Vertex(v.clone())
-                } else {
-                    input.value(row, c).clone()
-                })
-            });
+            out.push_replaced(input, row, from, Value::Vertex(v.clone()));
         }
         Ok(out)
     }

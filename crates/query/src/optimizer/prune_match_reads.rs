@@ -55,10 +55,8 @@ impl Use {
 
 /// `n.tag.prop` on a column: the column and the property.
 fn tag_prop_of(e: &Expr) -> Option<(&str, &str)> {
-    let Expr::Attribute { base, name: prop } = e else { return None };
-    let Expr::Attribute { base, name: tag } = &**base else { return None };
-    match &**base {
-        Expr::InputProp(c) if tag != "_vid" => Some((c, prop)),
+    match e.tag_prop()? {
+        (Expr::InputProp(c), _, prop) => Some((c, prop)),
         _ => None,
     }
 }
