@@ -60,6 +60,7 @@ rule_files!(
     merge_projections,
     fuse_count_traversal,
     fuse_match_count,
+    fuse_match_rows,
     prune_match_reads,
     push_filter_into_go,
     push_projection_into_go,

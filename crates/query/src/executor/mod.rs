@@ -150,7 +150,12 @@ fn streams(node: &PlanNode) -> bool {
                 && !yield_clause.columns.iter().any(|c| c.expr.has_aggregate())
                 && !reads_var(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()))
         }
-        Op::Traverse(_) | Op::AppendVertices(_) | Op::Filter(_) | Op::BuildPath(_) | Op::Unwind { .. } => true,
+        Op::Traverse(_)
+        | Op::AppendVertices(_)
+        | Op::Filter(_)
+        | Op::BuildPath(_)
+        | Op::Unwind { .. }
+        | Op::Repeat { .. } => true,
         Op::Go(g) => {
             matches!(&g.go.stmt.from, FromClause::Ref(Expr::InputProp(_)))
                 && g.limit.is_none()
@@ -365,6 +370,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 Ok(DataSet::empty())
             }
             Op::Argument => Ok(pattern::argument()),
+            Op::Repeat { column } => pattern::repeat(column, req, input.unwrap_or(&DataSet::empty())),
             Op::Filter(cond) => FilterExecutor::execute(cond, req, input.unwrap_or(&DataSet::empty())),
             Op::Unwind { expr, alias } => UnwindExecutor::execute(expr, alias, req, input.unwrap_or(&DataSet::empty())),
             Op::OptionalJoin { .. } | Op::PatternApply { .. } => {

@@ -1,6 +1,6 @@
 //! The executors of MATCH's operators: `StartVertices` (the start of a path), `Traverse` (one edge pattern, fixed
 //! or variable length, an edge never used twice within a path), `AppendVertices` (the far end read and checked),
-//! `BuildPath`, `Unwind`, `Filter` and the OPTIONAL MATCH join.
+//! `BuildPath`, `Unwind`, `Filter`, `Repeat` and the OPTIONAL MATCH join.
 //!
 //! Rows carry whole values: a node's column holds its vertex with every tag, an edge's column the edge in its stored
 //! direction (or, for a variable-length edge, the list of edges in pattern order), a path's column the path.
@@ -27,6 +27,33 @@ const ARGUMENT_COLUMN: &str = "__argument";
 /// One row of no values, where a MATCH statement starts.
 pub(super) fn argument() -> DataSet {
     DataSet::new(vec![ARGUMENT_COLUMN.to_string()], vec![vec![Value::Empty]])
+}
+
+/// Each row of `input` as many times as its `column` says (a count of paths), without that column
+/// (`fuse_match_rows`).
+pub(super) fn repeat(column: &str, req: &Request<'_>, input: &DataSet) -> QResult<DataSet> {
+    let Some(at) = input.column_index(column) else { return Ok(input.clone()) };
+    let times: Vec<usize> =
+        input.column(at).iter().map(|v| if let Value::Int(n) = v { (*n).max(0) as usize } else { 0 }).collect();
+    let total: usize = times.iter().sum();
+    let mut meter = Meter::new(&req.budget);
+    let mut names = Vec::new();
+    let mut out = Vec::new();
+    for (c, name) in input.columns().iter().enumerate().filter(|(c, _)| *c != at) {
+        let mut repeated = Vec::with_capacity(total);
+        for (v, &n) in input.column(c).iter().zip(&times) {
+            for _ in 0..n {
+                if names.is_empty() {
+                    // The budget is checked as the first column grows (every column grows alike).
+                    meter.tick()?;
+                }
+                repeated.push(v.clone());
+            }
+        }
+        names.push(name.clone());
+        out.push(repeated);
+    }
+    Ok(DataSet::from_columns(names, out))
 }
 
 /// The VID a node's column holds: the vertex's, or the value itself when it is a VID.
@@ -294,6 +321,21 @@ impl AppendVerticesExecutor {
             let mut out = input.gather(&kept);
             if from != at {
                 out = drop_column(out, from);
+            }
+            return Ok(out);
+        }
+        if a.id_only && a.exist {
+            // Far ends a path count found: they exist, and nothing else of them is read.
+            let mut out = DataSet::from_columns(input.columns().to_vec(), Vec::new());
+            for row in 0..input.len() {
+                meter.tick()?;
+                let Some(vid) = vid_of(input.value(row, from)) else { continue };
+                out.push_replaced(
+                    input,
+                    row,
+                    from,
+                    Value::Vertex(Arc::new(Vertex { vid: vid.clone(), tags: Vec::new() })),
+                );
             }
             return Ok(out);
         }

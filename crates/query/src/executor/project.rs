@@ -7,7 +7,7 @@ use crate::DataSet;
 use quiver_common::budget::Meter;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
 use quiver_common::expr::Expr;
-use quiver_common::{QError, QResult};
+use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::YieldClause;
 
 /// The source a YIELD reads: the variable it names, else the piped input, else none (one row of constants).
@@ -45,6 +45,16 @@ fn yield_source<'a>(
 }
 
 pub(crate) struct ProjectExecutor;
+
+/// How a column's value is found per row.
+#[derive(Clone, Copy)]
+enum Passed {
+    /// Copied from this input column.
+    Copy(usize),
+    /// The VID of the vertex in this input column (anything else is evaluated).
+    Id(usize),
+    Eval,
+}
 
 impl ProjectExecutor {
     pub fn execute(
@@ -95,14 +105,22 @@ impl ProjectExecutor {
             }
             return Ok(grouped);
         }
-        // A column that only reads an input column is copied from it, without evaluating anything per row.
-        let passed: Vec<Option<usize>> = y
+        // A column that only reads an input column (or a vertex's id in one) is copied from it, without evaluating
+        // anything per row.
+        let passed: Vec<Passed> = y
             .columns
             .iter()
             .map(|c| match &c.expr {
-                Expr::InputProp(col) if src.var.is_none() => src.data.column_index(col),
-                Expr::VarProp { var, prop } if src.var == Some(var.as_str()) => src.data.column_index(prop),
-                _ => None,
+                Expr::InputProp(col) if src.var.is_none() => {
+                    src.data.column_index(col).map_or(Passed::Eval, Passed::Copy)
+                }
+                Expr::VarProp { var, prop } if src.var == Some(var.as_str()) => {
+                    src.data.column_index(prop).map_or(Passed::Eval, Passed::Copy)
+                }
+                e => match crate::optimizer::id_of(e) {
+                    Some(col) if src.var.is_none() => src.data.column_index(col).map_or(Passed::Eval, Passed::Id),
+                    _ => Passed::Eval,
+                },
             })
             .collect();
         let mut distinct = y.distinct.then(DistinctRows::default);
@@ -112,8 +130,12 @@ impl ProjectExecutor {
             meter.tick()?;
             let ctx = src.context(req, row);
             out.push_row_with(|i| match passed[i] {
-                Some(c) => Ok(src.data.value(row, c).clone()),
-                None => eval(&y.columns[i].expr, &ctx),
+                Passed::Copy(c) => Ok(src.data.value(row, c).clone()),
+                Passed::Id(c) => match src.data.value(row, c) {
+                    Value::Vertex(v) => Ok(v.vid.clone()),
+                    _ => eval(&y.columns[i].expr, &ctx),
+                },
+                Passed::Eval => eval(&y.columns[i].expr, &ctx),
             })?;
             if let Some(d) = &mut distinct {
                 d.admit_last(&mut out);

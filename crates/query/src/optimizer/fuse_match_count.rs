@@ -31,14 +31,16 @@ use quiver_common::pattern::PatternDirection;
 pub(crate) struct FuseMatchCount;
 
 /// A qualifying chain: the start node's column, the signed edge types of each hop and its description.
-struct Chain {
-    start: String,
-    hops: Vec<Vec<i32>>,
-    described: Vec<String>,
+pub(super) struct Chain {
+    pub start: String,
+    pub hops: Vec<Vec<i32>>,
+    pub described: Vec<String>,
 }
 
-/// The chain under `node`, if it qualifies, read from its last `AppendVertices` down to its start.
-fn chain(node: &PlanNode) -> Option<Chain> {
+/// The chain under `node`, if it qualifies, read from its last `AppendVertices` down to its start. With
+/// `end_checked`, the last node may have labels and a property map: its `AppendVertices` stays above the fused
+/// chain and checks them (`fuse_match_rows`).
+pub(super) fn chain(node: &PlanNode, end_checked: bool) -> Option<Chain> {
     let mut hops = Vec::new();
     let mut names = Vec::new();
     let mut node = node;
@@ -48,7 +50,11 @@ fn chain(node: &PlanNode) -> Option<Chain> {
         match &node.op {
             Op::AppendVertices(a) => {
                 let n = &a.node;
-                if n.bound || !n.tags.is_empty() || !n.props.is_empty() || a.tags.iter().any(has_ttl) {
+                let checked_above = end_checked && from.is_none();
+                if n.bound
+                    || (!checked_above && (!n.tags.is_empty() || !n.props.is_empty()))
+                    || a.tags.iter().any(has_ttl)
+                {
                     return None;
                 }
                 if from.is_some_and(|f| f != n.column) {
@@ -89,10 +95,20 @@ fn chain(node: &PlanNode) -> Option<Chain> {
 }
 
 /// The last node's column of the chain under `node` (its top `AppendVertices`).
-fn last_node(node: &PlanNode) -> Option<&str> {
+pub(super) fn last_node(node: &PlanNode) -> Option<&str> {
     match &node.op {
         Op::AppendVertices(a) => Some(&a.node.column),
         _ => None,
+    }
+}
+
+/// The start's subtree of a checked chain (it moves under the fused count).
+pub(super) fn start_of(mut chain: Box<PlanNode>) -> Box<PlanNode> {
+    loop {
+        match chain.op {
+            Op::StartVertices(_) => return chain,
+            _ => chain = chain.input.expect("the chain was checked"),
+        }
     }
 }
 
@@ -116,15 +132,8 @@ impl Rule for FuseMatchCount {
             }
             CountOutput::GroupCount { columns: y.columns.iter().map(|c| (c.name(), is_count_star(&c.expr))).collect() }
         };
-        let Some(Chain { start, hops, described }) = chain(input) else { return false };
-        let mut input = node.input.take().expect("checked above");
-        // The start's subtree moves under the count.
-        let start_node = loop {
-            match input.op {
-                Op::StartVertices(_) => break input,
-                _ => input = input.input.expect("the chain was checked"),
-            }
-        };
+        let Some(Chain { start, hops, described }) = chain(input, false) else { return false };
+        let start_node = start_of(node.input.take().expect("checked above"));
         *node = PlanNode {
             op: Op::PathCount(Box::new(PathCountNode { start, hops, described, output })),
             input: Some(start_node),

@@ -11,6 +11,7 @@
 
 mod fuse_count_traversal;
 mod fuse_match_count;
+mod fuse_match_rows;
 mod merge_projections;
 mod prune_match_reads;
 mod push_filter_into_go;
@@ -43,6 +44,7 @@ pub(crate) const RULES: &[&dyn Rule] = &[
     &merge_projections::MergeProjections,
     &fuse_count_traversal::FuseCountTraversal,
     &fuse_match_count::FuseMatchCount,
+    &fuse_match_rows::FuseMatchRows,
     &prune_match_reads::PruneMatchReads,
     &push_filter_into_go::PushFilterIntoGo,
     &push_projection_into_go::PushProjectionIntoGo,

@@ -123,6 +123,10 @@ impl Uses {
             }
             Op::Limit { .. } | Op::Argument | Op::OptionalJoin { .. } | Op::PatternApply { .. } => true,
             Op::StartVertices(_) => true,
+            Op::PathCount(p) => {
+                self.mark(&p.start, Use::Key);
+                true
+            }
             Op::Traverse(t) => {
                 self.mark(&t.from, Use::Key);
                 t.path_edges.iter().for_each(|c| self.mark(c, Use::Key));

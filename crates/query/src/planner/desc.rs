@@ -293,7 +293,9 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             if a.node.bound {
                 d.push(("bound".into(), "yes".into()));
             }
-            if a.id_only {
+            if a.id_only && a.exist {
+                d.push(("props".into(), "none, existence known".into()));
+            } else if a.id_only {
                 d.push(("props".into(), "none".into()));
             } else if let Some(props) = &a.props {
                 d.push(("props".into(), join(props)));
@@ -302,6 +304,7 @@ fn describe(op: &Op) -> Vec<(String, String)> {
         }
         Op::Filter(f) => d.push(("condition".into(), f.to_string())),
         Op::BuildPath(p) => d.push(("path".into(), p.alias.clone())),
+        Op::Repeat { column } => d.push(("count".into(), column.clone())),
         Op::Unwind { expr, alias } => d.push(("unwind".into(), format!("{expr} AS {alias}"))),
         Op::OptionalJoin { columns } => d.push(("columns".into(), join(columns))),
         Op::PatternApply { anti } => d.push(("anti".into(), anti.to_string())),

@@ -76,6 +76,9 @@ pub(crate) struct AppendNode {
     /// Only these properties are read, of every tag (`prune_match_reads`, for a node nothing reads whole): `None`
     /// reads them all.
     pub props: Option<Vec<String>>,
+    /// The input's VIDs are known to exist (far ends a path count found, `fuse_match_rows`): with `id_only`,
+    /// nothing is read.
+    pub exist: bool,
 }
 
 /// A path value from its columns: `nodes` has one more item than `edges`.
@@ -182,6 +185,7 @@ fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
                 tags: tags.clone(),
                 id_only: false,
                 props: None,
+                exist: false,
             })),
         ),
         start => above_opt(input, Op::StartVertices(Box::new(StartNode { node: first, start, tags: tags.clone() }))),
@@ -216,6 +220,7 @@ fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
                 tags: tags.clone(),
                 id_only: false,
                 props: None,
+                exist: false,
             })),
         );
     }

@@ -73,6 +73,11 @@ pub(crate) enum Op {
     Filter(Expr),
     /// MATCH: a path value built from its nodes' and edges' columns.
     BuildPath(Box<PathNode>),
+    /// MATCH: each row repeated as many times as its (integer) `column` says, without that column: the rows of a
+    /// path count computed once per far end (`fuse_match_rows`).
+    Repeat {
+        column: String,
+    },
     /// UNWIND: one row per item of the list.
     Unwind {
         expr: Expr,
@@ -227,6 +232,7 @@ impl PlanNode {
             Op::Filter(_) => "Filter",
             Op::BuildPath(_) => "Project",
             Op::Unwind { .. } => "Unwind",
+            Op::Repeat { .. } => "Repeat",
             Op::OptionalJoin { .. } => "HashLeftJoin",
             Op::PatternApply { .. } => "PatternApply",
             Op::PathCount(p) => match p.output {
