@@ -148,11 +148,29 @@ impl DataSet {
 
     /// Appends row `row` of `input`, which has this table's columns, with column `c` set to `value`.
     pub fn push_replaced(&mut self, input: &DataSet, row: usize, c: usize, value: Value) {
-        assert_eq!(self.data.len(), input.data.len(), "a row as wide as the columns");
+        self.push_replaced_extended(input, row, c, value, std::iter::empty());
+    }
+
+    /// Appends row `row` of `input`, whose columns are this table's first ones, with column `c` set to `value`,
+    /// then `extra` for the other columns.
+    pub fn push_replaced_extended(
+        &mut self,
+        input: &DataSet,
+        row: usize,
+        c: usize,
+        value: Value,
+        extra: impl IntoIterator<Item = Value>,
+    ) {
+        let width = input.data.len();
         let mut value = Some(value);
-        for (i, (out, col)) in self.data.iter_mut().zip(&input.data).enumerate() {
+        for (i, (out, col)) in self.data[..width].iter_mut().zip(&input.data).enumerate() {
             out.push(if i == c { value.take().expect("one column replaced") } else { col[row].clone() });
         }
+        let mut values = extra.into_iter();
+        for out in &mut self.data[width..] {
+            out.push(values.next().expect("a row as wide as the columns"));
+        }
+        assert!(values.next().is_none() && value.is_none(), "a row as wide as the columns");
         self.len += 1;
     }
 

@@ -324,20 +324,8 @@ impl AppendVerticesExecutor {
             }
             return Ok(out);
         }
-        if a.id_only && a.exist {
-            // Far ends a path count found: they exist, and nothing else of them is read.
-            let mut out = DataSet::from_columns(input.columns().to_vec(), Vec::new());
-            for row in 0..input.len() {
-                meter.tick()?;
-                let Some(vid) = vid_of(input.value(row, from)) else { continue };
-                out.push_replaced(
-                    input,
-                    row,
-                    from,
-                    Value::Vertex(Arc::new(Vertex { vid: vid.clone(), tags: Vec::new() })),
-                );
-            }
-            return Ok(out);
+        if a.exist && (a.id_only || !a.columns.is_empty()) {
+            return Self::known(r, a, input, from);
         }
         let vids = distinct(
             (0..input.len()).filter_map(|row| vid_of(input.value(row, from)).filter(|v| valid_vid(r, v)).cloned()),
@@ -352,6 +340,56 @@ impl AppendVerticesExecutor {
                 continue;
             }
             out.push_replaced(input, row, from, Value::Vertex(v.clone()));
+        }
+        Ok(out)
+    }
+}
+
+impl AppendVerticesExecutor {
+    /// Far ends a path count found (they exist): each vertex carries its VID only, and the properties the
+    /// statement reads (`a.columns`) are read as columns and appended.
+    fn known(r: &Reads<'_>, a: &AppendNode, input: &DataSet, from: usize) -> QResult<DataSet> {
+        let mut meter = Meter::new(&r.req.budget);
+        let vids: Vec<Value> = input.column(from).iter().map(|v| vid_of(v).cloned().unwrap_or(Value::NULL)).collect();
+        // Per property column: its values, one per row.
+        let mut read: Vec<Vec<Value>> = Vec::with_capacity(a.columns.len());
+        if !a.columns.is_empty() {
+            let mut tags: Vec<SchemaRef> = Vec::new();
+            let mut props: Vec<String> = Vec::new();
+            for c in &a.columns {
+                if !tags.iter().any(|t| t.id == c.tag.id) {
+                    tags.push(c.tag.clone());
+                }
+                if !props.contains(&c.prop) {
+                    props.push(c.prop.clone());
+                }
+            }
+            let got = r.storage.get_tag_columns(r.space, &vids, &tags, &PropSelection::Only(props))?;
+            for c in &a.columns {
+                let t = got.iter().find(|t| t.schema.id == c.tag.id).expect("one TagColumns per tag asked");
+                // As `n.tag.prop` reads a vertex value: NULL where the vertex lacks the tag or the tag the property.
+                let values = match t.names.iter().position(|n| *n == c.prop) {
+                    Some(i) => t.columns[i]
+                        .iter()
+                        .zip(&t.present)
+                        .map(|(v, present)| if *present { v.clone() } else { Value::NULL })
+                        .collect(),
+                    None => vec![Value::NULL; vids.len()],
+                };
+                read.push(values);
+            }
+        }
+        let mut columns = input.columns().to_vec();
+        columns.extend(a.columns.iter().map(|c| c.column.clone()));
+        let mut out = DataSet::from_columns(columns, Vec::new());
+        for (row, vid) in vids.into_iter().enumerate() {
+            meter.tick()?;
+            if vid.is_null() {
+                continue;
+            }
+            let vertex = Value::Vertex(Arc::new(Vertex { vid, tags: Vec::new() }));
+            let (at, extra) = (from, read.iter().map(|c| c[row].clone()));
+            out.push_replaced_extended(input, row, at, vertex, extra);
         }
         Ok(out)
     }

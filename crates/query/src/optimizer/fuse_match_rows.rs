@@ -13,6 +13,10 @@
 //! `quiver_api::ExpandRequest::paths`), and `d` is read once per distinct far end instead of once per path.
 //! Rows come out grouped by `d` rather than in walking order; a MATCH defines no order of its own.
 //!
+//! When `d` has no label or property map and is read only as `d.tag.prop` and by `id()`, the far ends (known to
+//! exist) get no vertex value beyond their VID: the properties are read as columns (`AppendVertices {columns:
+//! ...}`) into hidden columns `__d.tag.prop`, which the rewritten expressions read (a column keeps its name).
+//!
 //! ```text
 //! before:  Project [id(d)]                    after:  Repeat [count: __paths]
 //!            AppendVertices [d]                         Project [id(d), __paths]
@@ -23,8 +27,9 @@
 //! ```
 
 use super::fuse_match_count::{chain, last_node, start_of, Chain};
-use super::{Rule, RuleContext};
-use crate::planner::{CountOutput, Op, PathCountNode, PlanNode};
+use super::{id_of, Rule, RuleContext};
+use crate::planner::{CountOutput, Op, PathCountNode, PlanNode, PropColumn, Tags};
+use quiver_api::SchemaRef;
 use quiver_common::expr::Expr;
 use quiver_syntax::ast::YieldColumn;
 
@@ -42,6 +47,77 @@ fn reads_only(e: &Expr, column: &str) -> bool {
         Expr::Function { name, .. } => name.to_ascii_lowercase().starts_with("rand"),
         _ => false,
     })
+}
+
+/// `n.tag.prop` of node column `node`, with a tag of `tags`: the tag and the property.
+fn tag_prop_of<'a>(e: &'a Expr, node: &str, tags: &[SchemaRef]) -> Option<(SchemaRef, &'a str)> {
+    match e.tag_prop()? {
+        (Expr::InputProp(c), tag, prop) if c == node => tags.iter().find(|t| t.name == tag).map(|t| (t.clone(), prop)),
+        _ => None,
+    }
+}
+
+/// Whether `e` reads column `node` only as `id(node)` and `node.tag.prop` (with a tag of `tags`).
+fn reads_narrowly(e: &Expr, node: &str, tags: &[SchemaRef]) -> bool {
+    let (mut all, mut narrow) = (0, 0);
+    e.visit(&mut |x| match x {
+        Expr::InputProp(c) if c == node => all += 1,
+        x if id_of(x) == Some(node) || tag_prop_of(x, node, tags).is_some() => narrow += 1,
+        _ => {}
+    });
+    all == narrow
+}
+
+/// The `AppendVertices` under the `Project` `project` and the `Filter`s between them.
+fn append_of(project: &mut PlanNode) -> &mut PlanNode {
+    let mut at = project.input.as_deref_mut().expect("checked by the caller");
+    while let Op::Filter(_) = at.op {
+        at = at.input.as_deref_mut().expect("checked by the caller");
+    }
+    at
+}
+
+/// The expressions of the `Project` `project` and of the `filters` `Filter`s below it.
+fn exprs_mut(project: &mut PlanNode, filters: usize) -> Vec<&mut Expr> {
+    let mut exprs: Vec<&mut Expr> = Vec::new();
+    if let Op::Project { yield_clause, .. } = &mut project.op {
+        exprs.extend(yield_clause.columns.iter_mut().map(|c| &mut c.expr));
+    }
+    let mut at = project.input.as_deref_mut();
+    for _ in 0..filters {
+        let Some(f) = at else { break };
+        if let Op::Filter(cond) = &mut f.op {
+            exprs.push(cond);
+        }
+        at = f.input.as_deref_mut();
+    }
+    exprs
+}
+
+/// Reads the last node `node`'s properties as columns of their own when the `Project` and its `filters` read it
+/// only as `id(node)` and `node.tag.prop`: each `node.tag.prop` there becomes a read of its column (a column keeps
+/// the name it had). Returns the columns, or `None` (changing nothing).
+fn read_as_columns(project: &mut PlanNode, filters: usize, node: &str, tags: &Tags) -> Option<Vec<PropColumn>> {
+    if !exprs_mut(project, filters).iter().all(|e| reads_narrowly(e, node, tags)) {
+        return None;
+    }
+    if let Op::Project { yield_clause, .. } = &mut project.op {
+        for c in yield_clause.columns.iter_mut().filter(|c| c.alias.is_none()) {
+            c.alias = Some(c.expr.to_string());
+        }
+    }
+    let mut columns: Vec<PropColumn> = Vec::new();
+    for e in exprs_mut(project, filters) {
+        e.visit_mut(&mut |x| {
+            let Some((tag, prop)) = tag_prop_of(x, node, tags) else { return };
+            let column = format!("__{node}.{}.{prop}", tag.name);
+            if !columns.iter().any(|c| c.column == column) {
+                columns.push(PropColumn { tag, prop: prop.to_string(), column: column.clone() });
+            }
+            *x = Expr::InputProp(column);
+        });
+    }
+    Some(columns)
 }
 
 impl Rule for FuseMatchRows {
@@ -80,13 +156,19 @@ impl Rule for FuseMatchRows {
         let last = last.to_string();
         let distinct = y.distinct;
 
+        // Read the last node's properties as columns where it is read only by them (and `id()`).
+        let Op::AppendVertices(a) = &append_of(node).op else { unreachable!("the chain was checked") };
+        let columns = if a.node.tags.is_empty() && a.node.props.is_empty() {
+            let tags = a.tags.clone();
+            read_as_columns(node, filters, &last, &tags).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         // Cut the chain under the last AppendVertices and put the count there.
-        let mut at = node.input.as_mut().expect("checked above");
-        while let Op::Filter(_) = at.op {
-            at = at.input.as_mut().expect("checked above");
-        }
+        let at = append_of(node);
         let Op::AppendVertices(a) = &mut at.op else { unreachable!("the chain was checked") };
         a.exist = true;
+        a.columns = columns;
         let traverse = at.input.take().expect("the chain was checked");
         let output = CountOutput::GroupCount { columns: vec![(last, false), (PATHS.to_string(), true)] };
         at.input = Some(Box::new(PlanNode {

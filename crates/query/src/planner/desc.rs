@@ -293,7 +293,10 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             if a.node.bound {
                 d.push(("bound".into(), "yes".into()));
             }
-            if a.id_only && a.exist {
+            if !a.columns.is_empty() {
+                let read = a.columns.iter().map(|c| format!("{}.{} as {}", c.tag.name, c.prop, c.column));
+                d.push(("columns".into(), join(read)));
+            } else if a.id_only && a.exist {
                 d.push(("props".into(), "none, existence known".into()));
             } else if a.id_only {
                 d.push(("props".into(), "none".into()));

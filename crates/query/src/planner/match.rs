@@ -79,6 +79,16 @@ pub(crate) struct AppendNode {
     /// The input's VIDs are known to exist (far ends a path count found, `fuse_match_rows`): with `id_only`,
     /// nothing is read.
     pub exist: bool,
+    /// With `exist`: properties read as columns of their own instead of into the vertex value, which then carries
+    /// the VID only (`fuse_match_rows`, for a node read only as `n.tag.prop` and by `id()`).
+    pub columns: Vec<PropColumn>,
+}
+
+/// One tag property of a node, read into a column of its own.
+pub(crate) struct PropColumn {
+    pub tag: SchemaRef,
+    pub prop: String,
+    pub column: String,
 }
 
 /// A path value from its columns: `nodes` has one more item than `edges`.
@@ -186,6 +196,7 @@ fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
                 id_only: false,
                 props: None,
                 exist: false,
+                columns: Vec::new(),
             })),
         ),
         start => above_opt(input, Op::StartVertices(Box::new(StartNode { node: first, start, tags: tags.clone() }))),
@@ -221,6 +232,7 @@ fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
                 id_only: false,
                 props: None,
                 exist: false,
+                columns: Vec::new(),
             })),
         );
     }

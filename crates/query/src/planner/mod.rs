@@ -10,7 +10,7 @@
 pub(crate) mod desc;
 mod r#match;
 
-pub(crate) use r#match::{AppendNode, PathNode, StartNode, TraverseNode};
+pub(crate) use r#match::{AppendNode, PathNode, PropColumn, StartNode, Tags, TraverseNode};
 
 use crate::validator::LookupPlan;
 use crate::validator::{BoundFetchEdges, BoundFetchVertices, BoundGo, BoundSentence};
