@@ -324,6 +324,29 @@ fn a_counted_match_holds_no_more_rows_than_it_returns() {
     assert_eq!(ops.iter().map(|(_, r)| *r).max(), Some(5000), "{ops:?}");
 }
 
+/// A MATCH whose rows read only the last node computes them once per far end (`fuse_match_rows`): 5,000 paths that
+/// all end at one vertex are one row until `Repeat` copies it, and the far end is read once.
+#[test]
+fn match_rows_of_the_last_node_are_computed_once_per_far_end() {
+    let (db, mut s) = fan_out();
+    let converge: Vec<String> = (100_001..=105_000).map(|i| format!("{i}->7:({i})")).collect();
+    let vids: Vec<String> = (0..=5000).chain(100_001..=105_000).chain([7]).map(|i| format!("{i}:({i}0)")).collect();
+    exec(&db, &mut s, &format!("CREATE TAG t(x int); INSERT VERTEX t(x) VALUES {}", vids.join(", ")));
+    exec(&db, &mut s, &format!("INSERT EDGE e(w) VALUES {}", converge.join(", ")));
+    let stmt = "MATCH (a)-[:e]->(b)-[:e]->(c)-[:e]->(d) WHERE id(a) == 0 RETURN id(d) AS d, d.t.x AS x";
+    let (rows, ops) = profile_rows(&db, &mut s, stmt);
+    assert_eq!(rows.len(), 5000);
+    assert!(rows.iter().all(|r| r == &vec![Value::Int(7), Value::Int(70)]), "{rows:?}");
+    let named = |ops: &[(&str, u64)]| ops.iter().map(|(n, r)| (n.to_string(), *r)).collect::<Vec<_>>();
+    let want = [("Repeat", 5000), ("Project", 1), ("AppendVertices", 1), ("PathGroupCount", 1), ("GetVertices", 1)];
+    assert_eq!(ops[..5], named(&want)[..], "{ops:?}");
+    // Without the rule every path is a row through every operator above the walk.
+    s.disabled_rules = vec!["fuse_match_rows".into()];
+    let (again, ops) = profile_rows(&db, &mut s, stmt);
+    assert_eq!(again, rows);
+    assert_eq!(ops.iter().find(|(n, _)| n == "Project").map(|(_, r)| *r), Some(5000), "{ops:?}");
+}
+
 #[test]
 fn a_step_reads_its_frontier_in_batches_and_a_storage_limit_spans_them() {
     let (db, mut s) = fan_out();
