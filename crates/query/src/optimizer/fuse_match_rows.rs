@@ -27,7 +27,8 @@
 //! ```
 
 use super::fuse_match_count::{chain, last_node, start_of, Chain};
-use super::{id_of, Rule, RuleContext};
+use super::prune_match_reads::reads_whole;
+use super::{Rule, RuleContext};
 use crate::planner::{CountOutput, Op, PathCountNode, PlanNode, PropColumn, Tags};
 use quiver_api::SchemaRef;
 use quiver_common::expr::Expr;
@@ -57,15 +58,16 @@ fn tag_prop_of<'a>(e: &'a Expr, node: &str, tags: &[SchemaRef]) -> Option<(Schem
     }
 }
 
-/// Whether `e` reads column `node` only as `id(node)` and `node.tag.prop` (with a tag of `tags`).
+/// Whether `e` reads column `node` only as `id(node)` and `node.tag.prop` (with a tag of `tags`), as
+/// `prune_match_reads` tells reads apart.
 fn reads_narrowly(e: &Expr, node: &str, tags: &[SchemaRef]) -> bool {
-    let (mut all, mut narrow) = (0, 0);
-    e.visit(&mut |x| match x {
-        Expr::InputProp(c) if c == node => all += 1,
-        x if id_of(x) == Some(node) || tag_prop_of(x, node, tags).is_some() => narrow += 1,
-        _ => {}
+    let mut tags_known = true;
+    e.visit(&mut |x| {
+        if let Some((Expr::InputProp(c), tag, _)) = x.tag_prop() {
+            tags_known &= c != node || tags.iter().any(|t| t.name == tag);
+        }
     });
-    all == narrow
+    tags_known && !reads_whole(e, node)
 }
 
 /// The `AppendVertices` under the `Project` `project` and the `Filter`s between them.
@@ -127,27 +129,20 @@ impl Rule for FuseMatchRows {
 
     fn apply(&self, node: &mut PlanNode, _ctx: &RuleContext<'_>) -> bool {
         let Op::Project { yield_clause: y, filter: None } = &node.op else { return false };
-        let Some(mut below) = node.input.as_deref() else { return false };
-        let mut filters = 0;
-        while let Op::Filter(_) = below.op {
-            filters += 1;
-            let Some(b) = below.input.as_deref() else { return false };
-            below = b;
+        // The Filters between the Project and the chain, and the chain's last AppendVertices.
+        let mut conditions: Vec<&Expr> = Vec::new();
+        let Some(mut append) = node.input.as_deref() else { return false };
+        while let Op::Filter(c) = &append.op {
+            conditions.push(c);
+            let Some(b) = append.input.as_deref() else { return false };
+            append = b;
         }
-        let Some(last) = last_node(below) else { return false };
-        let mut reads = y.columns.iter().map(|c| &c.expr);
+        let Some(last) = last_node(append) else { return false };
+        let mut reads = y.columns.iter().map(|c| &c.expr).chain(conditions.iter().copied());
         if y.columns.iter().any(|c| c.name() == PATHS) || !reads.all(|e| reads_only(e, last)) {
             return false;
         }
-        let mut conditions = node.input.as_deref();
-        for _ in 0..filters {
-            let f = conditions.expect("counted above");
-            if !matches!(&f.op, Op::Filter(c) if reads_only(c, last)) {
-                return false;
-            }
-            conditions = f.input.as_deref();
-        }
-        let Some(append) = conditions else { return false };
+        let filters = conditions.len();
         let Some(Chain { start, hops, described }) = chain(append, true) else { return false };
         // One hop has no paths that meet at a far end: nothing to share.
         if hops.len() < 2 {

@@ -152,6 +152,13 @@ impl Uses {
     }
 }
 
+/// Whether `e` reads column `column` otherwise than by `id(...)` and `column.tag.prop`.
+pub(super) fn reads_whole(e: &Expr, column: &str) -> bool {
+    let mut uses = Uses::default();
+    uses.expr(e);
+    matches!(uses.reads(column), Some(Use::Whole))
+}
+
 /// Prunes the reads under `node` that `uses` shows nobody needs; whether any changed.
 fn prune(node: &mut PlanNode, uses: &Uses) -> bool {
     let mut changed = false;
