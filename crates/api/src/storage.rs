@@ -220,6 +220,61 @@ pub struct ExpandResult {
     pub edges_read: u64,
 }
 
+/// Which paths a [`StorageClient::find_paths`] search returns (NebulaGraph's `FIND ... PATH`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathKind {
+    /// Per (source, target) pair, every path of the smallest length found (at least one step; a source that is
+    /// also the target gets its shortest cycles). Paths walk no edge twice.
+    Shortest,
+    /// The same search, one path per pair.
+    SingleShortest,
+    /// Every path of one to `max_steps` steps that walks no edge twice (vertices may repeat).
+    All,
+    /// Every path of one to `max_steps` steps that meets no vertex twice.
+    NoLoop,
+}
+
+/// A path search between two sets of vertices, run where the topology lives.
+#[derive(Debug, Clone)]
+pub struct PathSearchRequest {
+    pub sources: Vec<Value>,
+    pub targets: Vec<Value>,
+    /// Signed edge types a path follows from its source towards its target (positive: out-edges, negative:
+    /// in-edges; both for BIDIRECT).
+    pub edge_types: Vec<(i32, SchemaRef)>,
+    /// Only edges for which this holds are walked, evaluated during the search: as [`NeighborsRequest::filter`].
+    pub filter: Option<Expr>,
+    pub max_steps: u32,
+    pub kind: PathKind,
+    /// Stop once this many paths are found (which ones is unspecified).
+    pub limit: Option<usize>,
+    /// Checked per edge read and per path built: a search past its deadline or memory bound stops with the
+    /// budget's error.
+    pub budget: Budget,
+}
+
+/// One step of a [`FoundPath`]: the signed type walked (negative against the stored direction), the edge's rank and
+/// the vertex reached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundStep {
+    pub edge_type: i32,
+    pub rank: i64,
+    pub dst: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundPath {
+    pub src: Value,
+    pub steps: Vec<FoundStep>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PathSearchResult {
+    pub paths: Vec<FoundPath>,
+    /// Edges read, for PROFILE.
+    pub edges_read: u64,
+}
+
 /// What a read-modify-write decides for one row.
 pub enum RmwDecision {
     /// Write these values (latest schema order).
@@ -261,6 +316,9 @@ pub trait StorageClient: Send + Sync {
 
     /// Multi-hop expansion over whole frontiers, counting paths instead of producing rows.
     fn expand(&self, space: &SpaceDesc, req: &ExpandRequest) -> QResult<ExpandResult>;
+
+    /// Paths from any of `sources` to any of `targets` (every pair answered by one search), as `kind` asks.
+    fn find_paths(&self, space: &SpaceDesc, req: &PathSearchRequest) -> QResult<PathSearchResult>;
 
     /// Applies all mutations in one atomic, durable batch: all of them or none (counts included). Readers are not
     /// isolated from a write in progress: a read that runs while a batch is applied may see part of it (each row

@@ -20,6 +20,7 @@ mod expand;
 pub mod index;
 pub mod jobs;
 pub mod keys;
+mod search;
 pub mod topology;
 mod ttl;
 pub mod vcache;
@@ -699,6 +700,10 @@ impl StorageClient for EmbeddedStorage {
                 Ok(row.map(|r| codec::decode(schema, &r)).transpose()?.filter(|p| !ttl::expired(schema, p, now)))
             })
             .collect()
+    }
+
+    fn find_paths(&self, space: &SpaceDesc, req: &PathSearchRequest) -> QResult<PathSearchResult> {
+        self.search_paths(space, req)
     }
 
     fn get_neighbors(&self, space: &SpaceDesc, req: &NeighborsRequest) -> QResult<Vec<NeighborEdge>> {

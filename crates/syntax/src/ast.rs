@@ -117,6 +117,53 @@ pub struct OverClause {
     pub direction: Direction,
 }
 
+/// Which paths `FIND ... PATH` returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathSearch {
+    Shortest,
+    SingleShortest,
+    All,
+    NoLoop,
+}
+
+/// `FIND {SHORTEST | SINGLE SHORTEST | ALL | NOLOOP} PATH [WITH PROP] FROM .. TO .. OVER .. [WHERE ..] [UPTO n
+/// STEPS] YIELD path AS p`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FindPathStatement {
+    pub kind: PathSearch,
+    pub with_prop: bool,
+    pub from: FromClause,
+    pub to: FromClause,
+    pub over: OverClause,
+    pub filter: Option<Expr>,
+    /// `UPTO n STEPS`: 5 when not written.
+    pub upto: u32,
+    pub yield_clause: Option<YieldClause>,
+}
+
+/// One edge type of GET SUBGRAPH's `IN`/`OUT`/`BOTH` lists; `renamed` when written `e AS x` (refused).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubgraphEdge {
+    pub name: String,
+    pub renamed: bool,
+}
+
+/// `GET SUBGRAPH [WITH PROP] [n STEPS] FROM .. [IN ..] [OUT ..] [BOTH ..] [WHERE ..] YIELD [VERTICES AS a] [, EDGES
+/// AS b]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubgraphStatement {
+    pub with_prop: bool,
+    /// `m TO n STEPS` as written; `n STEPS` is `n TO n`; 1 when not written.
+    pub min_steps: u32,
+    pub max_steps: u32,
+    pub from: FromClause,
+    pub in_edges: Vec<SubgraphEdge>,
+    pub out_edges: Vec<SubgraphEdge>,
+    pub both_edges: Vec<SubgraphEdge>,
+    pub filter: Option<Expr>,
+    pub yield_clause: Option<YieldClause>,
+}
+
 /// `SAMPLE [n, ...]` or `LIMIT [n, ...]` after a GO's YIELD: a bound per step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepBounds {
@@ -308,6 +355,8 @@ pub enum Statement {
         filter: Option<Expr>,
     },
     Go(Box<GoStatement>),
+    FindPath(Box<FindPathStatement>),
+    GetSubgraph(Box<SubgraphStatement>),
     /// `left | right`: `right` reads `left`'s rows as `$-`.
     Pipe(Box<Statement>, Box<Statement>),
     /// `$var = statement`: the rows are kept as `$var` for the rest of the request.

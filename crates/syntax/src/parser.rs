@@ -578,7 +578,9 @@ impl<'a> Parser<'a> {
                 Ok(Statement::Yield { yield_clause, filter: None })
             }
             "MATCH" | "OPTIONAL" | "UNWIND" | "WITH" => self.match_statement(),
-            "FIND" | "GET" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
+            "FIND" => self.find_path(),
+            "GET" if self.peek_kw_at(1, "SUBGRAPH") => self.get_subgraph(),
+            "GET" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
                 self.skip_to_statement_end();
                 Ok(Statement::Unsupported(word.to_uppercase()))
             }
@@ -1454,6 +1456,149 @@ impl<'a> Parser<'a> {
         })))
     }
 
+    /// `FROM vids` or `TO vids`: constants, or one column of the input or of a variable.
+    fn path_ends(&mut self) -> QResult<FromClause> {
+        if matches!(self.peek(), Tok::InputRef | Tok::Var(_)) && matches!(self.peek_at(1), Tok::Sym(".")) {
+            return Ok(FromClause::Ref(self.vid_expr()?));
+        }
+        Ok(FromClause::Vids(self.comma_separated(Parser::vid_expr)?))
+    }
+
+    /// `n STEP|STEPS` after a step count was read.
+    fn steps_word(&mut self) -> QResult<()> {
+        if !self.eat_kw("STEPS") {
+            self.expect_kw("STEP")?;
+        }
+        Ok(())
+    }
+
+    /// A non-negative step count.
+    fn step_count(&mut self) -> QResult<u32> {
+        let Tok::Int(n) = self.peek().clone() else {
+            return Err(self.error_here());
+        };
+        self.bump();
+        u32::try_from(n).map_err(|_| QError::syntax(format!("Out of range: near `{n}'")))
+    }
+
+    fn find_path(&mut self) -> QResult<Statement> {
+        self.expect_kw("FIND")?;
+        let kind = if self.eat_kw("SHORTEST") {
+            PathSearch::Shortest
+        } else if self.eat_kw("SINGLE") {
+            self.expect_kw("SHORTEST")?;
+            PathSearch::SingleShortest
+        } else if self.eat_kw("ALL") {
+            PathSearch::All
+        } else {
+            self.expect_kw("NOLOOP")?;
+            PathSearch::NoLoop
+        };
+        self.expect_kw("PATH")?;
+        let with_prop = self.with_prop()?;
+        self.expect_kw("FROM")?;
+        let from = self.path_ends()?;
+        self.expect_kw("TO")?;
+        let to = self.path_ends()?;
+        self.expect_kw("OVER")?;
+        // Edge aliases (`OVER like AS l`) are accepted and ignored, as NebulaGraph does.
+        let edges = if self.eat_sym("*") {
+            None
+        } else {
+            Some(self.comma_separated(|p| {
+                let name = p.name()?;
+                if p.eat_kw("AS") {
+                    p.name()?;
+                }
+                Ok(name)
+            })?)
+        };
+        let direction = if self.eat_kw("REVERSELY") {
+            Direction::Reversely
+        } else if self.eat_kw("BIDIRECT") {
+            Direction::Bidirect
+        } else {
+            Direction::Out
+        };
+        let filter = if self.peek_kw("WHERE") { Some(self.where_condition()?) } else { None };
+        let upto = if self.eat_kw("UPTO") {
+            let n = self.step_count()?;
+            self.steps_word()?;
+            n
+        } else {
+            5
+        };
+        let yield_clause = if self.peek_kw("YIELD") { Some(self.yield_clause()?) } else { None };
+        Ok(Statement::FindPath(Box::new(FindPathStatement {
+            kind,
+            with_prop,
+            from,
+            to,
+            over: OverClause { edges, direction },
+            filter,
+            upto,
+            yield_clause,
+        })))
+    }
+
+    /// `WITH PROP`, or nothing.
+    fn with_prop(&mut self) -> QResult<bool> {
+        if !self.eat_kw("WITH") {
+            return Ok(false);
+        }
+        self.expect_kw("PROP")?;
+        Ok(true)
+    }
+
+    /// `WHERE cond` of FIND PATH and GET SUBGRAPH: an aggregate there is NebulaGraph's syntax error.
+    fn where_condition(&mut self) -> QResult<Expr> {
+        self.match_where()
+    }
+
+    fn get_subgraph(&mut self) -> QResult<Statement> {
+        self.expect_kw("GET")?;
+        self.expect_kw("SUBGRAPH")?;
+        let with_prop = self.with_prop()?;
+        let (mut min_steps, mut max_steps) = (1, 1);
+        if matches!(self.peek(), Tok::Int(_)) {
+            min_steps = self.step_count()?;
+            max_steps = min_steps;
+            if self.eat_kw("TO") {
+                max_steps = self.step_count()?;
+            }
+            self.steps_word()?;
+        }
+        self.expect_kw("FROM")?;
+        let from = self.path_ends()?;
+        let mut lists: [Vec<SubgraphEdge>; 3] = Default::default();
+        for (i, word) in ["IN", "OUT", "BOTH"].into_iter().enumerate() {
+            if self.eat_kw(word) {
+                lists[i] = self.comma_separated(|p| {
+                    let name = p.name()?;
+                    let renamed = p.eat_kw("AS");
+                    if renamed {
+                        p.name()?;
+                    }
+                    Ok(SubgraphEdge { name, renamed })
+                })?;
+            }
+        }
+        let [in_edges, out_edges, both_edges] = lists;
+        let filter = if self.peek_kw("WHERE") { Some(self.where_condition()?) } else { None };
+        let yield_clause = if self.peek_kw("YIELD") { Some(self.yield_clause()?) } else { None };
+        Ok(Statement::GetSubgraph(Box::new(SubgraphStatement {
+            with_prop,
+            min_steps,
+            max_steps,
+            from,
+            in_edges,
+            out_edges,
+            both_edges,
+            filter,
+            yield_clause,
+        })))
+    }
+
     fn fetch(&mut self) -> QResult<Statement> {
         self.expect_kw("FETCH")?;
         self.expect_kw("PROP")?;
@@ -1496,7 +1641,17 @@ impl<'a> Parser<'a> {
         loop {
             let start = &self.tokens[self.pos];
             let (start_pos, start_end) = (start.start, start.end);
-            let expr = self.expr()?;
+            // FIND PATH's `path` and GET SUBGRAPH's `vertices` and `edges` are keywords there, not expressions.
+            let keyword = ["PATH", "VERTICES", "EDGES"]
+                .into_iter()
+                .find(|w| self.peek_kw(w) && !matches!(self.peek_at(1), Tok::Sym("." | "(" | "[")));
+            let expr = match keyword {
+                Some(w) => {
+                    self.bump();
+                    Expr::Label(w.to_string())
+                }
+                None => self.expr()?,
+            };
             let alias = if self.eat_kw("AS") { Some(self.name()?) } else { None };
             // A bare `vertex`, `edge`, `$^` or `$$` column needs a name, as in NebulaGraph's grammar.
             let bare = match &expr {
@@ -1504,6 +1659,9 @@ impl<'a> Parser<'a> {
                 Expr::Vertex(VertexRef::Src) => Some("$^"),
                 Expr::Vertex(VertexRef::Dst) => Some("$$"),
                 Expr::Edge => Some("edge"),
+                Expr::Label(l) if l == "PATH" => Some("path"),
+                Expr::Label(l) if l == "VERTICES" => Some("vertices"),
+                Expr::Label(l) if l == "EDGES" => Some("edges"),
                 _ => None,
             };
             if let (Some(word), None) = (bare, &alias) {

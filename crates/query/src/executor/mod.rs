@@ -18,6 +18,7 @@ mod fetch;
 mod index_scan;
 mod limit;
 pub(crate) mod mutation;
+mod path;
 mod pattern;
 pub(crate) mod project;
 mod schema;
@@ -31,6 +32,7 @@ use expand::ExpandExecutor;
 use fetch::{GetEdgesExecutor, GetVerticesExecutor};
 use index_scan::IndexScanExecutor;
 use limit::LimitExecutor;
+use path::{FindPathExecutor, SubgraphExecutor};
 use pattern::{
     AppendVerticesExecutor, BuildPathExecutor, FilterExecutor, PatternTraverseExecutor, StartVerticesExecutor,
     UnwindExecutor,
@@ -396,7 +398,14 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                     _ => unreachable!("matched above"),
                 }
             }
-            Op::Go(_) | Op::Expand(_) | Op::PathCount(_) | Op::GetVertices(_) | Op::GetEdges(_) | Op::Lookup(_) => {
+            Op::Go(_)
+            | Op::Expand(_)
+            | Op::PathCount(_)
+            | Op::GetVertices(_)
+            | Op::GetEdges(_)
+            | Op::Lookup(_)
+            | Op::FindPath(_)
+            | Op::Subgraph(_) => {
                 let space = self.space()?;
                 let r = Reads { storage: &*self.engine.storage, space: &space, req };
                 match &node.op {
@@ -406,6 +415,8 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                     Op::GetVertices(f) => GetVerticesExecutor::execute(&r, f, input),
                     Op::GetEdges(f) => GetEdgesExecutor::execute(&r, f, input),
                     Op::Lookup(plan) => IndexScanExecutor::execute(&r, plan),
+                    Op::FindPath(f) => FindPathExecutor::execute(&r, f, input),
+                    Op::Subgraph(g) => SubgraphExecutor::execute(&r, g, input),
                     _ => unreachable!("matched above"),
                 }
             }

@@ -201,6 +201,15 @@ fn describe_node(n: &crate::validator::BoundNode, d: &mut Vec<(String, String)>)
     }
 }
 
+/// An edge type walked with its direction: `like` out, `-like` in.
+fn signed_name(et: i32, name: &str) -> String {
+    if et < 0 {
+        format!("-{name}")
+    } else {
+        name.to_string()
+    }
+}
+
 fn describe(op: &Op) -> Vec<(String, String)> {
     let mut d: Vec<(String, String)> = Vec::new();
     match op {
@@ -328,6 +337,44 @@ fn describe(op: &Op) -> Vec<(String, String)> {
                 }
             }
             d.push(("columns".into(), join(p.yield_clause.columns.iter().map(|c| c.name()))));
+        }
+        Op::FindPath(f) => {
+            let ends = |e: &crate::validator::Ends| match e {
+                crate::validator::Ends::Vids(v) => join(v),
+                crate::validator::Ends::Column(c) => c.to_string(),
+            };
+            d.push(("from".into(), ends(&f.from)));
+            d.push(("to".into(), ends(&f.to)));
+            d.push(("kind".into(), format!("{:?}", f.kind)));
+            d.push(("edge types".into(), join(f.edges.iter().map(|(t, s)| signed_name(*t, &s.name)))));
+            if let Some(w) = &f.filter {
+                d.push(("filter".into(), w.to_string()));
+            }
+            d.push(("steps".into(), f.max_steps.to_string()));
+            if let Some(l) = f.limit {
+                d.push(("limit".into(), l.to_string()));
+            }
+            d.push(("with prop".into(), f.with_prop.to_string()));
+            d.push(("columns".into(), f.column.clone()));
+        }
+        Op::Subgraph(g) => {
+            d.push((
+                "from".into(),
+                match &g.from {
+                    crate::validator::Ends::Vids(v) => join(v),
+                    crate::validator::Ends::Column(c) => c.to_string(),
+                },
+            ));
+            d.push(("steps".into(), g.steps.to_string()));
+            d.push(("edge types".into(), join(g.edges.iter().map(|(t, s)| signed_name(*t, &s.name)))));
+            if let Some(w) = &g.edge_filter {
+                d.push(("edge filter".into(), w.to_string()));
+            }
+            if let Some(w) = &g.tag_filter {
+                d.push(("vertex filter".into(), w.to_string()));
+            }
+            d.push(("with prop".into(), g.with_prop.to_string()));
+            d.push(("columns".into(), join(g.columns.iter().map(|(c, _)| c))));
         }
         Op::PathCount(p) => {
             d.push(("start".into(), p.start.clone()));

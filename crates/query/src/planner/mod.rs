@@ -12,9 +12,10 @@ mod r#match;
 
 pub(crate) use r#match::{AppendNode, PathNode, PropColumn, StartNode, Tags, TraverseNode};
 
+use crate::validator::Ends;
 use crate::validator::LookupPlan;
-use crate::validator::{BoundFetchEdges, BoundFetchVertices, BoundGo, BoundSentence};
-use quiver_api::PropSelection;
+use crate::validator::{BoundFetchEdges, BoundFetchVertices, BoundFindPath, BoundGo, BoundSentence, BoundSubgraph};
+use quiver_api::{PathKind, PropSelection};
 use quiver_common::expr::Expr;
 use quiver_syntax::ast::{SetOp, Statement, YieldClause};
 
@@ -55,6 +56,10 @@ pub(crate) enum Op {
     /// A MATCH path whose rows are only counted (or counted per far end), run in storage as one path count from
     /// the start vertices its input yields.
     PathCount(Box<PathCountNode>),
+    /// FIND PATH: one search in storage for every source and target.
+    FindPath(Box<BoundFindPath>),
+    /// GET SUBGRAPH: one neighbour read per round, one row per round.
+    Subgraph(Box<BoundSubgraph>),
     /// LOOKUP: index scans chosen by the validator.
     Lookup(Box<LookupPlan>),
     /// FETCH PROP ON tags.
@@ -178,6 +183,8 @@ impl PlanNode {
             BoundSentence::Limit { offset, count } => PlanNode::leaf(Op::Limit { offset, count }),
             BoundSentence::GroupBy { keys, yield_clause } => PlanNode::leaf(Op::Aggregate { keys, yield_clause }),
             BoundSentence::Lookup(l) => PlanNode::leaf(Op::Lookup(l)),
+            BoundSentence::FindPath(f) => PlanNode::leaf(Op::FindPath(f)),
+            BoundSentence::GetSubgraph(g) => PlanNode::leaf(Op::Subgraph(g)),
             BoundSentence::FetchVertices(f) => PlanNode::leaf(Op::GetVertices(f)),
             BoundSentence::FetchEdges(f) => PlanNode::leaf(Op::GetEdges(f)),
             BoundSentence::Match(m) => r#match::plan(*m),
@@ -224,6 +231,14 @@ impl PlanNode {
             Op::Assign(_) => "Assign",
             Op::Lookup(l) => crate::validator::scan_name(l),
             Op::GetVertices(_) => "GetVertices",
+            // NebulaGraph's names: one pair searches both ways (BFSShortest), several pairs at once
+            // (MultiShortestPath); ALL and NOLOOP enumerate (AllPaths).
+            Op::FindPath(f) => match (f.kind, &f.from, &f.to) {
+                (PathKind::All | PathKind::NoLoop, _, _) => "AllPaths",
+                (_, Ends::Vids(a), Ends::Vids(b)) if a.len() == 1 && b.len() == 1 => "BFSShortest",
+                _ => "MultiShortestPath",
+            },
+            Op::Subgraph(_) => "Subgraph",
             Op::GetEdges(_) => "GetEdges",
             Op::Argument => "Argument",
             Op::StartVertices(s) => s.start.name(),

@@ -7,7 +7,7 @@ use quiver_api::{PropSelection, SchemaKind, SchemaRef, SpaceDesc};
 use quiver_common::eval::eval;
 use quiver_common::expr::{Expr, VertexRef};
 use quiver_common::{QError, QResult, Value};
-use quiver_syntax::ast::{Direction, FromClause, GoStatement, YieldClause};
+use quiver_syntax::ast::{Direction, FromClause, GoStatement, OverClause, YieldClause};
 
 /// A GO with its names resolved.
 #[derive(Clone)]
@@ -128,7 +128,7 @@ impl Validator<'_> {
         let Some(yield_clause) = &g.yield_clause else {
             return Err(QError::semantic("Missing yield clause."));
         };
-        let edges = self.over_edges(space, g)?;
+        let edges = self.over_edges(space, &g.over)?;
         let tags = self.go_tags(space, g, yield_clause, &edges)?;
         let mut bound = BoundGo { stmt: g.clone(), edges, tags, starts: None, step_bounds: Vec::new() };
         let min_steps = g.min_steps.max(1);
@@ -150,10 +150,10 @@ impl Validator<'_> {
         Ok(bound)
     }
 
-    /// The signed edge types a GO follows.
-    fn over_edges(&self, space: &SpaceDesc, g: &GoStatement) -> QResult<Vec<(i32, SchemaRef)>> {
+    /// The signed edge types an OVER clause follows (GO, FIND PATH).
+    pub(super) fn over_edges(&self, space: &SpaceDesc, over: &OverClause) -> QResult<Vec<(i32, SchemaRef)>> {
         let catalog = &self.engine.catalog;
-        let schemas = match &g.over.edges {
+        let schemas = match &over.edges {
             None => {
                 let all = catalog.schemas(space, SchemaKind::Edge);
                 if all.is_empty() {
@@ -172,7 +172,7 @@ impl Validator<'_> {
         };
         let mut out = Vec::new();
         for s in schemas {
-            match g.over.direction {
+            match over.direction {
                 Direction::Out => out.push((s.id, s)),
                 Direction::Reversely => out.push((-s.id, s)),
                 Direction::Bidirect => {

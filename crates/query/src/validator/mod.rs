@@ -8,9 +8,11 @@ mod fetch;
 mod go;
 mod lookup;
 mod r#match;
+mod path;
 
 pub(crate) use fetch::{BoundFetchEdges, BoundFetchVertices, EdgeKeys, VertexIds};
 pub(crate) use go::{BoundGo, VertexProps};
+pub(crate) use path::{BoundFindPath, BoundSubgraph, Ends, SubgraphColumn};
 
 use crate::request::Request;
 use crate::QueryEngine;
@@ -45,6 +47,8 @@ pub(crate) fn is_constant(e: &Expr) -> bool {
 /// A sentence with its names resolved.
 pub(crate) enum BoundSentence {
     Go(Box<BoundGo>),
+    FindPath(Box<BoundFindPath>),
+    GetSubgraph(Box<BoundSubgraph>),
     /// LOOKUP, with the index ranges chosen.
     Lookup(Box<LookupPlan>),
     FetchVertices(Box<BoundFetchVertices>),
@@ -89,6 +93,8 @@ impl BoundSentence {
         let names = |y: &YieldClause| Some(y.columns.iter().map(|c| c.name()).collect());
         match self {
             BoundSentence::Go(g) => Some(g.columns()),
+            BoundSentence::FindPath(f) => Some(vec![f.column.clone()]),
+            BoundSentence::GetSubgraph(g) => Some(g.columns.iter().map(|(c, _)| c.clone()).collect()),
             BoundSentence::Lookup(l) => names(&l.yield_clause),
             BoundSentence::FetchVertices(f) => names(&f.yield_clause),
             BoundSentence::FetchEdges(f) => names(&f.yield_clause),
@@ -142,6 +148,22 @@ impl Validator<'_> {
                 };
                 self.check_refs(from.into_iter().chain(exprs).chain(g.filter.iter()), input, assigned)?;
                 BoundSentence::Go(Box::new(bound))
+            }
+            Statement::FindPath(f) => {
+                let bound = self.find_path(f)?;
+                let refs = [&f.from, &f.to].into_iter().filter_map(|e| match e {
+                    quiver_syntax::ast::FromClause::Ref(e) => Some(e),
+                    _ => None,
+                });
+                self.check_refs(refs, input, assigned)?;
+                BoundSentence::FindPath(Box::new(bound))
+            }
+            Statement::GetSubgraph(g) => {
+                let bound = self.get_subgraph(g)?;
+                if let quiver_syntax::ast::FromClause::Ref(e) = &g.from {
+                    self.check_refs([e], input, assigned)?;
+                }
+                BoundSentence::GetSubgraph(Box::new(bound))
             }
             Statement::Lookup(l) => BoundSentence::Lookup(Box::new(self.lookup(l)?)),
             Statement::FetchVertices { tags, vids, yield_clause } => {

@@ -1,0 +1,330 @@
+//! FindPathExecutor (FIND PATH: one storage search for every source and target, then path values) and
+//! SubgraphExecutor (GET SUBGRAPH: one neighbour read per round, NebulaGraph's rules for which edges each round
+//! lists). See `docs/design/paths.md`.
+
+use super::Reads;
+use crate::context::make_vertex;
+use crate::request::input_rows;
+use crate::validator::{BoundFindPath, BoundSubgraph, Ends, SubgraphColumn};
+use crate::DataSet;
+use quiver_api::*;
+use quiver_common::eval::{eval, eval_condition, EvalContext};
+use quiver_common::value::{Edge, Path, Step, Vertex};
+use quiver_common::{QResult, Value};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// The VIDs of a search's ends: constants, or a column of the input read row by row (values that are not VIDs of
+/// the space are skipped, as a GO's starts), each once.
+fn end_vids(r: &Reads<'_>, ends: &Ends, input: Option<&DataSet>) -> QResult<Vec<Value>> {
+    let mut seen = HashSet::new();
+    let vids = match ends {
+        Ends::Vids(v) => v.clone(),
+        Ends::Column(e) => {
+            let src = input_rows(e, r.req, input)?;
+            let mut vids = Vec::with_capacity(src.len());
+            for row in 0..src.len() {
+                let v = eval(e, &src.context(r.req, row))?;
+                if r.space.vid_type_matches(&v) && r.space.check_vid_len(&v).is_ok() {
+                    vids.push(v);
+                }
+            }
+            vids
+        }
+    };
+    Ok(vids.into_iter().filter(|v| !v.is_empty() && seen.insert(v.clone())).collect())
+}
+
+/// The vertex values of `vids`: every tag with the properties `props` selects; a VID no vertex has is a vertex
+/// with no tags.
+fn vertices(r: &Reads<'_>, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> QResult<Vec<Vertex>> {
+    // Every tag's row is read, so a vertex shows its tags even when none of their properties is selected.
+    let rows = r.storage.get_vertices(r.space, vids, tags, &PropSelection::All)?;
+    Ok(vids
+        .iter()
+        .zip(rows)
+        .map(|(vid, data)| match data {
+            None => Vertex { vid: vid.clone(), tags: Vec::new() },
+            Some(d) => make_vertex(
+                vid.clone(),
+                d.tags
+                    .into_iter()
+                    .map(|(s, p)| {
+                        let mut map = p.to_map();
+                        map.retain(|k, _| props.wants(k));
+                        (s.name.clone(), map)
+                    })
+                    .collect(),
+            ),
+        })
+        .collect())
+}
+
+/// The stored key of a step walked from `from`.
+fn step_key(from: &Value, et: i32, rank: i64, to: &Value) -> EdgeKeyVal {
+    let (src, dst) = if et > 0 { (from.clone(), to.clone()) } else { (to.clone(), from.clone()) };
+    EdgeKeyVal { src, edge_type: et.abs(), rank, dst }
+}
+
+pub(super) struct FindPathExecutor;
+
+impl FindPathExecutor {
+    pub fn execute(r: &Reads<'_>, f: &BoundFindPath, input: Option<&DataSet>) -> QResult<DataSet> {
+        let sources = end_vids(r, &f.from, input)?;
+        let targets = end_vids(r, &f.to, input)?;
+        let found = if f.limit == Some(0) {
+            PathSearchResult::default()
+        } else {
+            r.storage.find_paths(
+                r.space,
+                &PathSearchRequest {
+                    sources,
+                    targets,
+                    edge_types: f.edges.clone(),
+                    filter: f.filter.clone(),
+                    max_steps: f.max_steps,
+                    kind: f.kind,
+                    limit: f.limit,
+                    budget: r.req.budget.clone(),
+                },
+            )?
+        };
+        let schema_of = |et: i32| f.edges.iter().find(|(t, _)| t.abs() == et.abs()).map(|(_, s)| s);
+        // Vertex values: bare VIDs, or WITH PROP every tag with its properties.
+        let mut vertex_of: HashMap<Value, Vertex> = HashMap::new();
+        if f.with_prop {
+            let mut vids = Vec::new();
+            for p in &found.paths {
+                for v in std::iter::once(&p.src).chain(p.steps.iter().map(|s| &s.dst)) {
+                    if let std::collections::hash_map::Entry::Vacant(slot) = vertex_of.entry(v.clone()) {
+                        slot.insert(Vertex { vid: v.clone(), tags: Vec::new() });
+                        vids.push(v.clone());
+                    }
+                }
+            }
+            for v in vertices(r, &vids, &f.tags, &PropSelection::All)? {
+                vertex_of.insert(v.vid.clone(), v);
+            }
+        }
+        // Edge properties: all of them WITH PROP; for ALL and NOLOOP those the WHERE reads (NebulaGraph reads
+        // them while expanding); none for shortest paths.
+        let edge_props = if f.with_prop {
+            PropSelection::All
+        } else if matches!(f.kind, PathKind::All | PathKind::NoLoop) && !f.filter_props.is_empty() {
+            PropSelection::Only(f.filter_props.clone())
+        } else {
+            PropSelection::None
+        };
+        let mut props_of: HashMap<(Value, i32, i64, Value), Props> = HashMap::new();
+        if edge_props != PropSelection::None {
+            let mut keys: HashMap<i32, Vec<EdgeKeyVal>> = HashMap::new();
+            for p in &found.paths {
+                let mut at = &p.src;
+                for s in &p.steps {
+                    let k = step_key(at, s.edge_type, s.rank, &s.dst);
+                    let id = (k.src.clone(), k.edge_type, k.rank, k.dst.clone());
+                    if let std::collections::hash_map::Entry::Vacant(slot) = props_of.entry(id) {
+                        slot.insert(Props::new());
+                        keys.entry(k.edge_type).or_default().push(k);
+                    }
+                    at = &s.dst;
+                }
+            }
+            for (et, keys) in keys {
+                let Some(schema) = schema_of(et) else { continue };
+                for (k, props) in keys.iter().zip(r.storage.get_edges(r.space, schema, &keys)?) {
+                    let mut props = props.unwrap_or_default();
+                    props.retain(|name, _| edge_props.wants(name));
+                    props_of.insert((k.src.clone(), k.edge_type, k.rank, k.dst.clone()), props);
+                }
+            }
+        }
+        let vertex = |vid: &Value| vertex_of.get(vid).cloned().unwrap_or(Vertex { vid: vid.clone(), tags: Vec::new() });
+        let mut rows = Vec::with_capacity(found.paths.len());
+        for p in &found.paths {
+            let mut at = &p.src;
+            let mut steps = Vec::with_capacity(p.steps.len());
+            for s in &p.steps {
+                let k = step_key(at, s.edge_type, s.rank, &s.dst);
+                let props = props_of.get(&(k.src, k.edge_type, k.rank, k.dst)).cloned().unwrap_or_default();
+                let name = schema_of(s.edge_type).map(|s| s.name.as_str()).unwrap_or("");
+                steps.push(Step {
+                    dst: vertex(&s.dst),
+                    edge_type: s.edge_type,
+                    name: name.into(),
+                    ranking: s.rank,
+                    props,
+                });
+                at = &s.dst;
+            }
+            rows.push(vec![Value::Path(Arc::new(Path { src: vertex(&p.src), steps }))]);
+        }
+        Ok(DataSet::new(vec![f.column.clone()], rows))
+    }
+}
+
+/// A vertex as the tag filter of GET SUBGRAPH reads it: `$$.tag.prop` (the WHERE's far end is the vertex about to
+/// be expanded).
+struct FarEnd<'a> {
+    vertex: &'a Vertex,
+}
+
+impl EvalContext for FarEnd<'_> {
+    fn dst_prop(&self, tag: &str, prop: &str) -> QResult<Value> {
+        Ok(self
+            .vertex
+            .tags
+            .iter()
+            .find(|t| t.name == tag)
+            .and_then(|t| t.props.get(prop).cloned())
+            .unwrap_or(Value::Empty))
+    }
+}
+
+pub(super) struct SubgraphExecutor;
+
+impl SubgraphExecutor {
+    pub fn execute(r: &Reads<'_>, g: &BoundSubgraph, input: Option<&DataSet>) -> QResult<DataSet> {
+        let starts = end_vids(r, &g.from, input)?;
+        let wants = |c: SubgraphColumn| g.columns.iter().any(|(_, k)| *k == c);
+        let vertex_props =
+            if g.with_prop && wants(SubgraphColumn::Vertices) { PropSelection::All } else { PropSelection::None };
+        let columns: Vec<String> = g.columns.iter().map(|(c, _)| c.clone()).collect();
+        if g.steps == 0 {
+            // The start vertices that exist, in one row.
+            let found: Vec<Value> = vertices(r, &starts, &g.tags, &vertex_props)?
+                .into_iter()
+                .filter(|v| !v.tags.is_empty())
+                .map(|v| Value::Vertex(Arc::new(v)))
+                .collect();
+            return Ok(DataSet::new(columns, vec![vec![Value::List(found)]]));
+        }
+        let edge_props = if g.with_prop && wants(SubgraphColumn::Edges) {
+            PropSelection::All
+        } else if !g.filter_props.is_empty() {
+            PropSelection::Only(g.filter_props.clone())
+        } else {
+            PropSelection::None
+        };
+        let total = g.steps + 1;
+        // Each vertex met with the round it was found in (the starts: 0), as NebulaGraph's `historyVids_`.
+        let mut history: HashMap<Value, u32> = HashMap::new();
+        // The vertices expanded so far.
+        let mut expanded: HashSet<Value> = HashSet::new();
+        let mut rounds: Vec<(Vec<Vertex>, Vec<Edge>)> = Vec::new();
+        let mut frontier = starts.clone();
+        for step in 1..=total {
+            r.req.budget.check()?;
+            let mut round_vertices = vertices(r, &frontier, &g.tags, &vertex_props)?;
+            if let (Some(cond), true) = (&g.tag_filter, step > 1) {
+                // The vertex filter runs on each vertex about to be expanded, never on the starts.
+                let checked = vertices(r, &frontier, &g.tags, &PropSelection::All)?;
+                let mut keep = HashSet::new();
+                for v in &checked {
+                    if eval_condition(cond, &FarEnd { vertex: v })? {
+                        keep.insert(v.vid.clone());
+                    }
+                }
+                frontier.retain(|v| keep.contains(v));
+                round_vertices.retain(|v| keep.contains(&v.vid));
+                expanded.extend(frontier.iter().cloned());
+                // Edges of the round before to a vertex that failed are dropped.
+                if let Some((_, edges)) = rounds.last_mut() {
+                    edges.retain(|e| expanded.contains(&e.dst));
+                }
+            } else {
+                expanded.extend(frontier.iter().cloned());
+            }
+            if frontier.is_empty() {
+                break;
+            }
+            let read = r.storage.get_neighbors(
+                r.space,
+                &NeighborsRequest {
+                    vids: frontier.clone(),
+                    edge_types: g.edges.clone(),
+                    props: edge_props.clone(),
+                    filter: g.edge_filter.clone(),
+                    limit: None,
+                    budget: r.req.budget.clone(),
+                },
+            )?;
+            let mut current: HashMap<Value, u32> = HashMap::new();
+            if step == 1 {
+                current.extend(frontier.iter().map(|v| (v.clone(), 0)));
+            }
+            let mut next = Vec::new();
+            let mut edges = Vec::new();
+            for e in read {
+                if let Some(&found) = history.get(&e.to) {
+                    // Listed already from the other end: the reverse copy of a two-way edge, or an edge back to a
+                    // vertex expanded in the round before.
+                    if g.bidirect.contains(&e.edge_type) && (e.edge_type < 0 || found + 2 == step) {
+                        continue;
+                    }
+                } else {
+                    if step == total {
+                        continue;
+                    }
+                    if !current.contains_key(&e.to) {
+                        current.insert(e.to.clone(), step);
+                        next.push(e.to.clone());
+                    }
+                }
+                let schema = g.edges.iter().find(|(t, _)| *t == e.edge_type).map(|(_, s)| s);
+                edges.push(Edge {
+                    src: e.from,
+                    dst: e.to,
+                    edge_type: e.edge_type,
+                    name: schema.map(|s| s.name.as_str()).unwrap_or("").into(),
+                    ranking: e.rank,
+                    props: e.props.map(|p| p.to_map()).unwrap_or_default(),
+                });
+            }
+            rounds.push((round_vertices, edges));
+            history.extend(current);
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        let mut rows = Vec::new();
+        for (mut vs, mut es) in rounds {
+            // NebulaGraph lists them in no particular order: sorted here, so results are stable.
+            vs.sort_by(|a, b| a.vid.total_cmp(&b.vid));
+            es.sort_by(|a, b| {
+                let key = |e: &Edge| {
+                    if e.edge_type > 0 {
+                        (e.src.clone(), e.dst.clone())
+                    } else {
+                        (e.dst.clone(), e.src.clone())
+                    }
+                };
+                let ((asrc, adst), (bsrc, bdst)) = (key(a), key(b));
+                asrc.total_cmp(&bsrc)
+                    .then(a.name.cmp(&b.name))
+                    .then(a.ranking.cmp(&b.ranking))
+                    .then(adst.total_cmp(&bdst))
+            });
+            let yields_something = g.columns.iter().any(|(_, k)| match k {
+                SubgraphColumn::Vertices => !vs.is_empty(),
+                SubgraphColumn::Edges => !es.is_empty(),
+            });
+            if !yields_something {
+                continue;
+            }
+            let vs = Value::List(vs.into_iter().map(|v| Value::Vertex(Arc::new(v))).collect());
+            let es = Value::List(es.into_iter().map(|e| Value::Edge(Arc::new(e))).collect());
+            rows.push(
+                g.columns
+                    .iter()
+                    .map(|(_, k)| match k {
+                        SubgraphColumn::Vertices => vs.clone(),
+                        SubgraphColumn::Edges => es.clone(),
+                    })
+                    .collect(),
+            );
+        }
+        Ok(DataSet::new(columns, rows))
+    }
+}
