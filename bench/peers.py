@@ -60,7 +60,12 @@ def digest_value(v):
 
 def digest_kind(workload):
     """How a workload's answer is digested: `rows` (the rows as a set), `sum` (row count and checksum of the first
-    column), `count` (one count) or `top` (the recommendation without the liked items)."""
+    column), `count` (one count), `top` (the recommendation without the liked items), `length` (a shortest path's
+    length, -1 for none) or `shortest` (the length and the number of shortest paths, from one row of both)."""
+    if workload == "shortest-path":
+        return "length"
+    if workload == "all-shortest-paths":
+        return "shortest"
     if workload.endswith("distinct-order-limit"):
         return "rows"
     if workload in ("go2-count-over-all", "rage-3hop-count", "match-rage-3hop-count"):
@@ -85,7 +90,28 @@ def digest_rows(workload, rows, liked=None, top=25):
         return {"rows": len(rows), "sum": s}
     if kind == "count":
         return {"count": int(rows[0][0])}
+    if kind == "length":
+        return {"length": int(rows[0][0]) if rows else -1}
+    if kind == "shortest":
+        return {"length": int(rows[0][0]), "paths": int(rows[0][1])} if rows else {"length": -1, "paths": 0}
     return {"top": [[int(a), int(b)] for a, b in rows if int(a) not in liked][:top]}
+
+
+def partner(starts, i):
+    """The other end of the path searches from the i-th start (as workloads.rs's `partner`)."""
+    n = len(starts)
+    for k in range(1, n):
+        if starts[(i + k) % n] != starts[i]:
+            return starts[(i + k) % n]
+    return starts[i]
+
+
+PATH_STEPS = 6
+
+
+def params(w, v, u):
+    """A workload's parameters: the start, and for the path searches its partner."""
+    return {"v": v, "u": u} if digest_kind(w) in ("length", "shortest") else {"v": v}
 
 
 def go_shape(w):
@@ -107,8 +133,8 @@ def measure(spec, path, open_db, load, query, close, qs, edges_q, liked_q):
     load(h)
     seconds = time.perf_counter() - t
     edges = query(h, edges_q, {})[0][0]
-    first = next(iter(qs.values()))
-    v0 = {"v": spec["starts"][0]}
+    first_w, first = next(iter(qs.items()))
+    v0 = params(first_w, spec["starts"][0], partner(spec["starts"], 0))
     query(h, first, v0)
     rss = rss_bytes() - rss0
     close(h)
@@ -121,11 +147,11 @@ def measure(spec, path, open_db, load, query, close, qs, edges_q, liked_q):
     figures = {"edges": edges, "seconds": seconds, "edges_per_s": edges / max(seconds, 1e-9), "disk_bytes": disk,
                "rss_bytes": max(rss, 0), "restart_s": restart}
 
-    def run(w, v):
+    def run(w, v, u):
         if digest_kind(w) == "top":
             liked = {r[0] for r in query(h, liked_q, {"v": v})}
             return digest_rows(w, query(h, qs[w], {"v": v}), liked, spec["top"])
-        return digest_rows(w, query(h, qs[w], {"v": v}))
+        return digest_rows(w, query(h, qs[w], params(w, v, u)))
 
     return figures, run
 
@@ -210,6 +236,17 @@ def cypher_queries(spec, walk=RAGE_WALK, walks=True):
                      + f"RETURN r.id AS j, count(*) AS c ORDER BY c DESC, j LIMIT {spec['top'] + spec['likes']}")
         elif w.startswith("match"):
             qs[w] = match_cypher(*go_shape(w), walks)
+        elif w in ("shortest-path", "all-shortest-paths"):
+            kind = "SHORTEST" if w == "shortest-path" else "ALL SHORTEST"
+            ret = "length(p)" if w == "shortest-path" else "length(p) AS l, count(*) AS n"
+            if walks:
+                # Kuzu and ladybug: recursive relationships with a shortest-path semantic.
+                qs[w] = (f"MATCH p = (a:person {{id: $v}})-[:knows* {kind} 1..{PATH_STEPS}]-(b:person {{id: $u}}) "
+                         f"RETURN {ret}")
+            else:
+                fn = "shortestPath" if w == "shortest-path" else "allShortestPaths"
+                qs[w] = (f"MATCH (a:person {{id: $v}}), (b:person {{id: $u}}) "
+                         f"MATCH p = {fn}((a)-[:knows*..{PATH_STEPS}]-(b)) RETURN {ret}")
     return qs
 
 
@@ -297,9 +334,27 @@ def duck_match(steps, case):
 DUCK_MATCH_WALK = DUCK_WALK + duck_distinct_edges(["a", "b", "c"])
 
 
+def duck_shortest(first_only):
+    """Shortest paths between $v and $u over knows both ways in SQL: breadth-first levels unrolled (a vertex's level
+    is the first it appears in; its count, the paths that reach it, summed over the edges from the level before),
+    then the first level that holds $u."""
+    q = ("WITH e AS (SELECT src, dst FROM knows UNION ALL SELECT dst AS src, src AS dst FROM knows), "
+         "l0 AS (SELECT CAST($v AS BIGINT) AS v, CAST(1 AS HUGEINT) AS n)")
+    for k in range(1, PATH_STEPS + 1):
+        seen = " UNION ALL ".join(f"SELECT v FROM l{j}" for j in range(k))
+        q += (f", l{k} AS (SELECT e.dst AS v, sum(l{k-1}.n) AS n FROM l{k-1} JOIN e ON e.src = l{k-1}.v "
+              f"WHERE e.dst NOT IN ({seen}) GROUP BY e.dst)")
+    found = " UNION ALL ".join(f"SELECT {k} AS k, n FROM l{k} WHERE v = $u" for k in range(1, PATH_STEPS + 1))
+    cols = "k" if first_only else "k, n"
+    return q + f" SELECT {cols} FROM ({found}) ORDER BY k LIMIT 1"
+
+
 def duck_queries(spec):
     qs = {}
     for w in spec["workloads"]:
+        if w in ("shortest-path", "all-shortest-paths"):
+            qs[w] = duck_shortest(w == "shortest-path")
+            continue
         if w == "go2-count-over-all":
             qs[w] = ("WITH f1 AS (SELECT DISTINCT dst AS v FROM knows WHERE src = $v) "
                      "SELECT count(*) FROM f1 JOIN knows e ON e.src = f1.v")
@@ -394,14 +449,15 @@ def run_system(spec, system):
     for w in spec["workloads"]:
         # Warm-up, untimed, as Quiver's (bench's WARMUP_STARTS): the first starts, until half the budget is spent.
         warm = time.perf_counter()
-        for v in spec["starts"][:spec.get("warmup", 0)]:
+        starts = spec["starts"]
+        for i, v in enumerate(starts[:spec.get("warmup", 0)]):
             if time.perf_counter() - warm > spec.get("budget_s", float("inf")) / 2:
                 break
-            run(w, v)
+            run(w, v, partner(starts, i))
         lat, digests = [], []
-        for v in spec["starts"]:
+        for i, v in enumerate(starts):
             t = time.perf_counter()
-            digests.append(run(w, v))
+            digests.append(run(w, v, partner(starts, i)))
             lat.append((time.perf_counter() - t) * 1000.0)
             if sum(lat) / 1000.0 > spec.get("budget_s", float("inf")):
                 break

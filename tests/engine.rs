@@ -398,3 +398,49 @@ fn sample_draws_edges_at_random_and_limit_keeps_the_first() {
     let limited = drawn("GO FROM 1 OVER e YIELD dst(edge) AS d LIMIT [1]", &mut s);
     assert_eq!(limited.len(), 1);
 }
+
+/// FIND ALL PATH on a dense graph (400 vertices, each linked to the next 20) has more paths than any bound holds: it
+/// stops at the per-query memory bound with NebulaGraph's error while another session keeps answering, and the same
+/// search under `| LIMIT` ends once it has its paths.
+#[test]
+fn find_all_path_on_a_dense_graph_stops_at_the_memory_bound() {
+    let mut db = Database::in_memory();
+    let mut s = Session::default();
+    exec(&db, &mut s, "CREATE SPACE dense(vid_type = INT64); USE dense; CREATE EDGE e()");
+    let edges: Vec<String> =
+        (0..400).flat_map(|v| (1..=20).map(move |k| format!("{v}->{}:()", (v + k) % 400))).collect();
+    for chunk in edges.chunks(2000) {
+        exec(&db, &mut s, &format!("INSERT EDGE e() VALUES {}", chunk.join(", ")));
+    }
+    db.engine.limits = Limits { timeout: Duration::from_secs(120), memory_bytes: 64 << 20 };
+    let db = std::sync::Arc::new(db);
+    let worker = {
+        let db = db.clone();
+        let mut s = s.clone();
+        std::thread::Builder::new()
+            .stack_size(quiver_common::limits::QUERY_THREAD_STACK_BYTES)
+            .spawn(move || {
+                db.execute(
+                    &mut s,
+                    "FIND ALL PATH FROM 0 TO 1 OVER e BIDIRECT UPTO 12 STEPS YIELD path AS p",
+                    &Params::new(),
+                )
+                .map(|d| d.len())
+            })
+            .unwrap()
+    };
+    let mut other = Session { space: Some("dense".into()), ..Session::default() };
+    while !worker.is_finished() {
+        assert_eq!(
+            exec(&db, &mut other, "GO FROM 0 OVER e YIELD dst(edge) AS d | YIELD count(*) AS n"),
+            vec![vec![Value::Int(20)]]
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let e = worker.join().unwrap().unwrap_err();
+    assert!(e.message.starts_with("GraphMemoryExceeded: (-2600)"), "{}", e.message);
+    assert_eq!(e.code.as_i32(), -1005);
+    let rows =
+        exec(&db, &mut s, "FIND ALL PATH FROM 0 TO 1 OVER e BIDIRECT UPTO 12 STEPS YIELD path AS p | LIMIT 1000");
+    assert_eq!(rows.len(), 1000);
+}

@@ -49,6 +49,8 @@ query_files!(
     match_clauses,
     match_patterns,
     match_errors,
+    find_path,
+    get_subgraph,
     lookup,
     index,
     stats_jobs,
@@ -56,6 +58,7 @@ query_files!(
 );
 
 rule_files!(
+    push_limit_into_find_path,
     remove_unused_columns,
     merge_projections,
     fuse_count_traversal,

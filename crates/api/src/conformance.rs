@@ -51,6 +51,7 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("neighbors_limit", neighbors_limit),
     ("expand_counts_paths", expand_counts_paths),
     ("expand_counts_match_paths", expand_counts_match_paths),
+    ("find_paths_by_kind", find_paths_by_kind),
     ("vertices_without_tags_say_which_exist", vertices_without_tags_say_which_exist),
     ("rmw_vertex", rmw_vertex),
     ("rmw_edge", rmw_edge),
@@ -1113,6 +1114,101 @@ fn check_expand(s: &Space<'_>, starts: &[i64], hops: &[ExpandHop], paths: bool, 
 /// a `distinct` hop expands each entering vertex once, `times` repeats a hop, negative types follow in-edges, edges
 /// of different ranks are different paths. Checked against a brute-force count on a random graph, also after
 /// deletes.
+/// `find_paths`: SHORTEST gives every path of the smallest length per pair (parallel edges apart), SINGLE SHORTEST
+/// one of them, ALL every path of 1..=max steps with no edge twice, NOLOOP those with no vertex twice (none from a
+/// vertex to itself); steps carry their signed type (negative against the stored direction) and rank; a filter
+/// is applied to each edge walked (another type's property is EMPTY); a limit caps the paths; the budget stops it.
+fn find_paths_by_kind(fx: &Fixture) {
+    let s = int_space(fx);
+    let a = s.edge("a", &[]);
+    let b = s.edge("b", &[("w", PropType::Int64)]);
+    s.write(vec![
+        ins_e(iv(1), &a, 0, iv(2), vec![]),
+        ins_e(iv(2), &a, 0, iv(3), vec![]),
+        ins_e(iv(3), &a, 0, iv(4), vec![]),
+        ins_e(iv(1), &a, 0, iv(5), vec![]),
+        ins_e(iv(5), &a, 0, iv(4), vec![]),
+        ins_e(iv(5), &a, 1, iv(4), vec![]),
+        ins_e(iv(4), &a, 0, iv(1), vec![]),
+        ins_e(iv(1), &b, 0, iv(4), vec![iv(9)]),
+    ]);
+    let search = |from: &[i64], to: &[i64], types: &[(i32, &SchemaRef)], kind: PathKind, max: u32| PathSearchRequest {
+        sources: from.iter().map(|v| iv(*v)).collect(),
+        targets: to.iter().map(|v| iv(*v)).collect(),
+        edge_types: types.iter().map(|(t, s)| (*t, (*s).clone())).collect(),
+        filter: None,
+        max_steps: max,
+        kind,
+        limit: None,
+        budget: Budget::unlimited(),
+    };
+    // Paths as `src (type rank dst)*`, sorted.
+    let run = |req: &PathSearchRequest| -> Vec<String> {
+        let mut out: Vec<String> =
+            s.st.find_paths(&s.sp, req)
+                .expect("find_paths")
+                .paths
+                .iter()
+                .map(|p| {
+                    let mut t = format!("{}", p.src);
+                    for st in &p.steps {
+                        t += &format!(" {}@{}>{}", st.edge_type, st.rank, st.dst);
+                    }
+                    t
+                })
+                .collect();
+        out.sort();
+        out
+    };
+    let (x, y) = (a.id, b.id);
+    let shortest = run(&search(&[1], &[4], &[(x, &a)], PathKind::Shortest, 5));
+    assert_eq!(shortest, vec![format!("1 {x}@0>5 {x}@0>4"), format!("1 {x}@0>5 {x}@1>4")]);
+    // Several sources and targets: every pair, one search.
+    let pairs = run(&search(&[1, 2], &[4, 3], &[(x, &a)], PathKind::Shortest, 5));
+    assert_eq!(
+        pairs,
+        vec![
+            format!("1 {x}@0>2 {x}@0>3"),
+            format!("1 {x}@0>5 {x}@0>4"),
+            format!("1 {x}@0>5 {x}@1>4"),
+            format!("2 {x}@0>3"),
+            format!("2 {x}@0>3 {x}@0>4"),
+        ]
+    );
+    let reversed = run(&search(&[4], &[1], &[(-x, &a)], PathKind::Shortest, 5));
+    assert_eq!(reversed, vec![format!("4 {}@0>5 {}@0>1", -x, -x), format!("4 {}@1>5 {}@0>1", -x, -x)]);
+    assert!(run(&search(&[1], &[4], &[(x, &a)], PathKind::Shortest, 1)).is_empty());
+    let single = run(&search(&[1], &[4], &[(x, &a)], PathKind::SingleShortest, 5));
+    assert!(single.len() == 1 && shortest.contains(&single[0]), "{single:?}");
+    let all = run(&search(&[1], &[4], &[(x, &a)], PathKind::All, 3));
+    assert_eq!(
+        all,
+        vec![format!("1 {x}@0>2 {x}@0>3 {x}@0>4"), format!("1 {x}@0>5 {x}@0>4"), format!("1 {x}@0>5 {x}@1>4")]
+    );
+    let cycles = run(&search(&[1], &[1], &[(x, &a)], PathKind::All, 3));
+    assert_eq!(cycles, vec![format!("1 {x}@0>5 {x}@0>4 {x}@0>1"), format!("1 {x}@0>5 {x}@1>4 {x}@0>1")]);
+    assert!(run(&search(&[1], &[1], &[(x, &a)], PathKind::NoLoop, 3)).is_empty());
+    // Both ways: an edge is not walked twice, a vertex may repeat under ALL but not under NOLOOP.
+    let both = [(x, &a), (-x, &a)];
+    let all_both = run(&search(&[2], &[4], &both, PathKind::All, 5));
+    let noloop_both = run(&search(&[2], &[4], &both, PathKind::NoLoop, 5));
+    let revisit = format!("2 {x}@0>3 {x}@0>4 {x}@0>1 {x}@0>5 {x}@0>4");
+    assert!(all_both.contains(&revisit) && !noloop_both.contains(&revisit), "{all_both:?} {noloop_both:?}");
+    assert!(noloop_both.contains(&format!("2 {x}@0>3 {x}@0>4")), "{noloop_both:?}");
+    let mut limited = search(&[1], &[4], &[(x, &a)], PathKind::All, 3);
+    limited.limit = Some(2);
+    assert_eq!(run(&limited).len(), 2);
+    // A filter over the edges walked: `b.w > 5` keeps the b edge (w 9) and no a edge (b.w is EMPTY there).
+    let mut filtered = search(&[1], &[4], &[(x, &a), (y, &b)], PathKind::Shortest, 5);
+    filtered.filter = Some(cmp(BinaryOp::Gt, prop_ref("b", "w"), iv(5)));
+    assert_eq!(run(&filtered), vec![format!("1 {y}@0>4")]);
+    filtered.filter = Some(cmp(BinaryOp::Gt, prop_ref("b", "w"), iv(10)));
+    assert!(run(&filtered).is_empty());
+    let mut stopped = search(&[1], &[4], &[(x, &a)], PathKind::All, 3);
+    stopped.budget = killed();
+    assert!(s.st.find_paths(&s.sp, &stopped).is_err());
+}
+
 fn expand_counts_paths(fx: &Fixture) {
     let s = int_space(fx);
     let a = s.edge("a", &[]);

@@ -37,6 +37,9 @@ pub struct Options {
     /// `bench/` (the peers and plot scripts).
     pub scripts: PathBuf,
     pub seed: u64,
+    /// Only these read workloads (by name), and no ladders, when not empty: a run of a few workloads against the
+    /// peers.
+    pub only: Vec<String>,
     /// The `quiver` binary, run as `quiver bench-probe` to measure a restart and the resident memory of a fresh
     /// process holding a loaded database.
     pub probe_exe: PathBuf,
@@ -195,6 +198,13 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
     }
     sets.push((gen::ragedb(&data.join("ragedb"), p.rage, opts.seed, p.check_starts)?, Workload::rage(), true));
     eprintln!("generated {} datasets in {:.1} s", sets.len(), t.elapsed().as_secs_f64());
+    if !opts.only.is_empty() {
+        for (_, reads, ladders) in &mut sets {
+            reads.retain(|w| opts.only.contains(&w.name));
+            *ladders = false;
+        }
+        sets.retain(|(_, reads, _)| !reads.is_empty());
+    }
     for (ds, reads, ladders) in &sets {
         results.datasets.push(DatasetInfo {
             name: ds.name.clone(),
@@ -317,8 +327,11 @@ fn bench_dataset(
     if ladders {
         let server = GraphServer::start(db.clone())?;
         // The MATCH forms only in full mode (`Plan::match_ladders`); never a workload Quiver failed.
-        let mut all: Vec<Workload> =
-            reads.iter().filter(|w| !failed.contains(&w.name) && (p.match_ladders || !w.is_match())).cloned().collect();
+        let mut all: Vec<Workload> = reads
+            .iter()
+            .filter(|w| !failed.contains(&w.name) && !w.is_path() && (p.match_ladders || !w.is_match()))
+            .cloned()
+            .collect();
         if reads.iter().any(|w| matches!(w.kind, workloads::Kind::Go { .. })) {
             all.extend(Workload::social_mixes());
         }
@@ -358,17 +371,17 @@ fn quiver_single(
     likes: u64,
 ) -> Result<(Vec<serde_json::Value>, Vec<u64>), String> {
     let warm = Instant::now();
-    for &v in ds.starts.iter().take(WARMUP_STARTS) {
+    for (i, &v) in ds.starts.iter().enumerate().take(WARMUP_STARTS) {
         if warm.elapsed() > p.peer_budget / 2 {
             break;
         }
-        w.digest(conn, v, likes)?;
+        w.digest(conn, v, workloads::partner(&ds.starts, i), likes)?;
     }
     let mut us = Vec::new();
     let mut digests = Vec::new();
-    for &v in &ds.starts {
+    for (i, &v) in ds.starts.iter().enumerate() {
         let t = Instant::now();
-        digests.push(w.digest(conn, v, likes)?);
+        digests.push(w.digest(conn, v, workloads::partner(&ds.starts, i), likes)?);
         us.push(t.elapsed().as_micros() as u64);
     }
     Ok((digests, us))
@@ -483,7 +496,7 @@ fn peers(opts: &Options, p: &Plan, ds: &Dataset, reads: &[Workload]) -> Result<P
     let req = serde_json::json!({
         "dataset": ds.name,
         "dir": ds.dir,
-        "kind": if reads.iter().any(|w| matches!(w.kind, workloads::Kind::Go { .. })) { "social" } else { "ragedb" },
+        "kind": if ds.name.starts_with("ragedb") { "ragedb" } else { "social" },
         "starts": ds.starts,
         "workloads": reads.iter().map(|w| &w.name).collect::<Vec<_>>(),
         "likes": likes,

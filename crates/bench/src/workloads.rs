@@ -31,6 +31,11 @@ pub enum Kind {
     MatchRageCount3,
     /// The MATCH form of [`Kind::RageRecommend`].
     MatchRageRecommend,
+    /// `FIND SINGLE SHORTEST PATH` between a start and its partner ([`partner`]) over knows both ways, up to
+    /// [`PATH_STEPS`] steps: the length found.
+    ShortestPath,
+    /// `FIND SHORTEST PATH` (every shortest path) between the same pairs: the length and how many paths.
+    AllShortestPaths,
     /// BG3: 99% one-hop reads, 1% single-edge inserts.
     FollowMix,
     /// BG3: 70% 1-hop, 20% 2-hop, 10% 3-hop reads.
@@ -42,6 +47,8 @@ pub enum Kind {
 }
 
 pub const BATCH_EDGES: u64 = 1000;
+/// The longest path the path searches look for (LDBC's complex read 13 has no bound; six hops cover the graphs).
+pub const PATH_STEPS: u32 = 6;
 /// Items the recommendation returns.
 pub const TOP_ITEMS: usize = 25;
 const MODULUS: i64 = 1_000_000_007;
@@ -58,6 +65,11 @@ impl Workload {
     /// Whether the workload reads only (cross-checked with the peers).
     pub fn reads(&self) -> bool {
         !matches!(self.kind, Kind::FollowMix | Kind::InsertEdge | Kind::InsertBatch)
+    }
+
+    /// Whether the workload searches paths between two persons.
+    pub fn is_path(&self) -> bool {
+        matches!(self.kind, Kind::ShortestPath | Kind::AllShortestPaths)
     }
 
     /// Whether the workload is the openCypher MATCH form of another.
@@ -78,6 +90,8 @@ impl Workload {
                 w.push(Workload { name: format!("match{steps}-{what}"), kind: Kind::Match { steps, case } });
             }
         }
+        w.push(Workload { name: "shortest-path".into(), kind: Kind::ShortestPath });
+        w.push(Workload { name: "all-shortest-paths".into(), kind: Kind::AllShortestPaths });
         w
     }
 
@@ -99,9 +113,17 @@ impl Workload {
         ]
     }
 
-    /// The statement of a read workload from `v`.
-    fn statement(&self, v: i64, likes: u64) -> String {
+    /// The statement of a read workload from `v` (to `u`, for the path searches).
+    fn statement(&self, v: i64, u: i64, likes: u64) -> String {
         match self.kind {
+            Kind::ShortestPath => format!(
+                "FIND SINGLE SHORTEST PATH FROM {v} TO {u} OVER knows BIDIRECT UPTO {PATH_STEPS} STEPS YIELD path AS p \
+                 | YIELD length($-.p) AS l"
+            ),
+            Kind::AllShortestPaths => format!(
+                "FIND SHORTEST PATH FROM {v} TO {u} OVER knows BIDIRECT UPTO {PATH_STEPS} STEPS YIELD path AS p \
+                 | YIELD length($-.p) AS l"
+            ),
             Kind::Go { steps, case } => go(steps, case, v),
             Kind::Count2 => format!("GO 2 STEPS FROM {v} OVER * YIELD dst(edge) | YIELD COUNT(*)"),
             Kind::RageCount3 => format!("{} | YIELD COUNT(*)", rage_walk(v)),
@@ -121,10 +143,14 @@ impl Workload {
         }
     }
 
-    /// Runs the workload once from `v` and returns its digest.
-    pub fn digest(&self, conn: &mut dyn Conn, v: i64, likes: u64) -> Result<Json, String> {
-        let (rows, _) = conn.run(&self.statement(v, likes))?;
+    /// Runs the workload once from `v` (to `u`) and returns its digest.
+    pub fn digest(&self, conn: &mut dyn Conn, v: i64, u: i64, likes: u64) -> Result<Json, String> {
+        let (rows, _) = conn.run(&self.statement(v, u, likes))?;
         Ok(match self.kind {
+            Kind::ShortestPath => json!({ "length": rows.first().map_or(-1, |r| int(&r[0])) }),
+            Kind::AllShortestPaths => {
+                json!({ "length": rows.first().map_or(-1, |r| int(&r[0])), "paths": rows.len() })
+            }
             Kind::Go { case: 4, .. } | Kind::Match { case: 4, .. } => {
                 let mut rows: Vec<Json> = rows.iter().map(|r| Json::Array(r.iter().map(json_of).collect())).collect();
                 rows.sort_by_key(|r| r.to_string());
@@ -158,18 +184,23 @@ impl Workload {
         // Inserted edges get ranks no generated edge has, distinct per client and request.
         let rank_base = 1_000_000_000 * (c as i64 + 1);
         Box::new(move |conn: &mut dyn Conn, i: u64| -> Result<u64, String> {
-            let v = starts[(c * 7919 + i as usize) % starts.len()];
+            let at = (c * 7919 + i as usize) % starts.len();
+            let v = starts[at];
             match w.kind {
-                Kind::Go { .. } | Kind::Count2 | Kind::RageCount3 | Kind::Match { .. } | Kind::MatchRageCount3 => {
-                    conn.run(&w.statement(v, likes)).map(|_| 0)
-                }
+                Kind::Go { .. }
+                | Kind::Count2
+                | Kind::RageCount3
+                | Kind::Match { .. }
+                | Kind::MatchRageCount3
+                | Kind::ShortestPath
+                | Kind::AllShortestPaths => conn.run(&w.statement(v, partner(&starts, at), likes)).map(|_| 0),
                 Kind::RageRecommend => {
                     liked(conn, v)?;
-                    conn.run(&w.statement(v, likes)).map(|_| 0)
+                    conn.run(&w.statement(v, v, likes)).map(|_| 0)
                 }
                 Kind::MatchRageRecommend => {
                     liked_match(conn, v)?;
-                    conn.run(&w.statement(v, likes)).map(|_| 0)
+                    conn.run(&w.statement(v, v, likes)).map(|_| 0)
                 }
                 Kind::RecommendMix => {
                     let steps = match rng.below(10) {
@@ -203,6 +234,12 @@ impl Workload {
             }
         })
     }
+}
+
+/// The other end of the path searches from the `i`-th start: the next start in the list that is another vertex
+/// (`bench/peers.py` pairs them the same way).
+pub fn partner(starts: &[i64], i: usize) -> i64 {
+    (1..starts.len()).map(|k| starts[(i + k) % starts.len()]).find(|&u| u != starts[i]).unwrap_or(starts[i])
 }
 
 fn pick(rng: &mut Rng, vids: &[i64]) -> i64 {

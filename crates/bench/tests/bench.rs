@@ -98,6 +98,28 @@ fn top_items(per_item: HashMap<i64, i64>, liked: &BTreeSet<i64>) -> serde_json::
     json!({ "top": top.into_iter().map(|(j, c)| json!([j, c])).collect::<Vec<_>>() })
 }
 
+/// The length of the shortest paths from `v` to `u` (at most `max` steps; -1 for none) and how many there are.
+fn shortest_reference(adj: &HashMap<i64, Vec<i64>>, v: i64, u: i64, max: u32) -> (i64, usize) {
+    let mut level: HashMap<i64, usize> = HashMap::from([(v, 1)]);
+    let mut seen: std::collections::HashSet<i64> = std::collections::HashSet::from([v]);
+    for depth in 1..=max as i64 {
+        let mut next: HashMap<i64, usize> = HashMap::new();
+        for (x, n) in &level {
+            for y in adj.get(x).into_iter().flatten() {
+                if !seen.contains(y) {
+                    *next.entry(*y).or_default() += n;
+                }
+            }
+        }
+        if let Some(n) = next.get(&u) {
+            return (depth, *n);
+        }
+        seen.extend(next.keys());
+        level = next;
+    }
+    (-1, 0)
+}
+
 #[test]
 fn workload_answers_equal_a_reference_traversal() {
     let dir = tempfile::tempdir().unwrap();
@@ -117,13 +139,28 @@ fn workload_answers_equal_a_reference_traversal() {
             let sum = expect.iter().fold(0i64, |a, d| (a + d.rem_euclid(1_000_000_007)) % 1_000_000_007);
             let w = workloads.iter().find(|w| w.name == format!("go{steps}-dst")).unwrap();
             assert_eq!(
-                w.digest(&mut conn, v, 0).unwrap(),
+                w.digest(&mut conn, v, v, 0).unwrap(),
                 json!({ "rows": expect.len(), "sum": sum }),
                 "go{steps} from {v}"
             );
         }
         let count = workloads.iter().find(|w| w.name == "go2-count-over-all").unwrap();
-        assert_eq!(count.digest(&mut conn, v, 0).unwrap(), json!({ "count": go_reference(&out, v, 2).len() }));
+        assert_eq!(count.digest(&mut conn, v, v, 0).unwrap(), json!({ "count": go_reference(&out, v, 2).len() }));
+    }
+    // The path searches: knows both ways, from each start to its partner, against breadth-first levels with path
+    // counts (an edge in each direction between two persons is two edges).
+    let mut both: HashMap<i64, Vec<i64>> = HashMap::new();
+    for (s, d, _) in edges(&ds.dir.join("knows.csv")) {
+        both.entry(s).or_default().push(d);
+        both.entry(d).or_default().push(s);
+    }
+    let shortest = workloads.iter().find(|w| w.name == "shortest-path").unwrap();
+    let all = workloads.iter().find(|w| w.name == "all-shortest-paths").unwrap();
+    for (i, &v) in ds.starts.iter().enumerate() {
+        let u = quiver_bench::workloads::partner(&ds.starts, i);
+        let (length, paths) = shortest_reference(&both, v, u, quiver_bench::workloads::PATH_STEPS);
+        assert_eq!(shortest.digest(&mut conn, v, u, 0).unwrap(), json!({ "length": length }), "{v} to {u}");
+        assert_eq!(all.digest(&mut conn, v, u, 0).unwrap(), json!({ "length": length, "paths": paths }), "{v} to {u}");
     }
 
     let ds = gen::ragedb(&dir.path().join("rage"), RageScale { persons: 400, items: 60, likes_per_person: 12 }, 3, 8)
@@ -147,9 +184,13 @@ fn workload_answers_equal_a_reference_traversal() {
             }
         }
         let total: i64 = per_item.values().sum();
-        assert_eq!(rage[0].digest(&mut conn, v, 12).unwrap(), json!({ "count": total }));
+        assert_eq!(rage[0].digest(&mut conn, v, v, 12).unwrap(), json!({ "count": total }));
         let liked: BTreeSet<i64> = out[&v].iter().copied().collect();
-        assert_eq!(rage[1].digest(&mut conn, v, 12).unwrap(), top_items(per_item, &liked), "recommendation from {v}");
+        assert_eq!(
+            rage[1].digest(&mut conn, v, v, 12).unwrap(),
+            top_items(per_item, &liked),
+            "recommendation from {v}"
+        );
         // MATCH's paths: no edge twice, so the other person is never `v` and the last item never the first.
         let mut per_item: HashMap<i64, i64> = HashMap::new();
         for i in &out[&v] {
@@ -162,8 +203,8 @@ fn workload_answers_equal_a_reference_traversal() {
         let total: i64 = per_item.values().sum();
         let (count, recommend) = (&rage[2], &rage[3]);
         assert_eq!((count.name.as_str(), recommend.name.as_str()), ("match-rage-3hop-count", "match-rage-recommend"));
-        assert_eq!(count.digest(&mut conn, v, 12).unwrap(), json!({ "count": total }), "MATCH count from {v}");
-        assert_eq!(recommend.digest(&mut conn, v, 12).unwrap(), top_items(per_item, &liked), "MATCH recommendation");
+        assert_eq!(count.digest(&mut conn, v, v, 12).unwrap(), json!({ "count": total }), "MATCH count from {v}");
+        assert_eq!(recommend.digest(&mut conn, v, v, 12).unwrap(), top_items(per_item, &liked), "MATCH recommendation");
     }
 }
 
@@ -186,7 +227,7 @@ fn match_answers_equal_a_reference_path_enumeration() {
             let sum = expect.iter().fold(0i64, |a, d| (a + d.rem_euclid(1_000_000_007)) % 1_000_000_007);
             let w = workloads.iter().find(|w| w.name == format!("match{steps}-dst")).unwrap();
             assert_eq!(
-                w.digest(&mut conn, v, 0).unwrap(),
+                w.digest(&mut conn, v, v, 0).unwrap(),
                 json!({ "rows": expect.len(), "sum": sum }),
                 "match{steps} from {v}"
             );

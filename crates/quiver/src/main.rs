@@ -97,6 +97,10 @@ enum Command {
         python: PathBuf,
         #[arg(long, default_value_t = 42)]
         seed: u64,
+        /// Only these read workloads, comma-separated by name (say `shortest-path,all-shortest-paths`), without
+        /// the load ladders; empty runs them all.
+        #[arg(long, default_value = "")]
+        workloads: String,
     },
     /// (For `quiver bench`.) Opens a data directory, answers a first query, prints the resident set in bytes.
     #[command(hide = true)]
@@ -158,7 +162,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Import { config, data_dir, max_bad_rows, json } => import(&config, &data_dir, max_bad_rows, json),
-        Command::Bench { quick, scale, peers, work_dir, out_dir, ldbc_dir, python, seed } => {
+        Command::Bench { quick, scale, peers, work_dir, out_dir, ldbc_dir, python, seed, workloads } => {
             let opts = quiver_bench::Options {
                 quick,
                 work_dir,
@@ -174,6 +178,7 @@ fn main() -> ExitCode {
                 python,
                 scripts: PathBuf::from("bench"),
                 seed,
+                only: workloads.split(',').map(str::trim).filter(|w| !w.is_empty()).map(str::to_string).collect(),
                 probe_exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("quiver")),
             };
             match quiver_bench::run(&opts) {

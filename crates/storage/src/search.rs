@@ -531,6 +531,8 @@ fn all(
         let mut edges: Vec<(u32, u32, i32, i64)> = Vec::new();
         let mut on_path: Vec<u32> = vec![s];
         while let Some((list, pos)) = stack.last_mut() {
+            // Per edge considered: a walk over cached neighbours reads nothing and may find nothing for long.
+            sink.meter.tick()?;
             let Some(&h) = list.get(*pos) else {
                 stack.pop();
                 steps.pop();

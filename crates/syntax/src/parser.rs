@@ -1550,9 +1550,13 @@ impl<'a> Parser<'a> {
         Ok(true)
     }
 
-    /// `WHERE cond` of FIND PATH and GET SUBGRAPH: an aggregate there is NebulaGraph's syntax error.
+    /// `WHERE cond` of FIND PATH and GET SUBGRAPH: an aggregate there is NebulaGraph's syntax error; a parameter
+    /// the request does not have is left to the validator ("Undefined parameters: ...").
     fn where_condition(&mut self) -> QResult<Expr> {
-        self.match_where()
+        let known = self.params.take();
+        let e = self.match_where();
+        self.params = known;
+        e
     }
 
     fn get_subgraph(&mut self) -> QResult<Statement> {

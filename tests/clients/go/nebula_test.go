@@ -529,3 +529,55 @@ func TestMatchPathValues(t *testing.T) {
 		t.Fatalf("got %v want %v", got, want)
 	}
 }
+
+// FIND PATH and GET SUBGRAPH values: a path walked against its edge (Tony Parker likes Tim Duncan, found REVERSELY
+// from Tim Duncan) with its vertices' tags (WITH PROP), and GET SUBGRAPH's lists of vertices and edges.
+func TestFindPathAndSubgraphValues(t *testing.T) {
+	p, s := session(t)
+	defer p.Close()
+	defer s.Release()
+	mustExec(t, s, "USE nba")
+	r := mustExec(t, s, `FIND SHORTEST PATH WITH PROP FROM "Tim Duncan" TO "Tony Parker" OVER like REVERSELY YIELD path AS p`)
+	if r.GetRowSize() != 1 || strings.Join(r.GetColNames(), ",") != "p" {
+		t.Fatalf("rows %d, columns %v", r.GetRowSize(), r.GetColNames())
+	}
+	rec, _ := r.GetRowValuesByIndex(0)
+	pv, _ := rec.GetValueByColName("p")
+	path, err := pv.AsPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := path.GetNodes()
+	if path.GetPathLength() != 1 || len(nodes) != 2 {
+		t.Fatalf("path %s", path.String())
+	}
+	tags := nodes[0].GetTags()
+	sort.Strings(tags)
+	if strings.Join(tags, ",") != "bachelor,player" {
+		t.Fatalf("start %s", nodes[0].String())
+	}
+	if got := relEnds(path.GetRelationships()); got != "Tony Parker->Tim Duncan@0" {
+		t.Fatalf("relationships %s", got)
+	}
+	r = mustExec(t, s, `GET SUBGRAPH 1 STEPS FROM "Yao Ming" OUT serve YIELD VERTICES AS v, EDGES AS e`)
+	rec, _ = r.GetRowValuesByIndex(0)
+	vv, _ := rec.GetValueByColName("v")
+	ev, _ := rec.GetValueByColName("e")
+	vs, err := vv.AsList()
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("vertices %s", vv.String())
+	}
+	es, err := ev.AsList()
+	if err != nil || len(es) == 0 {
+		t.Fatalf("edges %s", ev.String())
+	}
+	for _, e := range es {
+		rel, err := e.AsRelationship()
+		if err != nil || rel.GetEdgeName() != "serve" {
+			t.Fatalf("edge %s", e.String())
+		}
+		if src, _ := rel.GetSrcVertexID().AsString(); src != "Yao Ming" {
+			t.Fatalf("edge %s", e.String())
+		}
+	}
+}

@@ -443,3 +443,31 @@ def test_match_path_against_edge_direction(pool):
             got.append((src, step.properties()["likeness"].as_int()))
         want = sorted({s_: int(l) for s_, d, l in rows("like.csv") if d == "Tim Duncan"}.items())
         assert sorted(got) == want and want
+
+
+def test_find_path_and_subgraph_values(pool):
+    with pool.session_context("root", "nebula") as s:
+        ok(s.execute("USE nba"))
+        # Tony Parker likes Tim Duncan: walked REVERSELY from Tim Duncan, one step against the stored edge.
+        r = ok(s.execute('FIND SHORTEST PATH WITH PROP FROM "Tim Duncan" TO "Tony Parker" OVER like REVERSELY '
+                         'YIELD path AS p'))
+        assert r.keys() == ["p"] and r.row_size() == 1
+        path = r.row_values(0)[0].as_path()
+        assert path.length() == 1
+        start, end = path.nodes()
+        assert (start.get_id().as_string(), end.get_id().as_string()) == ("Tim Duncan", "Tony Parker")
+        assert sorted(start.tags()) == tags_of("Tim Duncan") and sorted(end.tags()) == tags_of("Tony Parker")
+        assert end.properties("player")["age"].as_int() == PLAYERS["Tony Parker"][1]
+        (step,) = path.relationships()
+        assert (step.start_vertex_id().as_string(), step.end_vertex_id().as_string()) == ("Tony Parker", "Tim Duncan")
+        assert step.edge_name() == "like"
+        assert step.properties()["likeness"].as_int() == dict(likes_of("Tony Parker"))["Tim Duncan"]
+        # GET SUBGRAPH: one row per round, lists of vertices and edges.
+        r = ok(s.execute('GET SUBGRAPH 1 STEPS FROM "Yao Ming" OUT serve YIELD VERTICES AS v, EDGES AS e'))
+        assert r.keys() == ["v", "e"]
+        first_v, first_e = r.row_values(0)
+        assert [n.as_node().get_id().as_string() for n in first_v.as_list()] == ["Yao Ming"]
+        teams = sorted(d for src, d, *_ in rows("serve.csv") if src == "Yao Ming")
+        got = sorted(e.as_relationship().end_vertex_id().as_string() for e in first_e.as_list())
+        assert got == teams and teams
+        assert all(e.as_relationship().edge_name() == "serve" for e in first_e.as_list())

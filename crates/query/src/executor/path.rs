@@ -10,7 +10,7 @@ use crate::DataSet;
 use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
 use quiver_common::value::{Edge, Path, Step, Vertex};
-use quiver_common::{QResult, Value};
+use quiver_common::{QError, QResult, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -25,7 +25,19 @@ fn end_vids(r: &Reads<'_>, ends: &Ends, input: Option<&DataSet>) -> QResult<Vec<
             let mut vids = Vec::with_capacity(src.len());
             for row in 0..src.len() {
                 let v = eval(e, &src.context(r.req, row))?;
-                if r.space.vid_type_matches(&v) && r.space.check_vid_len(&v).is_ok() {
+                if v.is_null() || v.is_empty() {
+                    continue;
+                }
+                // NebulaGraph refuses a column of another type than the space's VIDs (it knows the column's type
+                // before running; Quiver finds out from the values).
+                if !r.space.vid_type_matches(&v) {
+                    return Err(QError::semantic(format!(
+                        "`{e}', the srcs should be type of {}, but was`{}'",
+                        if r.space.vid_type == VidType::Int64 { "INT64" } else { "FIXED_STRING" },
+                        v.type_name().to_uppercase()
+                    )));
+                }
+                if r.space.check_vid_len(&v).is_ok() {
                     vids.push(v);
                 }
             }
@@ -192,11 +204,10 @@ impl SubgraphExecutor {
         let columns: Vec<String> = g.columns.iter().map(|(c, _)| c.clone()).collect();
         if g.steps == 0 {
             // The start vertices that exist, in one row.
-            let found: Vec<Value> = vertices(r, &starts, &g.tags, &vertex_props)?
-                .into_iter()
-                .filter(|v| !v.tags.is_empty())
-                .map(|v| Value::Vertex(Arc::new(v)))
-                .collect();
+            let mut found: Vec<Vertex> =
+                vertices(r, &starts, &g.tags, &vertex_props)?.into_iter().filter(|v| !v.tags.is_empty()).collect();
+            found.sort_by(|a, b| a.vid.total_cmp(&b.vid));
+            let found = found.into_iter().map(|v| Value::Vertex(Arc::new(v))).collect();
             return Ok(DataSet::new(columns, vec![vec![Value::List(found)]]));
         }
         let edge_props = if g.with_prop && wants(SubgraphColumn::Edges) {
@@ -287,6 +298,11 @@ impl SubgraphExecutor {
                 break;
             }
             frontier = next;
+        }
+        // At the end, edges of the last round to a vertex that was never expanded (it failed the vertex filter) go
+        // too, as NebulaGraph's `filterEdges(0)`.
+        if let Some((_, edges)) = rounds.last_mut() {
+            edges.retain(|e| expanded.contains(&e.dst));
         }
         let mut rows = Vec::new();
         for (mut vs, mut es) in rounds {

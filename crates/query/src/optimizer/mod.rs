@@ -15,6 +15,7 @@ mod fuse_match_rows;
 mod merge_projections;
 mod prune_match_reads;
 mod push_filter_into_go;
+mod push_limit_into_find_path;
 mod push_limit_into_go;
 mod push_projection_into_go;
 mod push_topn_into_go;
@@ -51,6 +52,7 @@ pub(crate) const RULES: &[&dyn Rule] = &[
     &sort_limit_to_topn::SortLimitToTopN,
     &push_topn_into_go::PushTopNIntoGo,
     &push_limit_into_go::PushLimitIntoGo,
+    &push_limit_into_find_path::PushLimitIntoFindPath,
 ];
 
 pub fn rule_names() -> Vec<&'static str> {

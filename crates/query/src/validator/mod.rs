@@ -192,6 +192,14 @@ impl Validator<'_> {
             }
             Statement::Pipe(left, right) => {
                 let left = self.sentence(left, input, assigned)?;
+                // A sentence's input has distinct column names (NebulaGraph's `checkDuplicateColName`).
+                if let Some(cols) = left.columns(input) {
+                    for (i, c) in cols.iter().enumerate() {
+                        if cols[..i].contains(c) {
+                            return Err(QError::semantic(format!("Duplicate Column Name : `{c}'")));
+                        }
+                    }
+                }
                 let right = self.sentence(right, &left.columns(input), assigned)?;
                 BoundSentence::Pipe(Box::new(left), Box::new(right))
             }

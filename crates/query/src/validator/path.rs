@@ -6,7 +6,7 @@ use crate::constants::{column_text, eval_vid, VidUse};
 use quiver_api::{PathKind, SchemaKind, SchemaRef, SpaceDesc};
 use quiver_common::eval::eval;
 use quiver_common::expr::{BinaryOp, Expr};
-use quiver_common::{QError, QResult, Value};
+use quiver_common::{PropType, QError, QResult, Value};
 use quiver_syntax::ast::{FindPathStatement, FromClause, PathSearch, SubgraphEdge, SubgraphStatement, YieldClause};
 
 /// Where a search's sources or targets come from.
@@ -184,7 +184,7 @@ impl Validator<'_> {
             let (filter, props) = self.edge_condition(space, w, &edges)?;
             if listed {
                 let mut err = None;
-                filter.visit(&mut |e| {
+                w.visit(&mut |e| {
                     if let Expr::LabelProp { label, .. } = e {
                         if err.is_none() && !names.contains(label) {
                             names.sort();
@@ -277,14 +277,29 @@ impl Validator<'_> {
             }
             _ => {}
         });
-        if super::is_constant(&filter) {
-            match eval(&filter, &self.req.param_context())? {
-                Value::Bool(_) | Value::Null(_) | Value::Empty => {}
-                other => {
+        // The condition's type, as NebulaGraph deduces it: evaluated once with a value of each property's type in
+        // place of the property (a condition whose value depends on the data is never refused here).
+        let mut typed = filter.clone();
+        let mut deducible = true;
+        typed.visit_mut(&mut |e| {
+            if let Expr::LabelProp { label, prop } = e {
+                let ty = edges
+                    .iter()
+                    .find(|(_, s)| s.name == *label)
+                    .and_then(|(_, s)| s.latest().prop_index(prop).map(|i| s.latest().props[i].ty));
+                match ty.and_then(sample) {
+                    Some(v) => *e = Expr::Const(v),
+                    None => deducible = false,
+                }
+            }
+        });
+        if deducible && super::is_constant(&typed) {
+            if let Ok(v) = eval(&typed, &self.req.param_context()) {
+                if !matches!(v, Value::Bool(_) | Value::Null(_) | Value::Empty) {
                     return Err(QError::semantic(format!(
                         "`{w}', expected Boolean, but was `{}'",
-                        other.type_name().to_uppercase()
-                    )))
+                        v.type_name().to_uppercase()
+                    )));
                 }
             }
         }
@@ -299,6 +314,18 @@ impl Validator<'_> {
             FromClause::Ref(e) => Ends::Column(e.clone()),
         })
     }
+}
+
+/// A value of a property type, for deducing an expression's type by evaluating it; `None` for the types whose
+/// values are not all of one kind of value.
+fn sample(ty: PropType) -> Option<Value> {
+    Some(match ty {
+        PropType::Bool => Value::Bool(true),
+        PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64 | PropType::Timestamp => Value::Int(1),
+        PropType::Float | PropType::Double => Value::Float(1.0),
+        PropType::String | PropType::FixedString(_) => Value::String("a".into()),
+        _ => return None,
+    })
 }
 
 /// FIND PATH's one column: `path AS alias`.
