@@ -32,7 +32,7 @@ use expand::ExpandExecutor;
 use fetch::{GetEdgesExecutor, GetVerticesExecutor};
 use index_scan::IndexScanExecutor;
 use limit::LimitExecutor;
-use path::{FindPathExecutor, SubgraphExecutor};
+use path::{FindPathExecutor, ShortestPathExecutor, SubgraphExecutor};
 use pattern::{
     AppendVerticesExecutor, BuildPathExecutor, FilterExecutor, PatternTraverseExecutor, StartVerticesExecutor,
     UnwindExecutor,
@@ -385,7 +385,11 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                     _ => unreachable!("matched above"),
                 })
             }
-            Op::StartVertices(_) | Op::Traverse(_) | Op::AppendVertices(_) | Op::BuildPath(_) => {
+            Op::StartVertices(_)
+            | Op::Traverse(_)
+            | Op::AppendVertices(_)
+            | Op::BuildPath(_)
+            | Op::ShortestPath(_) => {
                 let space = self.space()?;
                 let r = Reads { storage: &*self.engine.storage, space: &space, req };
                 let empty = DataSet::empty();
@@ -395,6 +399,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                     Op::Traverse(t) => PatternTraverseExecutor::execute(&r, t, rows),
                     Op::AppendVertices(a) => AppendVerticesExecutor::execute(&r, a, rows),
                     Op::BuildPath(p) => BuildPathExecutor::execute(&r, p, rows),
+                    Op::ShortestPath(s) => ShortestPathExecutor::execute(&r, s, rows),
                     _ => unreachable!("matched above"),
                 }
             }

@@ -5,10 +5,13 @@
 use super::Reads;
 use crate::context::make_vertex;
 use crate::request::input_rows;
+use crate::planner::ShortestNode;
+use crate::request::NoRow;
 use crate::validator::{BoundFindPath, BoundSubgraph, Ends, SubgraphColumn};
 use crate::DataSet;
 use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
+use quiver_common::expr::{BinaryOp, Expr};
 use quiver_common::value::{Edge, Path, Step, Vertex};
 use quiver_common::{QError, QResult, Value};
 use std::collections::{HashMap, HashSet};
@@ -340,6 +343,130 @@ impl SubgraphExecutor {
                     })
                     .collect(),
             );
+        }
+        Ok(DataSet::new(columns, rows))
+    }
+}
+
+pub(super) struct ShortestPathExecutor;
+
+impl ShortestPathExecutor {
+    /// MATCH's `shortestPath` / `allShortestPaths`: one storage search for every start and end vertex of the input
+    /// rows, then each row joined with the paths of its own pair (a pair of one vertex with itself has none).
+    pub fn execute(r: &Reads<'_>, s: &ShortestNode, input: &DataSet) -> QResult<DataSet> {
+        let (Some(fc), Some(tc)) = (input.column_index(&s.from), input.column_index(&s.to)) else {
+            return Ok(input.empty_like());
+        };
+        let vid = |v: &Value| match v {
+            Value::Vertex(v) => Some(v.vid.clone()),
+            _ => None,
+        };
+        let mut sources = Vec::new();
+        let mut targets = Vec::new();
+        let (mut seen_s, mut seen_t) = (HashSet::new(), HashSet::new());
+        for row in 0..input.len() {
+            if let Some(a) = vid(input.value(row, fc)).filter(|a| seen_s.insert(a.clone())) {
+                sources.push(a);
+            }
+            if let Some(b) = vid(input.value(row, tc)).filter(|b| seen_t.insert(b.clone())) {
+                targets.push(b);
+            }
+        }
+        let types = s.signed_types();
+        // The edge's property map, checked on every edge of the search: `t.k == v` for each type that has every
+        // key (another type's edges cannot match it).
+        let mut filter = None;
+        if !s.edge.props.is_empty() {
+            let mut wanted = Vec::new();
+            for (k, e) in &s.edge.props {
+                wanted.push((k.clone(), eval(e, &NoRow(r.req))?));
+            }
+            let per_type = s.edge.types.iter().filter(|t| wanted.iter().all(|(k, _)| t.latest().prop_index(k).is_some()));
+            let alternatives = per_type.map(|t| {
+                Expr::and_all(wanted.iter().map(|(k, v)| {
+                    Expr::binary(
+                        BinaryOp::Eq,
+                        Expr::LabelProp { label: t.name.clone(), prop: k.clone() },
+                        Expr::Const(v.clone()),
+                    )
+                }))
+                .expect("a property map has an entry")
+            });
+            filter = Some(alternatives.reduce(|a, b| Expr::binary(BinaryOp::Or, a, b)).unwrap_or(Expr::Const(Value::Bool(false))));
+        }
+        let max_steps = s.edge.range.and_then(|(_, max)| max).unwrap_or(u32::MAX);
+        let found = r.storage.find_paths(
+            r.space,
+            &PathSearchRequest {
+                sources,
+                targets,
+                edge_types: types.clone(),
+                filter,
+                max_steps,
+                kind: if s.single { PathKind::SingleShortest } else { PathKind::Shortest },
+                limit: None,
+                budget: r.req.budget.clone(),
+            },
+        )?;
+        // Every edge of every path with its properties, as a MATCH edge: in its stored direction.
+        let schema_of = |et: i32| types.iter().find(|(t, _)| t.abs() == et.abs()).map(|(_, s)| s);
+        let mut keys: HashMap<i32, Vec<EdgeKeyVal>> = HashMap::new();
+        let mut props_of: HashMap<(Value, i32, i64, Value), Props> = HashMap::new();
+        for p in &found.paths {
+            let mut at = &p.src;
+            for st in &p.steps {
+                let k = step_key(at, st.edge_type, st.rank, &st.dst);
+                if let std::collections::hash_map::Entry::Vacant(slot) =
+                    props_of.entry((k.src.clone(), k.edge_type, k.rank, k.dst.clone()))
+                {
+                    slot.insert(Props::new());
+                    keys.entry(k.edge_type).or_default().push(k);
+                }
+                at = &st.dst;
+            }
+        }
+        for (et, keys) in keys {
+            let Some(schema) = schema_of(et) else { continue };
+            for (k, props) in keys.iter().zip(r.storage.get_edges(r.space, schema, &keys)?) {
+                props_of.insert((k.src.clone(), k.edge_type, k.rank, k.dst.clone()), props.unwrap_or_default());
+            }
+        }
+        let mut by_pair: HashMap<(Value, Value), Vec<Value>> = HashMap::new();
+        for p in &found.paths {
+            let mut at = &p.src;
+            let mut edges = Vec::with_capacity(p.steps.len());
+            for st in &p.steps {
+                let k = step_key(at, st.edge_type, st.rank, &st.dst);
+                let name = schema_of(st.edge_type).map(|s| s.name.as_str()).unwrap_or("");
+                let props = props_of.get(&(k.src.clone(), k.edge_type, k.rank, k.dst.clone())).cloned().unwrap_or_default();
+                edges.push(Value::Edge(Arc::new(Edge {
+                    src: k.src,
+                    dst: k.dst,
+                    edge_type: k.edge_type,
+                    name: name.into(),
+                    ranking: k.rank,
+                    props,
+                })));
+                at = &st.dst;
+            }
+            let end = p.steps.last().map_or(&p.src, |st| &st.dst);
+            by_pair.entry((p.src.clone(), end.clone())).or_default().push(Value::List(edges));
+        }
+        let mut columns = input.columns().to_vec();
+        columns.push(s.edge.column.clone());
+        let mut rows = Vec::new();
+        let mut meter = quiver_common::budget::Meter::new(&r.req.budget);
+        for row in 0..input.len() {
+            let (Some(a), Some(b)) = (vid(input.value(row, fc)), vid(input.value(row, tc))) else { continue };
+            if a == b {
+                continue;
+            }
+            for edges in by_pair.get(&(a, b)).into_iter().flatten() {
+                meter.tick()?;
+                let mut out: Vec<Value> = (0..input.columns().len()).map(|c| input.value(row, c).clone()).collect();
+                out.push(edges.clone());
+                rows.push(out);
+            }
         }
         Ok(DataSet::new(columns, rows))
     }

@@ -316,6 +316,16 @@ fn describe(op: &Op) -> Vec<(String, String)> {
         }
         Op::Filter(f) => d.push(("condition".into(), f.to_string())),
         Op::BuildPath(p) => d.push(("path".into(), p.alias.clone())),
+        Op::ShortestPath(s) => {
+            d.push(("from".into(), s.from.clone()));
+            d.push(("to".into(), s.to.clone()));
+            d.push(("edge".into(), s.edge.column.clone()));
+            d.push(("edge types".into(), join(s.signed_types().iter().map(|(t, e)| signed_name(*t, &e.name)))));
+            if let Some((min, max)) = s.edge.range {
+                d.push(("steps".into(), format!("{min}..{}", max.map_or(String::new(), |m| m.to_string()))));
+            }
+            d.push(("paths".into(), if s.single { "one per pair" } else { "all shortest" }.into()));
+        }
         Op::Repeat { column } => d.push(("count".into(), column.clone())),
         Op::Unwind { expr, alias } => d.push(("unwind".into(), format!("{expr} AS {alias}"))),
         Op::OptionalJoin { columns } => d.push(("columns".into(), join(columns))),

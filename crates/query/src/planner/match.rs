@@ -10,7 +10,7 @@ use super::{Op, PlanNode};
 use crate::validator::{BoundEdge, BoundMatch, BoundNode, BoundPath, BoundProjection, MatchStage, Start};
 use quiver_api::SchemaRef;
 use quiver_common::expr::Expr;
-use quiver_common::pattern::PatternDirection;
+use quiver_common::pattern::{PathKind, PatternDirection};
 use quiver_common::Value;
 use std::sync::Arc;
 
@@ -91,6 +91,32 @@ pub(crate) struct PropColumn {
     pub column: String,
 }
 
+/// `shortestPath(...)` / `allShortestPaths(...)`: per input row, the shortest paths from the vertex in column
+/// `from` to the one in `to`, one row per path with the path's edges (a list) in the edge's column.
+pub(crate) struct ShortestNode {
+    pub from: String,
+    pub to: String,
+    pub edge: BoundEdge,
+    /// `shortestPath`: one path per pair.
+    pub single: bool,
+}
+
+impl ShortestNode {
+    /// The signed edge types walked from `from` towards `to`.
+    pub fn signed_types(&self) -> Vec<(i32, SchemaRef)> {
+        let mut out = Vec::new();
+        for s in &self.edge.types {
+            if matches!(self.edge.direction, PatternDirection::Out | PatternDirection::Both) {
+                out.push((s.id, s.clone()));
+            }
+            if matches!(self.edge.direction, PatternDirection::In | PatternDirection::Both) {
+                out.push((-s.id, s.clone()));
+            }
+        }
+        out
+    }
+}
+
 /// A path value from its columns: `nodes` has one more item than `edges`.
 pub(crate) struct PathNode {
     pub tags: Tags,
@@ -156,6 +182,13 @@ pub(super) fn plan(m: BoundMatch) -> PlanNode {
 /// The columns a path adds to its input rows, in the order they are added.
 fn new_columns(p: &BoundPath) -> Vec<String> {
     let mut cols = Vec::new();
+    if p.kind != PathKind::All {
+        // Both ends, then the edge list (as `shortest` adds them).
+        cols.extend(p.nodes.iter().filter(|n| !n.bound).map(|n| n.column.clone()));
+        cols.push(p.edges[0].column.clone());
+        cols.extend(p.alias.clone());
+        return cols;
+    }
     let start = &p.nodes[p.start_at];
     if !start.bound {
         cols.push(start.column.clone());
@@ -179,19 +212,14 @@ fn new_columns(p: &BoundPath) -> Vec<String> {
     cols
 }
 
-fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
-    let BoundPath { alias, nodes, edges, start_at, start } = p;
-    let columns: Vec<String> = nodes.iter().map(|n| n.column.clone()).collect();
-    let edge_columns: Vec<(String, bool)> = edges.iter().map(|e| (e.column.clone(), e.range.is_some())).collect();
-    let mut nodes: Vec<Option<BoundNode>> = nodes.into_iter().map(Some).collect();
-    let mut edges: Vec<Option<BoundEdge>> = edges.into_iter().map(Some).collect();
-    let first = nodes[start_at].take().expect("each node is planned once");
-    let mut root = match start {
+/// The start of a node: checked against its pattern when bound in the input row, else found as chosen.
+fn start_node(input: Option<PlanNode>, node: BoundNode, start: Start, tags: &Tags) -> PlanNode {
+    match start {
         Start::Bound => above_opt(
             input,
             Op::AppendVertices(Box::new(AppendNode {
-                from: first.column.clone(),
-                node: first,
+                from: node.column.clone(),
+                node,
                 tags: tags.clone(),
                 id_only: false,
                 props: None,
@@ -199,8 +227,57 @@ fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
                 columns: Vec::new(),
             })),
         ),
-        start => above_opt(input, Op::StartVertices(Box::new(StartNode { node: first, start, tags: tags.clone() }))),
-    };
+        start => above_opt(input, Op::StartVertices(Box::new(StartNode { node, start, tags: tags.clone() }))),
+    }
+}
+
+/// `shortestPath((a)-[e*..n]-(b))`: both ends found (the second crossed with each row of the first), then the
+/// search between them.
+fn shortest(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
+    let BoundPath { alias, nodes, edges, start, end_start, kind, .. } = p;
+    let columns: Vec<String> = nodes.iter().map(|n| n.column.clone()).collect();
+    let [a, b]: [BoundNode; 2] = nodes.try_into().unwrap_or_else(|_| unreachable!("the validator checked two nodes"));
+    let edge = edges.into_iter().next().expect("the validator checked one edge");
+    let edge_column = edge.column.clone();
+    let mut root = start_node(input, a, start, tags);
+    let bound = b.bound;
+    if !bound {
+        root = start_node(Some(root), b, end_start.unwrap_or(Start::ScanAll), tags);
+    }
+    root = above(
+        root,
+        Op::ShortestPath(Box::new(ShortestNode {
+            from: columns[0].clone(),
+            to: columns[1].clone(),
+            edge,
+            single: kind == PathKind::Shortest,
+        })),
+    );
+    if let Some(alias) = alias {
+        root = above(
+            root,
+            Op::BuildPath(Box::new(PathNode {
+                tags: tags.clone(),
+                alias,
+                nodes: columns,
+                edges: vec![(edge_column, true)],
+            })),
+        );
+    }
+    root
+}
+
+fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
+    if p.kind != PathKind::All {
+        return shortest(input, p, tags);
+    }
+    let BoundPath { alias, nodes, edges, start_at, start, .. } = p;
+    let columns: Vec<String> = nodes.iter().map(|n| n.column.clone()).collect();
+    let edge_columns: Vec<(String, bool)> = edges.iter().map(|e| (e.column.clone(), e.range.is_some())).collect();
+    let mut nodes: Vec<Option<BoundNode>> = nodes.into_iter().map(Some).collect();
+    let mut edges: Vec<Option<BoundEdge>> = edges.into_iter().map(Some).collect();
+    let first = nodes[start_at].take().expect("each node is planned once");
+    let mut root = start_node(input, first, start, tags);
     let mut path_edges: Vec<String> = Vec::new();
     let n = columns.len();
     let steps: Vec<(usize, bool)> =

@@ -10,7 +10,7 @@
 pub(crate) mod desc;
 mod r#match;
 
-pub(crate) use r#match::{AppendNode, PathNode, PropColumn, StartNode, Tags, TraverseNode};
+pub(crate) use r#match::{AppendNode, PathNode, PropColumn, ShortestNode, StartNode, Tags, TraverseNode};
 
 use crate::validator::Ends;
 use crate::validator::LookupPlan;
@@ -76,6 +76,8 @@ pub(crate) enum Op {
     AppendVertices(Box<AppendNode>),
     /// Keeps the rows for which the condition holds.
     Filter(Expr),
+    /// MATCH: `shortestPath` / `allShortestPaths` between two node columns, one search for every row.
+    ShortestPath(Box<ShortestNode>),
     /// MATCH: a path value built from its nodes' and edges' columns.
     BuildPath(Box<PathNode>),
     /// MATCH: each row repeated as many times as its (integer) `column` says, without that column: the rows of a
@@ -246,6 +248,7 @@ impl PlanNode {
             Op::AppendVertices(_) => "AppendVertices",
             Op::Filter(_) => "Filter",
             Op::BuildPath(_) => "Project",
+            Op::ShortestPath(_) => "ShortestPath",
             Op::Unwind { .. } => "Unwind",
             Op::Repeat { .. } => "Repeat",
             Op::OptionalJoin { .. } => "HashLeftJoin",

@@ -84,6 +84,10 @@ pub(crate) struct BoundPath {
     /// The node the search starts at, and how its vertices are found.
     pub start_at: usize,
     pub start: Start,
+    /// `shortestPath(...)` or `allShortestPaths(...)`: a search between the vertices of both nodes (each found as
+    /// `end_start` says for the second), not a walk.
+    pub kind: PathKind,
+    pub end_start: Option<Start>,
 }
 
 pub(crate) struct BoundNode {
@@ -266,7 +270,6 @@ impl Validator<'_> {
                     return Err(semantic("The minimal number of steps for shortestPath() must be either 0 or 1."));
                 }
             }
-            return Err(QError::not_supported(format!("`{name}' in MATCH")));
         }
         let catalog = &self.engine.catalog;
         // Nodes and edges in pattern order, which is the order `RETURN *` lists them in.
@@ -288,7 +291,17 @@ impl Validator<'_> {
                     .collect::<QResult<Vec<_>>>()?
             };
             let mut kind = AliasKind::Edge;
-            let range = match e.range {
+            // A shortest path's edge is a list, however many steps it allows.
+            let written = match (e.range, p.kind) {
+                (None, PathKind::Shortest | PathKind::AllShortest) => {
+                    Some(quiver_common::pattern::StepRange { min: 1, max: Some(1) })
+                }
+                (r, _) => r,
+            };
+            if written.is_some() && p.kind != PathKind::All {
+                kind = AliasKind::EdgeList;
+            }
+            let range = match written {
                 Some(r) => {
                     let max = r.max;
                     if let Some(m) = max {
@@ -330,7 +343,15 @@ impl Validator<'_> {
             scope.add(a, AliasKind::Path);
             defined_here.push((a.clone(), AliasKind::Path));
         }
-        Ok(BoundPath { alias: p.alias.clone(), nodes, edges, start_at: 0, start: Start::ScanAll })
+        Ok(BoundPath {
+            alias: p.alias.clone(),
+            nodes,
+            edges,
+            start_at: 0,
+            start: Start::ScanAll,
+            kind: p.kind,
+            end_start: None,
+        })
     }
 
     /// A path pattern of a WHERE: it may name only aliases already bound, and starts from one of them.
@@ -406,7 +427,9 @@ impl Validator<'_> {
     /// input is cheapest, then VIDs from the WHERE, then an index of a tag with an equality, then a tag's
     /// vertices, then every vertex.
     ///
-    /// Returns the position among the filter's conjuncts of the one the start answers exactly (`id(v) == x`), which
+    /// A shortest path starts at both of its nodes: each gets its own start (the second's is `end_start`).
+    ///
+    /// Returns the positions among the filter's conjuncts of those the starts answer exactly (`id(v) == x`), which
     /// need not be checked again.
     fn choose_start(
         &self,
@@ -414,9 +437,10 @@ impl Validator<'_> {
         path: &mut BoundPath,
         known: &Scope,
         filter: Option<&Expr>,
-    ) -> Option<usize> {
+    ) -> Vec<usize> {
         let conjuncts = filter.map(Expr::conjuncts).unwrap_or_default();
         let mut best: Option<(u8, usize, Start, Option<usize>)> = None;
+        let mut ends: Vec<(Start, Option<usize>)> = Vec::new();
         for (i, node) in path.nodes.iter().enumerate() {
             let mut answered = None;
             let candidate = if known.kind(&node.column).is_some() {
@@ -430,13 +454,29 @@ impl Validator<'_> {
                 node.tags.first().map(|t| (3, Start::ScanTag(t.clone())))
             };
             let (rank, start) = candidate.unwrap_or((4, Start::ScanAll));
+            if path.kind != PathKind::All {
+                ends.push((start, answered));
+                continue;
+            }
             if best.as_ref().is_none_or(|(r, ..)| rank < *r) {
                 best = Some((rank, i, start, answered));
             }
         }
+        let mut answered_end = None;
+        if path.kind != PathKind::All {
+            let mut ends = ends.into_iter();
+            let ((first, answered), (second, second_answered)) = (
+                ends.next().expect("a shortest path has two nodes"),
+                ends.next().expect("a shortest path has two nodes"),
+            );
+            best = Some((0, 0, first, answered));
+            path.end_start = Some(second);
+            answered_end = second_answered;
+        }
         let (_, at, start, answered) = best.expect("a path has a node");
         path.start_at = at;
         path.start = start;
+        let answered: Vec<usize> = answered.into_iter().chain(answered_end).collect();
         // Nodes already bound in the input, and nodes repeated within the path after their first visit in walk
         // order (the start, then rightwards, then leftwards).
         let mut seen: Vec<String> = known.aliases.iter().map(|(n, _)| n.clone()).collect();
