@@ -66,6 +66,8 @@ def digest_kind(workload):
         return "length"
     if workload == "all-shortest-paths":
         return "shortest"
+    if workload == "subgraph-2-steps":
+        return "subgraph"
     if workload.endswith("distinct-order-limit"):
         return "rows"
     if workload in ("go2-count-over-all", "rage-3hop-count", "match-rage-3hop-count"):
@@ -90,6 +92,8 @@ def digest_rows(workload, rows, liked=None, top=25):
         return {"rows": len(rows), "sum": s}
     if kind == "count":
         return {"count": int(rows[0][0])}
+    if kind == "subgraph":
+        return {"vertices": int(rows[0][0]), "edges": int(rows[0][1])}
     if kind == "length":
         return {"length": int(rows[0][0]) if rows else -1}
     if kind == "shortest":
@@ -236,6 +240,12 @@ def cypher_queries(spec, walk=RAGE_WALK, walks=True):
                      + f"RETURN r.id AS j, count(*) AS c ORDER BY c DESC, j LIMIT {spec['top'] + spec['likes']}")
         elif w.startswith("match"):
             qs[w] = match_cypher(*go_shape(w), walks)
+        elif w == "subgraph-2-steps":
+            # The vertices within two steps both ways (the start included once), then the edges between them.
+            qs[w] = ("MATCH (a:person {id: $v})-[:knows*1..2]-(b:person) WITH a, collect(DISTINCT b.id) AS ids "
+                     "WITH CASE WHEN a.id IN ids THEN ids ELSE ids + [a.id] END AS ball "
+                     "UNWIND ball AS i MATCH (x:person {id: i})-[r:knows]->(y:person) WHERE y.id IN ball "
+                     "RETURN size(ball) AS n, count(r) AS m")
         elif w in ("shortest-path", "all-shortest-paths"):
             kind = "SHORTEST" if w == "shortest-path" else "ALL SHORTEST"
             ret = "length(p)" if w == "shortest-path" else "length(p) AS l, count(*) AS n"
@@ -354,6 +364,14 @@ def duck_queries(spec):
     for w in spec["workloads"]:
         if w in ("shortest-path", "all-shortest-paths"):
             qs[w] = duck_shortest(w == "shortest-path")
+            continue
+        if w == "subgraph-2-steps":
+            qs[w] = ("WITH e AS (SELECT src, dst FROM knows UNION ALL SELECT dst AS src, src AS dst FROM knows), "
+                     "b1 AS (SELECT DISTINCT dst AS v FROM e WHERE src = $v), "
+                     "ball AS (SELECT CAST($v AS BIGINT) AS v UNION SELECT v FROM b1 "
+                     "UNION SELECT e.dst FROM b1 JOIN e ON e.src = b1.v) "
+                     "SELECT (SELECT count(*) FROM ball), "
+                     "(SELECT count(*) FROM knows k WHERE k.src IN (SELECT v FROM ball) AND k.dst IN (SELECT v FROM ball))")
             continue
         if w == "go2-count-over-all":
             qs[w] = ("WITH f1 AS (SELECT DISTINCT dst AS v FROM knows WHERE src = $v) "

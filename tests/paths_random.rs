@@ -113,7 +113,8 @@ fn steps_from(g: &Graph, at: i64, types: &[usize], dir: &str, min_w: Option<(usi
 
 /// A MATCH path: vertices with their tag (`t` has `x`, the VID), edges with `w`.
 fn render_whole(g: &Graph, w: &Walk) -> String {
-    let vertex = |v: i64| if g.real.get(v as usize) == Some(&true) { format!("({v} :t{{x: {v}}})") } else { format!("({v})") };
+    let vertex =
+        |v: i64| if g.real.get(v as usize) == Some(&true) { format!("({v} :t{{x: {v}}})") } else { format!("({v})") };
     let mut s = format!("<{}", vertex(w.0));
     for &(i, fwd, to) in &w.1 {
         let e = &g.edges[i];
@@ -156,7 +157,11 @@ impl Find {
         let list = |v: &[i64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
         if self.matched {
             let f = if self.kind == "SHORTEST" { "allShortestPaths" } else { "shortestPath" };
-            let types = if self.star { String::new() } else { format!(":{}", self.types.iter().map(|t| TYPES[*t]).collect::<Vec<_>>().join("|")) };
+            let types = if self.star {
+                String::new()
+            } else {
+                format!(":{}", self.types.iter().map(|t| TYPES[*t]).collect::<Vec<_>>().join("|"))
+            };
             let (l, r) = match self.dir {
                 "" => ("-", "->"),
                 "REVERSELY" => ("<-", "-"),

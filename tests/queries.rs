@@ -49,6 +49,7 @@ query_files!(
     match_clauses,
     match_patterns,
     match_errors,
+    match_shortest_path,
     find_path,
     get_subgraph,
     lookup,

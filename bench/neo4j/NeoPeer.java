@@ -119,7 +119,7 @@ public final class NeoPeer {
                     break;
                 }
                 Map<String, Object> p = Map.of("v", v, "u", partner(starts, i));
-                if (w.endsWith("rage-recommend") || w.endsWith("distinct-order-limit") || w.contains("shortest")) {
+                if (w.endsWith("rage-recommend") || w.endsWith("distinct-order-limit") || (w.contains("shortest") || w.contains("subgraph"))) {
                     query(db, qs.get(w), p);
                 } else {
                     digest(w, db, qs.get(w), p);
@@ -136,7 +136,7 @@ public final class NeoPeer {
                         liked.add(r.get(0));
                     }
                     digest = Map.of("raw", query(db, qs.get(w), p), "liked", liked);
-                } else if (w.endsWith("distinct-order-limit") || w.contains("shortest")) {
+                } else if (w.endsWith("distinct-order-limit") || (w.contains("shortest") || w.contains("subgraph"))) {
                     // A few rows: digested by peers.py.
                     digest = Map.of("raw", query(db, qs.get(w), p));
                 } else {

@@ -187,6 +187,7 @@ fn nreq(vids: Vec<Value>, types: &[(i32, &SchemaRef)], props: PropSelection) -> 
         props,
         filter: None,
         limit: None,
+        to_within: None,
         budget: Budget::unlimited(),
     }
 }
@@ -1024,7 +1025,8 @@ fn neighbors_filter_errors(fx: &Fixture) {
     }
 }
 
-/// A limit bounds the edges returned in total, over all requested vertices and types, counted after the filter:
+/// A limit bounds the edges returned in total, over all requested vertices and types, counted after the filter (and
+/// after `to_within`, which keeps the edges ending at the far ends given):
 /// `min(limit, edges matching)` edges, each one that matches.
 fn neighbors_limit(fx: &Fixture) {
     let s = int_space(fx);
@@ -1052,6 +1054,12 @@ fn neighbors_limit(fx: &Fixture) {
             let got = s.neighbors(&req);
             assert_eq!(got.len(), limit.min(6), "limit {limit} with a filter, {sel:?}");
             assert!(got.iter().all(|g| g.edge_type == e.id && as_int(&g.to) >= 107));
+            // Far ends kept: part of the filter, before the limit.
+            req.filter = None;
+            req.to_within = Some(vec![iv(3), iv(104), iv(109), iv(999)]);
+            let got = s.neighbors(&req);
+            assert_eq!(got.len(), limit.min(5), "limit {limit} within far ends, {sel:?}");
+            assert!(got.iter().all(|g| [3, 104, 109].contains(&as_int(&g.to))), "{got:?}");
         }
     }
 }

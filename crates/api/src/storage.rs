@@ -157,6 +157,9 @@ pub struct NeighborsRequest {
     pub filter: Option<Expr>,
     /// Stop after this many edges in total (after the filter).
     pub limit: Option<usize>,
+    /// Only edges whose far end is one of these (GET SUBGRAPH's last round keeps only edges between vertices it
+    /// has met); counted as part of the filter.
+    pub to_within: Option<Vec<Value>>,
     /// The query's deadline and memory bound, checked every [`quiver_common::budget::TICKS_PER_CHECK`] edges
     /// collected, so one super vertex cannot run a query past its bounds.
     pub budget: Budget,

@@ -36,6 +36,8 @@ pub enum Kind {
     ShortestPath,
     /// `FIND SHORTEST PATH` (every shortest path) between the same pairs: the length and how many paths.
     AllShortestPaths,
+    /// `GET SUBGRAPH 2 STEPS` from a start over knows both ways: how many vertices and edges it lists.
+    Subgraph2,
     /// BG3: 99% one-hop reads, 1% single-edge inserts.
     FollowMix,
     /// BG3: 70% 1-hop, 20% 2-hop, 10% 3-hop reads.
@@ -69,7 +71,7 @@ impl Workload {
 
     /// Whether the workload searches paths between two persons.
     pub fn is_path(&self) -> bool {
-        matches!(self.kind, Kind::ShortestPath | Kind::AllShortestPaths)
+        matches!(self.kind, Kind::ShortestPath | Kind::AllShortestPaths | Kind::Subgraph2)
     }
 
     /// Whether the workload is the openCypher MATCH form of another.
@@ -92,6 +94,7 @@ impl Workload {
         }
         w.push(Workload { name: "shortest-path".into(), kind: Kind::ShortestPath });
         w.push(Workload { name: "all-shortest-paths".into(), kind: Kind::AllShortestPaths });
+        w.push(Workload { name: "subgraph-2-steps".into(), kind: Kind::Subgraph2 });
         w
     }
 
@@ -124,6 +127,7 @@ impl Workload {
                 "FIND SHORTEST PATH FROM {v} TO {u} OVER knows BIDIRECT UPTO {PATH_STEPS} STEPS YIELD path AS p \
                  | YIELD length($-.p) AS l"
             ),
+            Kind::Subgraph2 => format!("GET SUBGRAPH 2 STEPS FROM {v} BOTH knows YIELD VERTICES AS n, EDGES AS r"),
             Kind::Go { steps, case } => go(steps, case, v),
             Kind::Count2 => format!("GO 2 STEPS FROM {v} OVER * YIELD dst(edge) | YIELD COUNT(*)"),
             Kind::RageCount3 => format!("{} | YIELD COUNT(*)", rage_walk(v)),
@@ -150,6 +154,25 @@ impl Workload {
             Kind::ShortestPath => json!({ "length": rows.first().map_or(-1, |r| int(&r[0])) }),
             Kind::AllShortestPaths => {
                 json!({ "length": rows.first().map_or(-1, |r| int(&r[0])), "paths": rows.len() })
+            }
+            Kind::Subgraph2 => {
+                // Every vertex and edge listed, each once: the vertices within two steps, and the edges between them.
+                let mut vertices = std::collections::HashSet::new();
+                let mut edges = std::collections::HashSet::new();
+                for r in &rows {
+                    for v in list(&r[0]) {
+                        if let Value::Vertex(v) = v {
+                            vertices.insert(int(&v.vid));
+                        }
+                    }
+                    for e in list(&r[1]) {
+                        if let Value::Edge(e) = e {
+                            let (src, dst) = if e.edge_type > 0 { (&e.src, &e.dst) } else { (&e.dst, &e.src) };
+                            edges.insert((int(src), int(dst), e.ranking));
+                        }
+                    }
+                }
+                json!({ "vertices": vertices.len(), "edges": edges.len() })
             }
             Kind::Go { case: 4, .. } | Kind::Match { case: 4, .. } => {
                 let mut rows: Vec<Json> = rows.iter().map(|r| Json::Array(r.iter().map(json_of).collect())).collect();
@@ -193,7 +216,8 @@ impl Workload {
                 | Kind::Match { .. }
                 | Kind::MatchRageCount3
                 | Kind::ShortestPath
-                | Kind::AllShortestPaths => conn.run(&w.statement(v, partner(&starts, at), likes)).map(|_| 0),
+                | Kind::AllShortestPaths
+                | Kind::Subgraph2 => conn.run(&w.statement(v, partner(&starts, at), likes)).map(|_| 0),
                 Kind::RageRecommend => {
                     liked(conn, v)?;
                     conn.run(&w.statement(v, v, likes)).map(|_| 0)
@@ -320,6 +344,13 @@ fn liked(conn: &mut dyn Conn, v: i64) -> Result<std::collections::HashSet<i64>, 
 fn liked_match(conn: &mut dyn Conn, v: i64) -> Result<std::collections::HashSet<i64>, String> {
     let (rows, _) = conn.run(&format!("MATCH (p:person)-[:likes]->(i) WHERE id(p) == {v} RETURN id(i)"))?;
     Ok(rows.iter().map(|r| int(&r[0])).collect())
+}
+
+fn list(v: &Value) -> &[Value] {
+    match v {
+        Value::List(items) => items,
+        _ => &[],
+    }
 }
 
 fn int(v: &Value) -> i64 {

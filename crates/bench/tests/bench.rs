@@ -162,6 +162,23 @@ fn workload_answers_equal_a_reference_traversal() {
         assert_eq!(shortest.digest(&mut conn, v, u, 0).unwrap(), json!({ "length": length }), "{v} to {u}");
         assert_eq!(all.digest(&mut conn, v, u, 0).unwrap(), json!({ "length": length, "paths": paths }), "{v} to {u}");
     }
+    // GET SUBGRAPH 2 STEPS: the vertices within two steps both ways, and the edges between them.
+    let subgraph = workloads.iter().find(|w| w.name == "subgraph-2-steps").unwrap();
+    let knows = edges(&ds.dir.join("knows.csv"));
+    for &v in &ds.starts {
+        let mut ball: std::collections::HashSet<i64> = std::collections::HashSet::from([v]);
+        let first: Vec<i64> = both.get(&v).cloned().unwrap_or_default();
+        for x in &first {
+            ball.insert(*x);
+            ball.extend(both.get(x).into_iter().flatten());
+        }
+        let inside = knows.iter().filter(|(s, d, _)| ball.contains(s) && ball.contains(d)).count();
+        assert_eq!(
+            subgraph.digest(&mut conn, v, v, 0).unwrap(),
+            json!({ "vertices": ball.len(), "edges": inside }),
+            "subgraph from {v}"
+        );
+    }
 
     let ds = gen::ragedb(&dir.path().join("rage"), RageScale { persons: 400, items: 60, likes_per_person: 12 }, 3, 8)
         .unwrap();

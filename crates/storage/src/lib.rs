@@ -712,6 +712,16 @@ impl StorageClient for EmbeddedStorage {
         if req.props == PropSelection::None && req.filter.is_none() && !any_ttl {
             return self.neighbors_from_topology(space, req);
         }
+        if let Some(within) = &req.to_within {
+            // The other reads keep the far ends given: every edge is read, then those ending elsewhere dropped (and
+            // only then cut to the limit).
+            let within: quiver_common::fasthash::FastSet<&Value> = within.iter().collect();
+            let all = NeighborsRequest { to_within: None, limit: None, ..req.clone() };
+            let mut out = self.get_neighbors(space, &all)?;
+            out.retain(|e| within.contains(&e.to));
+            out.truncate(req.limit.unwrap_or(usize::MAX));
+            return Ok(out);
+        }
         let now = now_secs();
         // Properties the filter reads are decoded even when not returned.
         let mut filter_props = Vec::new();

@@ -116,6 +116,7 @@ impl Source for ReadSource<'_> {
                     props: PropSelection::None,
                     filter: self.req.filter.clone(),
                     limit: None,
+                    to_within: None,
                     budget: self.req.budget.clone(),
                 },
             )?;

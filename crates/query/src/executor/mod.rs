@@ -385,11 +385,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                     _ => unreachable!("matched above"),
                 })
             }
-            Op::StartVertices(_)
-            | Op::Traverse(_)
-            | Op::AppendVertices(_)
-            | Op::BuildPath(_)
-            | Op::ShortestPath(_) => {
+            Op::StartVertices(_) | Op::Traverse(_) | Op::AppendVertices(_) | Op::BuildPath(_) | Op::ShortestPath(_) => {
                 let space = self.space()?;
                 let r = Reads { storage: &*self.engine.storage, space: &space, req };
                 let empty = DataSet::empty();

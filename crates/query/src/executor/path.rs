@@ -4,14 +4,15 @@
 
 use super::Reads;
 use crate::context::make_vertex;
-use crate::request::input_rows;
 use crate::planner::ShortestNode;
+use crate::request::input_rows;
 use crate::request::NoRow;
 use crate::validator::{BoundFindPath, BoundSubgraph, Ends, SubgraphColumn};
 use crate::DataSet;
 use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
 use quiver_common::expr::{BinaryOp, Expr};
+use quiver_common::fasthash::{FastMap, FastSet};
 use quiver_common::value::{Edge, Path, Step, Vertex};
 use quiver_common::{QError, QResult, Value};
 use std::collections::{HashMap, HashSet};
@@ -53,8 +54,7 @@ fn end_vids(r: &Reads<'_>, ends: &Ends, input: Option<&DataSet>) -> QResult<Vec<
 /// The vertex values of `vids`: every tag with the properties `props` selects; a VID no vertex has is a vertex
 /// with no tags.
 fn vertices(r: &Reads<'_>, vids: &[Value], tags: &[SchemaRef], props: &PropSelection) -> QResult<Vec<Vertex>> {
-    // Every tag's row is read, so a vertex shows its tags even when none of their properties is selected.
-    let rows = r.storage.get_vertices(r.space, vids, tags, &PropSelection::All)?;
+    let rows = r.storage.get_vertices(r.space, vids, tags, props)?;
     Ok(vids
         .iter()
         .zip(rows)
@@ -73,6 +73,15 @@ fn vertices(r: &Reads<'_>, vids: &[Value], tags: &[SchemaRef], props: &PropSelec
             ),
         })
         .collect())
+}
+
+/// An edge's ends in its stored direction.
+fn stored(e: &Edge) -> (&Value, &Value) {
+    if e.edge_type > 0 {
+        (&e.src, &e.dst)
+    } else {
+        (&e.dst, &e.src)
+    }
 }
 
 /// The stored key of a step walked from `from`.
@@ -222,9 +231,9 @@ impl SubgraphExecutor {
         };
         let total = g.steps + 1;
         // Each vertex met with the round it was found in (the starts: 0), as NebulaGraph's `historyVids_`.
-        let mut history: HashMap<Value, u32> = HashMap::new();
+        let mut history: FastMap<Value, u32> = FastMap::default();
         // The vertices expanded so far.
-        let mut expanded: HashSet<Value> = HashSet::new();
+        let mut expanded: FastSet<Value> = FastSet::default();
         let mut rounds: Vec<(Vec<Vertex>, Vec<Edge>)> = Vec::new();
         let mut frontier = starts.clone();
         for step in 1..=total {
@@ -233,7 +242,7 @@ impl SubgraphExecutor {
             if let (Some(cond), true) = (&g.tag_filter, step > 1) {
                 // The vertex filter runs on each vertex about to be expanded, never on the starts.
                 let checked = vertices(r, &frontier, &g.tags, &PropSelection::All)?;
-                let mut keep = HashSet::new();
+                let mut keep = FastSet::default();
                 for v in &checked {
                     if eval_condition(cond, &FarEnd { vertex: v })? {
                         keep.insert(v.vid.clone());
@@ -260,10 +269,12 @@ impl SubgraphExecutor {
                     props: edge_props.clone(),
                     filter: g.edge_filter.clone(),
                     limit: None,
+                    // The last round keeps only edges to vertices met before: the others are not read out.
+                    to_within: (step == total).then(|| history.keys().cloned().collect()),
                     budget: r.req.budget.clone(),
                 },
             )?;
-            let mut current: HashMap<Value, u32> = HashMap::new();
+            let mut current: FastMap<Value, u32> = FastMap::default();
             if step == 1 {
                 current.extend(frontier.iter().map(|v| (v.clone(), 0)));
             }
@@ -310,20 +321,14 @@ impl SubgraphExecutor {
         let mut rows = Vec::new();
         for (mut vs, mut es) in rounds {
             // NebulaGraph lists them in no particular order: sorted here, so results are stable.
-            vs.sort_by(|a, b| a.vid.total_cmp(&b.vid));
-            es.sort_by(|a, b| {
-                let key = |e: &Edge| {
-                    if e.edge_type > 0 {
-                        (e.src.clone(), e.dst.clone())
-                    } else {
-                        (e.dst.clone(), e.src.clone())
-                    }
-                };
-                let ((asrc, adst), (bsrc, bdst)) = (key(a), key(b));
-                asrc.total_cmp(&bsrc)
+            vs.sort_unstable_by(|a, b| a.vid.total_cmp(&b.vid));
+            // By stored source, type name, rank, stored destination.
+            es.sort_unstable_by(|a, b| {
+                let ((asrc, adst), (bsrc, bdst)) = (stored(a), stored(b));
+                asrc.total_cmp(bsrc)
                     .then(a.name.cmp(&b.name))
                     .then(a.ranking.cmp(&b.ranking))
-                    .then(adst.total_cmp(&bdst))
+                    .then(adst.total_cmp(bdst))
             });
             let yields_something = g.columns.iter().any(|(_, k)| match k {
                 SubgraphColumn::Vertices => !vs.is_empty(),
@@ -381,7 +386,8 @@ impl ShortestPathExecutor {
             for (k, e) in &s.edge.props {
                 wanted.push((k.clone(), eval(e, &NoRow(r.req))?));
             }
-            let per_type = s.edge.types.iter().filter(|t| wanted.iter().all(|(k, _)| t.latest().prop_index(k).is_some()));
+            let per_type =
+                s.edge.types.iter().filter(|t| wanted.iter().all(|(k, _)| t.latest().prop_index(k).is_some()));
             let alternatives = per_type.map(|t| {
                 Expr::and_all(wanted.iter().map(|(k, v)| {
                     Expr::binary(
@@ -392,7 +398,9 @@ impl ShortestPathExecutor {
                 }))
                 .expect("a property map has an entry")
             });
-            filter = Some(alternatives.reduce(|a, b| Expr::binary(BinaryOp::Or, a, b)).unwrap_or(Expr::Const(Value::Bool(false))));
+            filter = Some(
+                alternatives.reduce(|a, b| Expr::binary(BinaryOp::Or, a, b)).unwrap_or(Expr::Const(Value::Bool(false))),
+            );
         }
         let max_steps = s.edge.range.and_then(|(_, max)| max).unwrap_or(u32::MAX);
         let found = r.storage.find_paths(
@@ -438,7 +446,8 @@ impl ShortestPathExecutor {
             for st in &p.steps {
                 let k = step_key(at, st.edge_type, st.rank, &st.dst);
                 let name = schema_of(st.edge_type).map(|s| s.name.as_str()).unwrap_or("");
-                let props = props_of.get(&(k.src.clone(), k.edge_type, k.rank, k.dst.clone())).cloned().unwrap_or_default();
+                let props =
+                    props_of.get(&(k.src.clone(), k.edge_type, k.rank, k.dst.clone())).cloned().unwrap_or_default();
                 edges.push(Value::Edge(Arc::new(Edge {
                     src: k.src,
                     dst: k.dst,

@@ -235,6 +235,7 @@ impl PatternTraverseExecutor {
                     props: if t.edge_props { PropSelection::All } else { PropSelection::None },
                     filter: None,
                     limit: None,
+                    to_within: None,
                     budget: req.budget.clone(),
                 },
             )?;
