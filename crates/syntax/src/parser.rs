@@ -1398,39 +1398,12 @@ impl<'a> Parser<'a> {
 
     fn go(&mut self) -> QResult<Statement> {
         self.expect_kw("GO")?;
-        let (mut min_steps, mut max_steps) = (1, 1);
-        if let Tok::Int(n) = self.peek().clone() {
-            self.bump();
-            let steps = |n: i128| u32::try_from(n).map_err(|_| QError::syntax(format!("Out of range: near `{n}'")));
-            let n = steps(n)?;
-            (min_steps, max_steps) = (n, n);
-            if self.eat_kw("TO") {
-                let Tok::Int(m) = self.peek().clone() else {
-                    return Err(self.error_here());
-                };
-                self.bump();
-                max_steps = steps(m)?;
-            }
-            if !self.eat_kw("STEPS") {
-                self.expect_kw("STEP")?;
-            }
-        }
+        let (min_steps, max_steps) = self.step_range_clause()?.unwrap_or((1, 1));
         self.expect_kw("FROM")?;
-        let from = if matches!(self.peek(), Tok::InputRef | Tok::Var(_)) && matches!(self.peek_at(1), Tok::Sym(".")) {
-            FromClause::Ref(self.vid_expr()?)
-        } else {
-            let vids = self.comma_separated(Parser::vid_expr)?;
-            FromClause::Vids(vids)
-        };
+        let from = self.path_ends()?;
         self.expect_kw("OVER")?;
         let edges = self.names_or_star()?;
-        let direction = if self.eat_kw("REVERSELY") {
-            Direction::Reversely
-        } else if self.eat_kw("BIDIRECT") {
-            Direction::Bidirect
-        } else {
-            Direction::Out
-        };
+        let direction = self.direction();
         let filter = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
         let yield_clause = if self.peek_kw("YIELD") { Some(self.yield_clause()?) } else { None };
         let bounds = if (self.peek_kw("SAMPLE") || self.peek_kw("LIMIT")) && matches!(self.peek_at(1), Tok::Sym("[")) {
@@ -1456,7 +1429,8 @@ impl<'a> Parser<'a> {
         })))
     }
 
-    /// `FROM vids` or `TO vids`: constants, or one column of the input or of a variable.
+    /// `FROM vids` (GO, FIND PATH, GET SUBGRAPH) or `TO vids`: constants, or one column of the input or of a
+    /// variable.
     fn path_ends(&mut self) -> QResult<FromClause> {
         if matches!(self.peek(), Tok::InputRef | Tok::Var(_)) && matches!(self.peek_at(1), Tok::Sym(".")) {
             return Ok(FromClause::Ref(self.vid_expr()?));
@@ -1470,6 +1444,17 @@ impl<'a> Parser<'a> {
             self.expect_kw("STEP")?;
         }
         Ok(())
+    }
+
+    /// `n STEPS` (as `(n, n)`) or `m TO n STEPS` of GO and GET SUBGRAPH, when one is written here.
+    fn step_range_clause(&mut self) -> QResult<Option<(u32, u32)>> {
+        if !matches!(self.peek(), Tok::Int(_)) {
+            return Ok(None);
+        }
+        let min = self.step_count()?;
+        let max = if self.eat_kw("TO") { self.step_count()? } else { min };
+        self.steps_word()?;
+        Ok(Some((min, max)))
     }
 
     /// A non-negative step count.
@@ -1513,13 +1498,7 @@ impl<'a> Parser<'a> {
                 Ok(name)
             })?)
         };
-        let direction = if self.eat_kw("REVERSELY") {
-            Direction::Reversely
-        } else if self.eat_kw("BIDIRECT") {
-            Direction::Bidirect
-        } else {
-            Direction::Out
-        };
+        let direction = self.direction();
         let filter = if self.peek_kw("WHERE") { Some(self.where_condition()?) } else { None };
         let upto = if self.eat_kw("UPTO") {
             let n = self.step_count()?;
@@ -1539,6 +1518,17 @@ impl<'a> Parser<'a> {
             upto,
             yield_clause,
         })))
+    }
+
+    /// `REVERSELY`, `BIDIRECT`, or nothing (out-edges) after an OVER clause.
+    fn direction(&mut self) -> Direction {
+        if self.eat_kw("REVERSELY") {
+            Direction::Reversely
+        } else if self.eat_kw("BIDIRECT") {
+            Direction::Bidirect
+        } else {
+            Direction::Out
+        }
     }
 
     /// `WITH PROP`, or nothing.
@@ -1563,15 +1553,7 @@ impl<'a> Parser<'a> {
         self.expect_kw("GET")?;
         self.expect_kw("SUBGRAPH")?;
         let with_prop = self.with_prop()?;
-        let (mut min_steps, mut max_steps) = (1, 1);
-        if matches!(self.peek(), Tok::Int(_)) {
-            min_steps = self.step_count()?;
-            max_steps = min_steps;
-            if self.eat_kw("TO") {
-                max_steps = self.step_count()?;
-            }
-            self.steps_word()?;
-        }
+        let (min_steps, max_steps) = self.step_range_clause()?.unwrap_or((1, 1));
         self.expect_kw("FROM")?;
         let from = self.path_ends()?;
         let mut lists: [Vec<SubgraphEdge>; 3] = Default::default();

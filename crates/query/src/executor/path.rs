@@ -90,6 +90,46 @@ fn step_key(from: &Value, et: i32, rank: i64, to: &Value) -> EdgeKeyVal {
     EdgeKeyVal { src, edge_type: et.abs(), rank, dst }
 }
 
+/// An edge's identity in its stored direction: `(source, type, rank, destination)`.
+type EdgeId = (Value, i32, i64, Value);
+
+/// The properties `selection` picks of every edge the paths walk, read once per distinct edge (`get_edges` per
+/// type); `types` names the schemas of the types walked.
+fn path_edge_props(
+    r: &Reads<'_>,
+    paths: &[FoundPath],
+    types: &[(i32, SchemaRef)],
+    selection: &PropSelection,
+) -> QResult<HashMap<EdgeId, Props>> {
+    let mut props_of: HashMap<EdgeId, Props> = HashMap::new();
+    if *selection == PropSelection::None {
+        return Ok(props_of);
+    }
+    let mut keys: HashMap<i32, Vec<EdgeKeyVal>> = HashMap::new();
+    for p in paths {
+        let mut at = &p.src;
+        for st in &p.steps {
+            let k = step_key(at, st.edge_type, st.rank, &st.dst);
+            if let std::collections::hash_map::Entry::Vacant(slot) =
+                props_of.entry((k.src.clone(), k.edge_type, k.rank, k.dst.clone()))
+            {
+                slot.insert(Props::new());
+                keys.entry(k.edge_type).or_default().push(k);
+            }
+            at = &st.dst;
+        }
+    }
+    for (et, keys) in keys {
+        let Some((_, schema)) = types.iter().find(|(t, _)| t.abs() == et) else { continue };
+        for (k, props) in keys.iter().zip(r.storage.get_edges(r.space, schema, &keys)?) {
+            let mut props = props.unwrap_or_default();
+            props.retain(|name, _| selection.wants(name));
+            props_of.insert((k.src.clone(), k.edge_type, k.rank, k.dst.clone()), props);
+        }
+    }
+    Ok(props_of)
+}
+
 pub(super) struct FindPathExecutor;
 
 impl FindPathExecutor {
@@ -139,30 +179,7 @@ impl FindPathExecutor {
         } else {
             PropSelection::None
         };
-        let mut props_of: HashMap<(Value, i32, i64, Value), Props> = HashMap::new();
-        if edge_props != PropSelection::None {
-            let mut keys: HashMap<i32, Vec<EdgeKeyVal>> = HashMap::new();
-            for p in &found.paths {
-                let mut at = &p.src;
-                for s in &p.steps {
-                    let k = step_key(at, s.edge_type, s.rank, &s.dst);
-                    let id = (k.src.clone(), k.edge_type, k.rank, k.dst.clone());
-                    if let std::collections::hash_map::Entry::Vacant(slot) = props_of.entry(id) {
-                        slot.insert(Props::new());
-                        keys.entry(k.edge_type).or_default().push(k);
-                    }
-                    at = &s.dst;
-                }
-            }
-            for (et, keys) in keys {
-                let Some(schema) = schema_of(et) else { continue };
-                for (k, props) in keys.iter().zip(r.storage.get_edges(r.space, schema, &keys)?) {
-                    let mut props = props.unwrap_or_default();
-                    props.retain(|name, _| edge_props.wants(name));
-                    props_of.insert((k.src.clone(), k.edge_type, k.rank, k.dst.clone()), props);
-                }
-            }
-        }
+        let props_of = path_edge_props(r, &found.paths, &f.edges, &edge_props)?;
         let vertex = |vid: &Value| vertex_of.get(vid).cloned().unwrap_or(Vertex { vid: vid.clone(), tags: Vec::new() });
         let mut rows = Vec::with_capacity(found.paths.len());
         for p in &found.paths {
@@ -418,27 +435,7 @@ impl ShortestPathExecutor {
         )?;
         // Every edge of every path with its properties, as a MATCH edge: in its stored direction.
         let schema_of = |et: i32| types.iter().find(|(t, _)| t.abs() == et.abs()).map(|(_, s)| s);
-        let mut keys: HashMap<i32, Vec<EdgeKeyVal>> = HashMap::new();
-        let mut props_of: HashMap<(Value, i32, i64, Value), Props> = HashMap::new();
-        for p in &found.paths {
-            let mut at = &p.src;
-            for st in &p.steps {
-                let k = step_key(at, st.edge_type, st.rank, &st.dst);
-                if let std::collections::hash_map::Entry::Vacant(slot) =
-                    props_of.entry((k.src.clone(), k.edge_type, k.rank, k.dst.clone()))
-                {
-                    slot.insert(Props::new());
-                    keys.entry(k.edge_type).or_default().push(k);
-                }
-                at = &st.dst;
-            }
-        }
-        for (et, keys) in keys {
-            let Some(schema) = schema_of(et) else { continue };
-            for (k, props) in keys.iter().zip(r.storage.get_edges(r.space, schema, &keys)?) {
-                props_of.insert((k.src.clone(), k.edge_type, k.rank, k.dst.clone()), props.unwrap_or_default());
-            }
-        }
+        let props_of = path_edge_props(r, &found.paths, &types, &PropSelection::All)?;
         let mut by_pair: HashMap<(Value, Value), Vec<Value>> = HashMap::new();
         for p in &found.paths {
             let mut at = &p.src;
