@@ -241,9 +241,13 @@ def cypher_queries(spec, walk=RAGE_WALK, walks=True):
         elif w.startswith("match"):
             qs[w] = match_cypher(*go_shape(w), walks)
         elif w == "subgraph-2-steps":
-            # The vertices within two steps both ways (the start included once), then the edges between them.
+            # The vertices within two steps both ways (the start included once), then the edges between them. Kuzu
+            # 0.11.3 answers `CASE WHEN a.id IN ids THEN ids ELSE ids + [a.id] END` with the ELSE branch even when
+            # the condition holds, so Kuzu and ladybug add the start with their own list functions.
+            ball = ("list_distinct(list_append(ids, a.id))" if walks
+                    else "CASE WHEN a.id IN ids THEN ids ELSE ids + [a.id] END")
             qs[w] = ("MATCH (a:person {id: $v})-[:knows*1..2]-(b:person) WITH a, collect(DISTINCT b.id) AS ids "
-                     "WITH CASE WHEN a.id IN ids THEN ids ELSE ids + [a.id] END AS ball "
+                     f"WITH {ball} AS ball "
                      "UNWIND ball AS i MATCH (x:person {id: i})-[r:knows]->(y:person) WHERE y.id IN ball "
                      "RETURN size(ball) AS n, count(r) AS m")
         elif w in ("shortest-path", "all-shortest-paths"):
