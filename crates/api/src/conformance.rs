@@ -52,6 +52,7 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("expand_counts_paths", expand_counts_paths),
     ("expand_counts_match_paths", expand_counts_match_paths),
     ("find_paths_by_kind", find_paths_by_kind),
+    ("subgraph_rounds", subgraph_rounds),
     ("vertices_without_tags_say_which_exist", vertices_without_tags_say_which_exist),
     ("rmw_vertex", rmw_vertex),
     ("rmw_edge", rmw_edge),
@@ -187,7 +188,6 @@ fn nreq(vids: Vec<Value>, types: &[(i32, &SchemaRef)], props: PropSelection) -> 
         props,
         filter: None,
         limit: None,
-        to_within: None,
         budget: Budget::unlimited(),
     }
 }
@@ -1025,8 +1025,7 @@ fn neighbors_filter_errors(fx: &Fixture) {
     }
 }
 
-/// A limit bounds the edges returned in total, over all requested vertices and types, counted after the filter (and
-/// after `to_within`, which keeps the edges ending at the far ends given):
+/// A limit bounds the edges returned in total, over all requested vertices and types, counted after the filter:
 /// `min(limit, edges matching)` edges, each one that matches.
 fn neighbors_limit(fx: &Fixture) {
     let s = int_space(fx);
@@ -1054,12 +1053,6 @@ fn neighbors_limit(fx: &Fixture) {
             let got = s.neighbors(&req);
             assert_eq!(got.len(), limit.min(6), "limit {limit} with a filter, {sel:?}");
             assert!(got.iter().all(|g| g.edge_type == e.id && as_int(&g.to) >= 107));
-            // Far ends kept: part of the filter, before the limit.
-            req.filter = None;
-            req.to_within = Some(vec![iv(3), iv(104), iv(109), iv(999)]);
-            let got = s.neighbors(&req);
-            assert_eq!(got.len(), limit.min(5), "limit {limit} within far ends, {sel:?}");
-            assert!(got.iter().all(|g| [3, 104, 109].contains(&as_int(&g.to))), "{got:?}");
         }
     }
 }
@@ -1215,6 +1208,65 @@ fn find_paths_by_kind(fx: &Fixture) {
     let mut stopped = search(&[1], &[4], &[(x, &a)], PathKind::All, 3);
     stopped.budget = killed();
     assert!(s.st.find_paths(&s.sp, &stopped).is_err());
+}
+
+/// `subgraph`: round `i` expands the vertices first met in round `i - 1`; the last round keeps only edges between
+/// vertices met before; an edge type walked both ways lists an edge once; a vertex `expandable` refuses is not
+/// expanded, and the edges to it go; a start no edge ends at is still a vertex of the first round.
+fn subgraph_rounds(fx: &Fixture) {
+    let s = int_space(fx);
+    let a = s.edge("a", &[]);
+    s.write(vec![
+        ins_e(iv(1), &a, 0, iv(2), vec![]),
+        ins_e(iv(1), &a, 1, iv(2), vec![]),
+        ins_e(iv(2), &a, 0, iv(3), vec![]),
+        ins_e(iv(3), &a, 0, iv(1), vec![]),
+        ins_e(iv(2), &a, 0, iv(4), vec![]),
+    ]);
+    let x = a.id;
+    // Per round: its vertices and its edges `(from, signed type, rank, to)`, sorted.
+    type Rounds = Vec<(Vec<i64>, Vec<(i64, i32, i64, i64)>)>;
+    let run = |types: &[i32], bidirect: bool, steps: u32, refuse: Option<i64>| -> Rounds {
+        let req = SubgraphRequest {
+            starts: vec![iv(1), iv(99), iv(1)],
+            edge_types: types.iter().map(|t| (*t, a.clone())).collect(),
+            bidirect: if bidirect { types.to_vec() } else { Vec::new() },
+            filter: None,
+            steps,
+            budget: Budget::unlimited(),
+        };
+        let mut expandable = |vids: &[Value]| Ok(vids.iter().map(|v| Some(as_int(v)) != refuse).collect());
+        s.st.subgraph(&s.sp, &req, &mut expandable)
+            .expect("subgraph")
+            .into_iter()
+            .map(|r| {
+                let mut vs: Vec<i64> = r.vertices.iter().map(as_int).collect();
+                vs.sort();
+                let mut es: Vec<(i64, i32, i64, i64)> =
+                    r.edges.iter().map(|e| (as_int(&e.from), e.edge_type, e.rank, as_int(&e.to))).collect();
+                es.sort();
+                (vs, es)
+            })
+            .collect()
+    };
+    let both = run(&[x, -x], true, 1, None);
+    assert_eq!(
+        both,
+        vec![(vec![1, 99], vec![(1, -x, 0, 3), (1, x, 0, 2), (1, x, 1, 2)]), (vec![2, 3], vec![(2, x, 0, 3)])],
+        "{both:?}"
+    );
+    let refused = run(&[x, -x], true, 1, Some(3));
+    assert_eq!(refused, vec![(vec![1, 99], vec![(1, x, 0, 2), (1, x, 1, 2)]), (vec![2], vec![])], "{refused:?}");
+    let out = run(&[x], false, 2, None);
+    assert_eq!(
+        out,
+        vec![
+            (vec![1, 99], vec![(1, x, 0, 2), (1, x, 1, 2)]),
+            (vec![2], vec![(2, x, 0, 3), (2, x, 0, 4)]),
+            (vec![3, 4], vec![(3, x, 0, 1)]),
+        ],
+        "{out:?}"
+    );
 }
 
 fn expand_counts_paths(fx: &Fixture) {

@@ -157,9 +157,6 @@ pub struct NeighborsRequest {
     pub filter: Option<Expr>,
     /// Stop after this many edges in total (after the filter).
     pub limit: Option<usize>,
-    /// Only edges whose far end is one of these (GET SUBGRAPH's last round keeps only edges between vertices it
-    /// has met); counted as part of the filter.
-    pub to_within: Option<Vec<Value>>,
     /// The query's deadline and memory bound, checked every [`quiver_common::budget::TICKS_PER_CHECK`] edges
     /// collected, so one super vertex cannot run a query past its bounds.
     pub budget: Budget,
@@ -278,6 +275,31 @@ pub struct PathSearchResult {
     pub edges_read: u64,
 }
 
+/// GET SUBGRAPH's rounds ([`StorageClient::subgraph`]).
+#[derive(Debug, Clone)]
+pub struct SubgraphRequest {
+    /// The vertices of the first round, each once; a VID no edge ends at is listed and expands to nothing.
+    pub starts: Vec<Value>,
+    /// Signed edge types walked from each round's vertices.
+    pub edge_types: Vec<(i32, SchemaRef)>,
+    /// The signed types walked both ways: an edge found again from its other end is listed once (NebulaGraph's
+    /// `biDirectEdgeTypes` rule: its reverse copy, or an edge back to a vertex expanded in the round before, is
+    /// dropped).
+    pub bidirect: Vec<i32>,
+    /// Only edges for which this holds are walked: as [`NeighborsRequest::filter`].
+    pub filter: Option<Expr>,
+    /// Rounds after the first; the last one (`steps + 1`) lists only edges between vertices met before.
+    pub steps: u32,
+    pub budget: Budget,
+}
+
+/// One round of a subgraph: the vertices expanded and the edges kept (`props` is `None`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SubgraphRound {
+    pub vertices: Vec<Value>,
+    pub edges: Vec<NeighborEdge>,
+}
+
 /// What a read-modify-write decides for one row.
 pub enum RmwDecision {
     /// Write these values (latest schema order).
@@ -322,6 +344,17 @@ pub trait StorageClient: Send + Sync {
 
     /// Paths from any of `sources` to any of `targets` (every pair answered by one search), as `kind` asks.
     fn find_paths(&self, space: &SpaceDesc, req: &PathSearchRequest) -> QResult<PathSearchResult>;
+
+    /// GET SUBGRAPH's rounds, NebulaGraph's `SubgraphExecutor` rule by rule: round `i` expands the vertices first
+    /// met in round `i - 1`, which `expandable` may refuse (a vertex filter, never asked about the starts; the edges
+    /// of the round before to a refused vertex are dropped, and at the end so are the last round's). A round is
+    /// listed once it has vertices; rounds stop early once one meets no new vertex.
+    fn subgraph(
+        &self,
+        space: &SpaceDesc,
+        req: &SubgraphRequest,
+        expandable: &mut dyn FnMut(&[Value]) -> QResult<Vec<bool>>,
+    ) -> QResult<Vec<SubgraphRound>>;
 
     /// Applies all mutations in one atomic, durable batch: all of them or none (counts included). Readers are not
     /// isolated from a write in progress: a read that runs while a batch is applied may see part of it (each row

@@ -79,15 +79,6 @@ impl EmbeddedStorage {
         let mut out = Vec::new();
         let mut meter = Meter::new(&req.budget);
         let mut failed = None;
-        // The far ends kept, as a bit per topology id (a VID the topology does not know ends no edge).
-        let within: Option<Vec<u64>> = req.to_within.as_ref().map(|vids| {
-            let t = topo.read().expect("lock poisoned");
-            let mut bits = vec![0u64; t.dict.len().div_ceil(64)];
-            for id in vids.iter().filter_map(|v| t.dict.get(v)) {
-                bits[id as usize / 64] |= 1 << (id % 64);
-            }
-            bits
-        });
         for batch in req.vids.chunks(FRONTIER_BATCH) {
             let t = topo.read().expect("lock poisoned");
             for vid in batch {
@@ -99,12 +90,6 @@ impl EmbeddedStorage {
                     adj.for_each(v, &mut |(rank, to)| {
                         if out.len() >= limit {
                             return false;
-                        }
-                        if within
-                            .as_ref()
-                            .is_some_and(|w| w.get(to as usize / 64).is_none_or(|b| b & (1 << (to % 64)) == 0))
-                        {
-                            return true;
                         }
                         out.push(NeighborEdge {
                             from: vid.clone(),

@@ -706,21 +706,20 @@ impl StorageClient for EmbeddedStorage {
         self.search_paths(space, req)
     }
 
+    fn subgraph(
+        &self,
+        space: &SpaceDesc,
+        req: &SubgraphRequest,
+        expandable: &mut dyn FnMut(&[Value]) -> QResult<Vec<bool>>,
+    ) -> QResult<Vec<SubgraphRound>> {
+        self.subgraph_rounds(space, req, expandable)
+    }
+
     fn get_neighbors(&self, space: &SpaceDesc, req: &NeighborsRequest) -> QResult<Vec<NeighborEdge>> {
         // The topology knows which edges exist, not whether they expired: TTL edge types are read from the store.
         let any_ttl = req.edge_types.iter().any(|(_, s)| ttl::has_ttl(s));
         if req.props == PropSelection::None && req.filter.is_none() && !any_ttl {
             return self.neighbors_from_topology(space, req);
-        }
-        if let Some(within) = &req.to_within {
-            // The other reads keep the far ends given: every edge is read, then those ending elsewhere dropped (and
-            // only then cut to the limit).
-            let within: quiver_common::fasthash::FastSet<&Value> = within.iter().collect();
-            let all = NeighborsRequest { to_within: None, limit: None, ..req.clone() };
-            let mut out = self.get_neighbors(space, &all)?;
-            out.retain(|e| within.contains(&e.to));
-            out.truncate(req.limit.unwrap_or(usize::MAX));
-            return Ok(out);
         }
         let now = now_secs();
         // Properties the filter reads are decoded even when not returned.

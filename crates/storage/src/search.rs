@@ -19,6 +19,7 @@ use crate::topology::SpaceTopology;
 use crate::EmbeddedStorage;
 use quiver_api::*;
 use quiver_common::budget::{Budget, Meter};
+use quiver_common::expr::Expr;
 use quiver_common::{QResult, Value};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -47,7 +48,11 @@ fn stored(from: u32, et: i32, rank: i64, to: u32) -> (u32, u32, i32, i64) {
 trait Source {
     /// Appends every edge of each vertex of `vs` over the request's types (`backward`: over the types negated,
     /// walking from a target towards a source).
-    fn expand(&mut self, vs: &[u32], backward: bool, out: &mut Vec<Hit>) -> QResult<()>;
+    fn expand(&mut self, vs: &[u32], backward: bool, out: &mut Vec<Hit>) -> QResult<()> {
+        self.expand_to(vs, backward, &|_| true, out)
+    }
+    /// The same, only the edges whose far end `to` accepts.
+    fn expand_to(&mut self, vs: &[u32], backward: bool, to: &dyn Fn(u32) -> bool, out: &mut Vec<Hit>) -> QResult<()>;
     fn vid(&self, id: u32) -> Value;
     fn edges_read(&self) -> u64;
 }
@@ -61,7 +66,7 @@ struct TopoSource<'a> {
 }
 
 impl Source for TopoSource<'_> {
-    fn expand(&mut self, vs: &[u32], backward: bool, out: &mut Vec<Hit>) -> QResult<()> {
+    fn expand_to(&mut self, vs: &[u32], backward: bool, keep: &dyn Fn(u32) -> bool, out: &mut Vec<Hit>) -> QResult<()> {
         for batch in vs.chunks(FRONTIER_BATCH) {
             let before = out.len();
             {
@@ -70,7 +75,11 @@ impl Source for TopoSource<'_> {
                     let et = if backward { -et } else { et };
                     let Some(adj) = t.adjacency(et) else { continue };
                     for &from in batch {
-                        adj.for_each_entry(from, |rank, to| out.push(Hit { from, et, rank, to }));
+                        adj.for_each_entry(from, |rank, to| {
+                            if keep(to) {
+                                out.push(Hit { from, et, rank, to })
+                            }
+                        });
                     }
                 }
             }
@@ -95,14 +104,16 @@ struct ReadSource<'a> {
     storage: &'a EmbeddedStorage,
     space: &'a SpaceDesc,
     topo: &'a RwLock<SpaceTopology>,
-    req: &'a PathSearchRequest,
+    edge_types: &'a [(i32, SchemaRef)],
+    filter: Option<&'a Expr>,
+    budget: &'a Budget,
     edges_read: u64,
 }
 
 impl Source for ReadSource<'_> {
-    fn expand(&mut self, vs: &[u32], backward: bool, out: &mut Vec<Hit>) -> QResult<()> {
+    fn expand_to(&mut self, vs: &[u32], backward: bool, keep: &dyn Fn(u32) -> bool, out: &mut Vec<Hit>) -> QResult<()> {
         let edge_types: Vec<(i32, SchemaRef)> =
-            self.req.edge_types.iter().map(|(et, s)| (if backward { -*et } else { *et }, s.clone())).collect();
+            self.edge_types.iter().map(|(et, s)| (if backward { -*et } else { *et }, s.clone())).collect();
         for batch in vs.chunks(FRONTIER_BATCH) {
             let vids: Vec<Value> = {
                 let t = self.topo.read().expect("lock poisoned");
@@ -114,10 +125,9 @@ impl Source for ReadSource<'_> {
                     vids,
                     edge_types: edge_types.clone(),
                     props: PropSelection::None,
-                    filter: self.req.filter.clone(),
+                    filter: self.filter.cloned(),
                     limit: None,
-                    to_within: None,
-                    budget: self.req.budget.clone(),
+                    budget: self.budget.clone(),
                 },
             )?;
             self.edges_read += read.len() as u64;
@@ -125,7 +135,9 @@ impl Source for ReadSource<'_> {
             for e in read {
                 // An edge written after the topology was read is not searched.
                 if let (Some(from), Some(to)) = (t.dict.get(&e.from), t.dict.get(&e.to)) {
-                    out.push(Hit { from, et: e.edge_type, rank: e.rank, to });
+                    if keep(to) {
+                        out.push(Hit { from, et: e.edge_type, rank: e.rank, to });
+                    }
                 }
             }
         }
@@ -304,6 +316,24 @@ fn has_duplicate_edge(src: u32, steps: &Steps) -> bool {
 }
 
 impl EmbeddedStorage {
+    /// Where a search over `edge_types` reads neighbours: the topology itself, or storage's neighbour read when the
+    /// edges need a filter or may have expired (TTL).
+    fn source<'a>(
+        &'a self,
+        space: &'a SpaceDesc,
+        topo: &'a RwLock<SpaceTopology>,
+        edge_types: &'a [(i32, SchemaRef)],
+        filter: Option<&'a Expr>,
+        budget: &'a Budget,
+    ) -> Box<dyn Source + 'a> {
+        let any_ttl = edge_types.iter().any(|(_, s)| crate::ttl::has_ttl(s));
+        if filter.is_none() && !any_ttl {
+            Box::new(TopoSource { topo, types: edge_types.iter().map(|(et, _)| *et).collect(), budget, edges_read: 0 })
+        } else {
+            Box::new(ReadSource { storage: self, space, topo, edge_types, filter, budget, edges_read: 0 })
+        }
+    }
+
     pub(crate) fn search_paths(&self, space: &SpaceDesc, req: &PathSearchRequest) -> QResult<PathSearchResult> {
         let topo = self.topology(space)?;
         let ids = |vids: &[Value]| -> Vec<u32> {
@@ -314,21 +344,8 @@ impl EmbeddedStorage {
         let (sources, targets) = (ids(&req.sources), ids(&req.targets));
         let mut sink =
             Sink { paths: Vec::new(), limit: req.limit.unwrap_or(usize::MAX), meter: Meter::new(&req.budget) };
-        let any_ttl = req.edge_types.iter().any(|(_, s)| crate::ttl::has_ttl(s));
-        let mut topo_source;
-        let mut read_source;
-        let src: &mut dyn Source = if req.filter.is_none() && !any_ttl {
-            topo_source = TopoSource {
-                topo: &topo,
-                types: req.edge_types.iter().map(|(et, _)| *et).collect(),
-                budget: &req.budget,
-                edges_read: 0,
-            };
-            &mut topo_source
-        } else {
-            read_source = ReadSource { storage: self, space, topo: &topo, req, edges_read: 0 };
-            &mut read_source
-        };
+        let mut source = self.source(space, &topo, &req.edge_types, req.filter.as_ref(), &req.budget);
+        let src: &mut dyn Source = source.as_mut();
         if !sources.is_empty() && !targets.is_empty() && req.max_steps > 0 && !sink.full() {
             match req.kind {
                 PathKind::Shortest | PathKind::SingleShortest => {
@@ -569,4 +586,123 @@ fn all(
         }
     }
     Ok(())
+}
+
+impl EmbeddedStorage {
+    /// GET SUBGRAPH's rounds on dense ids: each round's edges are kept or dropped by a look at two arrays, and only
+    /// the kept ones become values.
+    pub(crate) fn subgraph_rounds(
+        &self,
+        space: &SpaceDesc,
+        req: &SubgraphRequest,
+        expandable: &mut dyn FnMut(&[Value]) -> QResult<Vec<bool>>,
+    ) -> QResult<Vec<SubgraphRound>> {
+        let topo = self.topology(space)?;
+        let mut source = self.source(space, &topo, &req.edge_types, req.filter.as_ref(), &req.budget);
+        let src: &mut dyn Source = source.as_mut();
+        let mut seen = HashSet::new();
+        let starts: Vec<Value> = req.starts.iter().filter(|v| seen.insert((*v).clone())).cloned().collect();
+        let mut frontier: Vec<u32> = {
+            let t = topo.read().expect("lock poisoned");
+            starts.iter().filter_map(|v| t.dict.get(v)).collect()
+        };
+        let total = req.steps + 1;
+        // The round each vertex was met in, once that round is over (the starts: 0); NebulaGraph's `historyVids_`.
+        let mut history = Levels::new();
+        // Membership in the round being walked (the round's number), with what it adds to `history`.
+        let mut current = Levels::new();
+        let mut added: Vec<(u32, u32)> = Vec::new();
+        let mut expanded = Levels::new();
+        let mut rounds: Vec<(Vec<Value>, Vec<Hit>)> = Vec::new();
+        let mut hits = Vec::new();
+        for step in 1..=total {
+            req.budget.check()?;
+            let vertices = if step == 1 {
+                for &v in &frontier {
+                    current.set(v, 1);
+                    added.push((v, 0));
+                }
+                starts.clone()
+            } else {
+                let mut vertices: Vec<Value> = {
+                    let t = topo.read().expect("lock poisoned");
+                    frontier.iter().map(|&v| t.dict.value(v)).collect()
+                };
+                let keep = expandable(&vertices)?;
+                let mut k = keep.iter();
+                frontier.retain(|_| k.next().copied().unwrap_or(true));
+                let mut k = keep.iter();
+                vertices.retain(|_| k.next().copied().unwrap_or(true));
+                vertices
+            };
+            for &v in &frontier {
+                expanded.set(v, 1);
+            }
+            if step > 1 {
+                // Edges of the round before to a vertex refused just now go (`filterEdges(-1)`).
+                if let Some((_, edges)) = rounds.last_mut() {
+                    edges.retain(|h| expanded.get(h.to) != UNSEEN);
+                }
+                if frontier.is_empty() {
+                    break;
+                }
+            }
+            hits.clear();
+            if step == total {
+                // The last round keeps only edges to vertices met before: the others are not even collected.
+                src.expand_to(&frontier, false, &|to| history.get(to) != UNSEEN, &mut hits)?;
+            } else {
+                src.expand(&frontier, false, &mut hits)?;
+            }
+            let mut next = Vec::new();
+            let mut edges = Vec::new();
+            for &h in &hits {
+                let found = history.get(h.to);
+                if found != UNSEEN {
+                    if req.bidirect.contains(&h.et) && (h.et < 0 || found + 2 == step) {
+                        continue;
+                    }
+                } else {
+                    if step == total {
+                        continue;
+                    }
+                    if current.get(h.to) != step {
+                        current.set(h.to, step);
+                        added.push((h.to, step));
+                        next.push(h.to);
+                    }
+                }
+                edges.push(h);
+            }
+            rounds.push((vertices, edges));
+            for (v, round) in added.drain(..) {
+                history.set(v, round);
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        // At the end, the last round's edges to a vertex never expanded go too (`filterEdges(0)`).
+        if let Some((_, edges)) = rounds.last_mut() {
+            edges.retain(|h| expanded.get(h.to) != UNSEEN);
+        }
+        let t = topo.read().expect("lock poisoned");
+        Ok(rounds
+            .into_iter()
+            .map(|(vertices, edges)| SubgraphRound {
+                vertices,
+                edges: edges
+                    .into_iter()
+                    .map(|h| NeighborEdge {
+                        from: t.dict.value(h.from),
+                        edge_type: h.et,
+                        rank: h.rank,
+                        to: t.dict.value(h.to),
+                        props: None,
+                    })
+                    .collect(),
+            })
+            .collect())
+    }
 }

@@ -50,7 +50,6 @@ fn request(vids: &[Value], types: &[(i32, SchemaRef)], props: PropSelection, fil
         props,
         filter,
         limit: None,
-        to_within: None,
         budget: Budget::unlimited(),
     }
 }

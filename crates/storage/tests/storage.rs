@@ -155,7 +155,6 @@ fn request(types: Vec<(i32, SchemaRef)>, props: PropSelection, filter: Option<Ex
         props,
         filter,
         limit: None,
-        to_within: None,
         budget: quiver_common::budget::Budget::unlimited(),
     }
 }

@@ -54,7 +54,6 @@ fn neighbors(
         props,
         filter: None,
         limit: None,
-        to_within: None,
         budget: Budget::unlimited(),
     };
     s.get_neighbors(space, &req).unwrap().into_iter().map(|e| (e.from, e.edge_type, e.rank, e.to)).collect()
@@ -374,7 +373,6 @@ fn a_super_vertex_is_read_under_the_budget() {
             props: props.clone(),
             filter: None,
             limit: None,
-            to_within: None,
             budget: Budget::unlimited(),
         };
         assert_eq!(s.get_neighbors(&space, &req).unwrap().len(), n as usize);

@@ -12,7 +12,6 @@ use crate::DataSet;
 use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition, EvalContext};
 use quiver_common::expr::{BinaryOp, Expr};
-use quiver_common::fasthash::{FastMap, FastSet};
 use quiver_common::value::{Edge, Path, Step, Vertex};
 use quiver_common::{QError, QResult, Value};
 use std::collections::{HashMap, HashSet};
@@ -73,6 +72,46 @@ fn vertices(r: &Reads<'_>, vids: &[Value], tags: &[SchemaRef], props: &PropSelec
             ),
         })
         .collect())
+}
+
+/// VID order, with the common cases (integers, strings) compared directly.
+fn vid_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        _ => a.total_cmp(b),
+    }
+}
+
+/// Sorts edges by stored source, type name, rank and stored destination; with integer VIDs on integer keys.
+fn sort_edges(es: &mut Vec<Edge>) {
+    let int = |v: &Value| if let Value::Int(i) = v { Some(*i) } else { None };
+    let mut names: Vec<&str> = es.iter().map(|e| e.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let keys: Option<Vec<(i64, usize, i64, i64)>> = es
+        .iter()
+        .map(|e| {
+            let (src, dst) = stored(e);
+            Some((int(src)?, names.binary_search(&e.name.as_str()).ok()?, e.ranking, int(dst)?))
+        })
+        .collect();
+    match keys {
+        Some(keys) => {
+            // Small keys sorted, the edges moved once into their places.
+            let mut order: Vec<((i64, usize, i64, i64), u32)> = keys.into_iter().zip(0..).collect();
+            order.sort_unstable_by_key(|(k, _)| *k);
+            let mut slots: Vec<Option<Edge>> = es.drain(..).map(Some).collect();
+            es.extend(order.into_iter().filter_map(|(_, i)| slots[i as usize].take()));
+        }
+        None => es.sort_unstable_by(|a, b| {
+            let ((asrc, adst), (bsrc, bdst)) = (stored(a), stored(b));
+            vid_cmp(asrc, bsrc)
+                .then_with(|| a.name.cmp(&b.name))
+                .then(a.ranking.cmp(&b.ranking))
+                .then_with(|| vid_cmp(adst, bdst))
+        }),
+    }
 }
 
 /// An edge's ends in its stored direction.
@@ -239,6 +278,27 @@ impl SubgraphExecutor {
             let found = found.into_iter().map(|v| Value::Vertex(Arc::new(v))).collect();
             return Ok(DataSet::new(columns, vec![vec![Value::List(found)]]));
         }
+        // The rounds, in storage; the vertex filter (`$$.tag.prop`) checked here on each vertex about to be expanded.
+        let mut expandable = |vids: &[Value]| -> QResult<Vec<bool>> {
+            let Some(cond) = &g.tag_filter else { return Ok(vec![true; vids.len()]) };
+            vertices(r, vids, &g.tags, &PropSelection::All)?
+                .iter()
+                .map(|v| eval_condition(cond, &FarEnd { vertex: v }))
+                .collect()
+        };
+        let rounds = r.storage.subgraph(
+            r.space,
+            &SubgraphRequest {
+                starts,
+                edge_types: g.edges.clone(),
+                bidirect: g.bidirect.clone(),
+                filter: g.edge_filter.clone(),
+                steps: g.steps,
+                budget: r.req.budget.clone(),
+            },
+            &mut expandable,
+        )?;
+        // Edge properties: all of them WITH PROP, else those the WHERE reads.
         let edge_props = if g.with_prop && wants(SubgraphColumn::Edges) {
             PropSelection::All
         } else if !g.filter_props.is_empty() {
@@ -246,107 +306,43 @@ impl SubgraphExecutor {
         } else {
             PropSelection::None
         };
-        let total = g.steps + 1;
-        // Each vertex met with the round it was found in (the starts: 0), as NebulaGraph's `historyVids_`.
-        let mut history: FastMap<Value, u32> = FastMap::default();
-        // The vertices expanded so far.
-        let mut expanded: FastSet<Value> = FastSet::default();
-        let mut rounds: Vec<(Vec<Vertex>, Vec<Edge>)> = Vec::new();
-        let mut frontier = starts.clone();
-        for step in 1..=total {
-            r.req.budget.check()?;
-            let mut round_vertices = vertices(r, &frontier, &g.tags, &vertex_props)?;
-            if let (Some(cond), true) = (&g.tag_filter, step > 1) {
-                // The vertex filter runs on each vertex about to be expanded, never on the starts.
-                let checked = vertices(r, &frontier, &g.tags, &PropSelection::All)?;
-                let mut keep = FastSet::default();
-                for v in &checked {
-                    if eval_condition(cond, &FarEnd { vertex: v })? {
-                        keep.insert(v.vid.clone());
-                    }
-                }
-                frontier.retain(|v| keep.contains(v));
-                round_vertices.retain(|v| keep.contains(&v.vid));
-                expanded.extend(frontier.iter().cloned());
-                // Edges of the round before to a vertex that failed are dropped.
-                if let Some((_, edges)) = rounds.last_mut() {
-                    edges.retain(|e| expanded.contains(&e.dst));
-                }
-            } else {
-                expanded.extend(frontier.iter().cloned());
-            }
-            if frontier.is_empty() {
-                break;
-            }
-            let read = r.storage.get_neighbors(
-                r.space,
-                &NeighborsRequest {
-                    vids: frontier.clone(),
-                    edge_types: g.edges.clone(),
-                    props: edge_props.clone(),
-                    filter: g.edge_filter.clone(),
-                    limit: None,
-                    // The last round keeps only edges to vertices met before: the others are not read out.
-                    to_within: (step == total).then(|| history.keys().cloned().collect()),
-                    budget: r.req.budget.clone(),
-                },
-            )?;
-            let mut current: FastMap<Value, u32> = FastMap::default();
-            if step == 1 {
-                current.extend(frontier.iter().map(|v| (v.clone(), 0)));
-            }
-            let mut next = Vec::new();
-            let mut edges = Vec::new();
-            for e in read {
-                if let Some(&found) = history.get(&e.to) {
-                    // Listed already from the other end: the reverse copy of a two-way edge, or an edge back to a
-                    // vertex expanded in the round before.
-                    if g.bidirect.contains(&e.edge_type) && (e.edge_type < 0 || found + 2 == step) {
-                        continue;
-                    }
-                } else {
-                    if step == total {
-                        continue;
-                    }
-                    if !current.contains_key(&e.to) {
-                        current.insert(e.to.clone(), step);
-                        next.push(e.to.clone());
-                    }
-                }
-                let schema = g.edges.iter().find(|(t, _)| *t == e.edge_type).map(|(_, s)| s);
-                edges.push(Edge {
-                    src: e.from,
-                    dst: e.to,
-                    edge_type: e.edge_type,
-                    name: schema.map(|s| s.name.as_str()).unwrap_or("").into(),
-                    ranking: e.rank,
-                    props: e.props.map(|p| p.to_map()).unwrap_or_default(),
-                });
-            }
-            rounds.push((round_vertices, edges));
-            history.extend(current);
-            if next.is_empty() {
-                break;
-            }
-            frontier = next;
-        }
-        // At the end, edges of the last round to a vertex that was never expanded (it failed the vertex filter) go
-        // too, as NebulaGraph's `filterEdges(0)`.
-        if let Some((_, edges)) = rounds.last_mut() {
-            edges.retain(|e| expanded.contains(&e.dst));
-        }
+        let props_of = if edge_props == PropSelection::None {
+            HashMap::new()
+        } else {
+            let steps: Vec<FoundPath> = rounds
+                .iter()
+                .flat_map(|round| &round.edges)
+                .map(|e| FoundPath {
+                    src: e.from.clone(),
+                    steps: vec![FoundStep { edge_type: e.edge_type, rank: e.rank, dst: e.to.clone() }],
+                })
+                .collect();
+            path_edge_props(r, &steps, &g.edges, &edge_props)?
+        };
         let mut rows = Vec::new();
-        for (mut vs, mut es) in rounds {
+        for round in rounds {
+            let mut vs = if wants(SubgraphColumn::Vertices) {
+                vertices(r, &round.vertices, &g.tags, &vertex_props)?
+            } else {
+                round.vertices.into_iter().map(|vid| Vertex { vid, tags: Vec::new() }).collect()
+            };
+            let mut es: Vec<Edge> = round
+                .edges
+                .into_iter()
+                .map(|e| {
+                    let props = if props_of.is_empty() {
+                        Props::new()
+                    } else {
+                        let k = step_key(&e.from, e.edge_type, e.rank, &e.to);
+                        props_of.get(&(k.src, k.edge_type, k.rank, k.dst)).cloned().unwrap_or_default()
+                    };
+                    let name = g.edges.iter().find(|(t, _)| *t == e.edge_type).map_or("", |(_, s)| s.name.as_str());
+                    Edge { src: e.from, dst: e.to, edge_type: e.edge_type, name: name.into(), ranking: e.rank, props }
+                })
+                .collect();
             // NebulaGraph lists them in no particular order: sorted here, so results are stable.
-            vs.sort_unstable_by(|a, b| a.vid.total_cmp(&b.vid));
-            // By stored source, type name, rank, stored destination.
-            es.sort_unstable_by(|a, b| {
-                let ((asrc, adst), (bsrc, bdst)) = (stored(a), stored(b));
-                asrc.total_cmp(bsrc)
-                    .then(a.name.cmp(&b.name))
-                    .then(a.ranking.cmp(&b.ranking))
-                    .then(adst.total_cmp(bdst))
-            });
+            vs.sort_unstable_by(|a, b| vid_cmp(&a.vid, &b.vid));
+            sort_edges(&mut es);
             let yields_something = g.columns.iter().any(|(_, k)| match k {
                 SubgraphColumn::Vertices => !vs.is_empty(),
                 SubgraphColumn::Edges => !es.is_empty(),
@@ -354,14 +350,21 @@ impl SubgraphExecutor {
             if !yields_something {
                 continue;
             }
-            let vs = Value::List(vs.into_iter().map(|v| Value::Vertex(Arc::new(v))).collect());
-            let es = Value::List(es.into_iter().map(|e| Value::Edge(Arc::new(e))).collect());
+            let mut vs = Some(Value::List(vs.into_iter().map(|v| Value::Vertex(Arc::new(v))).collect()));
+            let mut es = Some(Value::List(es.into_iter().map(|e| Value::Edge(Arc::new(e))).collect()));
+            // Each list goes to its column (a column named twice gets a copy).
             rows.push(
                 g.columns
                     .iter()
-                    .map(|(_, k)| match k {
-                        SubgraphColumn::Vertices => vs.clone(),
-                        SubgraphColumn::Edges => es.clone(),
+                    .enumerate()
+                    .map(|(i, (_, k))| {
+                        let last = !g.columns[i + 1..].iter().any(|(_, later)| later == k);
+                        let list = if *k == SubgraphColumn::Vertices { &mut vs } else { &mut es };
+                        if last {
+                            list.take().unwrap_or(Value::List(Vec::new()))
+                        } else {
+                            list.clone().unwrap_or(Value::List(Vec::new()))
+                        }
                     })
                     .collect(),
             );

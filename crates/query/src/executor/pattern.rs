@@ -235,7 +235,6 @@ impl PatternTraverseExecutor {
                     props: if t.edge_props { PropSelection::All } else { PropSelection::None },
                     filter: None,
                     limit: None,
-                    to_within: None,
                     budget: req.budget.clone(),
                 },
             )?;

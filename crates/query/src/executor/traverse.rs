@@ -129,7 +129,6 @@ impl TraverseExecutor {
                             props: props.clone(),
                             filter: if last { node.storage_filter.clone() } else { None },
                             limit,
-                            to_within: None,
                             budget: req.budget.clone(),
                         },
                     )
