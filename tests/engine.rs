@@ -444,3 +444,25 @@ fn find_all_path_on_a_dense_graph_stops_at_the_memory_bound() {
         exec(&db, &mut s, "FIND ALL PATH FROM 0 TO 1 OVER e BIDIRECT UPTO 12 STEPS YIELD path AS p | LIMIT 1000");
     assert_eq!(rows.len(), 1000);
 }
+
+/// A shortest path 20,000 steps long (a chain) comes back whole: building it takes no stack per step.
+#[test]
+fn a_very_long_shortest_path_is_built_without_recursion() {
+    let db = Database::in_memory();
+    let mut s = Session::default();
+    exec(&db, &mut s, "CREATE SPACE chain(vid_type = INT64); USE chain; CREATE EDGE e()");
+    let edges: Vec<String> = (0..20_000).map(|v| format!("{v}->{}:()", v + 1)).collect();
+    for chunk in edges.chunks(2000) {
+        exec(&db, &mut s, &format!("INSERT EDGE e() VALUES {}", chunk.join(", ")));
+    }
+    for kind in ["SHORTEST", "ALL"] {
+        let rows = exec(
+            &db,
+            &mut s,
+            &format!(
+                "FIND {kind} PATH FROM 0 TO 20000 OVER e UPTO 30000 STEPS YIELD path AS p | YIELD length($-.p) AS n"
+            ),
+        );
+        assert_eq!(rows, vec![vec![Value::Int(20_000)]], "{kind}");
+    }
+}

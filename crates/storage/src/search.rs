@@ -265,24 +265,30 @@ impl Ball {
     }
 
     /// Every shortest walk from the ball's start to `v`, as steps in the ball's own direction of walking (each
-    /// handed to `f` with the steps in order from the start), until `f` returns false.
+    /// handed to `f` with the steps in order from the start), until `f` returns false. Iterative, so a path of
+    /// any length cannot exhaust the stack.
     fn walks_to(&self, v: u32, f: &mut dyn FnMut(&Steps) -> QResult<bool>) -> QResult<bool> {
+        // The steps from `v` back towards the start, and per vertex on the way the next predecessor to try.
         let mut rev: Steps = Vec::new();
-        self.walks_rec(v, &mut rev, f)
-    }
-
-    fn walks_rec(&self, v: u32, rev: &mut Steps, f: &mut dyn FnMut(&Steps) -> QResult<bool>) -> QResult<bool> {
-        if self.levels.get(v) == 0 {
-            let steps: Steps = rev.iter().rev().copied().collect();
-            return f(&steps);
-        }
-        for h in self.preds_of(v) {
-            rev.push((h.et, h.rank, h.to));
-            let go_on = self.walks_rec(h.from, rev, f)?;
-            rev.pop();
-            if !go_on {
-                return Ok(false);
+        let mut stack: Vec<(u32, usize)> = vec![(v, 0)];
+        while let Some((at, next)) = stack.last_mut() {
+            if self.levels.get(*at) == 0 {
+                let steps: Steps = rev.iter().rev().copied().collect();
+                if !f(&steps)? {
+                    return Ok(false);
+                }
+                stack.pop();
+                rev.pop();
+                continue;
             }
+            let Some(&h) = self.preds_of(*at).get(*next) else {
+                stack.pop();
+                rev.pop();
+                continue;
+            };
+            *next += 1;
+            rev.push((h.et, h.rank, h.to));
+            stack.push((h.from, 0));
         }
         Ok(true)
     }
