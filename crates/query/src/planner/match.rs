@@ -51,18 +51,22 @@ impl TraverseNode {
 
     /// The signed edge types followed (positive: out-edges, negative: in-edges), each with its schema.
     pub fn signed_types(&self) -> Vec<(i32, SchemaRef)> {
-        let direction = self.walked_direction();
-        let mut out = Vec::new();
-        for s in &self.edge.types {
-            if matches!(direction, PatternDirection::Out | PatternDirection::Both) {
-                out.push((s.id, s.clone()));
-            }
-            if matches!(direction, PatternDirection::In | PatternDirection::Both) {
-                out.push((-s.id, s.clone()));
-            }
-        }
-        out
+        signed_types(&self.edge.types, self.walked_direction())
     }
+}
+
+/// `types` walked in `direction`, signed (positive: out-edges, negative: in-edges; both for `Both`).
+fn signed_types(types: &[SchemaRef], direction: PatternDirection) -> Vec<(i32, SchemaRef)> {
+    let mut out = Vec::new();
+    for s in types {
+        if matches!(direction, PatternDirection::Out | PatternDirection::Both) {
+            out.push((s.id, s.clone()));
+        }
+        if matches!(direction, PatternDirection::In | PatternDirection::Both) {
+            out.push((-s.id, s.clone()));
+        }
+    }
+    out
 }
 
 /// The vertex of the VID in column `from`, checked against `node`.
@@ -82,6 +86,13 @@ pub(crate) struct AppendNode {
     /// With `exist`: properties read as columns of their own instead of into the vertex value, which then carries
     /// the VID only (`fuse_match_rows`, for a node read only as `n.tag.prop` and by `id()`).
     pub columns: Vec<PropColumn>,
+}
+
+impl AppendNode {
+    /// The whole vertex of the VID in column `from` (the rules may narrow what is read later).
+    fn whole(from: String, node: BoundNode, tags: &Tags) -> AppendNode {
+        AppendNode { from, node, tags: tags.clone(), id_only: false, props: None, exist: false, columns: Vec::new() }
+    }
 }
 
 /// One tag property of a node, read into a column of its own.
@@ -104,16 +115,7 @@ pub(crate) struct ShortestNode {
 impl ShortestNode {
     /// The signed edge types walked from `from` towards `to`.
     pub fn signed_types(&self) -> Vec<(i32, SchemaRef)> {
-        let mut out = Vec::new();
-        for s in &self.edge.types {
-            if matches!(self.edge.direction, PatternDirection::Out | PatternDirection::Both) {
-                out.push((s.id, s.clone()));
-            }
-            if matches!(self.edge.direction, PatternDirection::In | PatternDirection::Both) {
-                out.push((-s.id, s.clone()));
-            }
-        }
-        out
+        signed_types(&self.edge.types, self.edge.direction)
     }
 }
 
@@ -215,18 +217,9 @@ fn new_columns(p: &BoundPath) -> Vec<String> {
 /// The start of a node: checked against its pattern when bound in the input row, else found as chosen.
 fn start_node(input: Option<PlanNode>, node: BoundNode, start: Start, tags: &Tags) -> PlanNode {
     match start {
-        Start::Bound => above_opt(
-            input,
-            Op::AppendVertices(Box::new(AppendNode {
-                from: node.column.clone(),
-                node,
-                tags: tags.clone(),
-                id_only: false,
-                props: None,
-                exist: false,
-                columns: Vec::new(),
-            })),
-        ),
+        Start::Bound => {
+            above_opt(input, Op::AppendVertices(Box::new(AppendNode::whole(node.column.clone(), node, tags))))
+        }
         start => above_opt(input, Op::StartVertices(Box::new(StartNode { node, start, tags: tags.clone() }))),
     }
 }
@@ -300,18 +293,7 @@ fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
             })),
         );
         path_edges.push(edge_column);
-        root = above(
-            root,
-            Op::AppendVertices(Box::new(AppendNode {
-                from: to,
-                node,
-                tags: tags.clone(),
-                id_only: false,
-                props: None,
-                exist: false,
-                columns: Vec::new(),
-            })),
-        );
+        root = above(root, Op::AppendVertices(Box::new(AppendNode::whole(to, node, tags))));
     }
     if let Some(alias) = alias {
         root = above(
