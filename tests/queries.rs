@@ -34,6 +34,7 @@ query_files!(
     fetch,
     validator,
     yield_expr,
+    ngql_expressions,
     errors,
     nba,
     nba_int_vid,

@@ -199,6 +199,7 @@ fn nested_eval(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) ->
         }
         Expr::Binary { .. } => return binary_node(expr, ctx, scope),
         Expr::Function { name, args } => return function(name, args, expr, ctx, scope),
+        Expr::Cast { to, operand: o } => functions::cast(*to, operand(o, ctx, scope)?)?,
         Expr::List(_) | Expr::Set(_) | Expr::Map(_) => return container(expr, ctx, scope),
         Expr::Case { .. } => return case(expr, ctx, scope),
         Expr::ListComprehension { var, list, filter, mapping } => {
@@ -322,7 +323,7 @@ fn container(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> Q
 // caller's frame; a release build inlines as it sees fit.
 #[cfg_attr(debug_assertions, inline(never))]
 fn case(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResult<Nested> {
-    let Expr::Case { operand: subject, whens, default } = expr else { unreachable!("case called on {expr:?}") };
+    let Expr::Case { operand: subject, whens, default, .. } = expr else { unreachable!("case called on {expr:?}") };
     let subject = subject.as_ref().map(|o| operand(o, ctx, scope)).transpose()?;
     for (w, t) in whens {
         let wv = operand(w, ctx, scope)?;

@@ -208,10 +208,18 @@ pub enum Expr {
         lo: Option<Box<Expr>>,
         hi: Option<Box<Expr>>,
     },
+    /// `CASE [operand] WHEN .. THEN .. [ELSE ..] END`, or the conditional `c ? t : e` (`ternary`: one WHEN, no
+    /// operand, a default), which evaluates alike and prints as NebulaGraph prints it, `(c ? t : e)`.
     Case {
         operand: Option<Box<Expr>>,
         whens: Vec<(Expr, Expr)>,
         default: Option<Box<Expr>>,
+        ternary: bool,
+    },
+    /// `(type)operand`: NebulaGraph's type casting.
+    Cast {
+        to: CastTo,
+        operand: Box<Expr>,
     },
     /// `[var IN list WHERE filter | mapping]`, with a filter, a mapping or both. `var` is bound in `filter` and
     /// `mapping` only, where it is read as a bare name ([`Expr::Label`]); the parser writes `var.name` there as an
@@ -247,6 +255,38 @@ pub struct Reduce {
     pub mapping: Expr,
 }
 
+/// The value type a cast `(type)x` converts to: the property type written, as NebulaGraph maps it to a value type
+/// (`int8`..`int64` and `timestamp` to INT, `double` to FLOAT, `fixed_string(n)` to STRING).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CastTo {
+    Bool,
+    Int,
+    Float,
+    String,
+    Date,
+    Time,
+    DateTime,
+    Duration,
+    Geography,
+}
+
+impl CastTo {
+    /// NebulaGraph's name of the value type, as a cast prints it: `(INT)x`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CastTo::Bool => "BOOL",
+            CastTo::Int => "INT",
+            CastTo::Float => "FLOAT",
+            CastTo::String => "STRING",
+            CastTo::Date => "DATE",
+            CastTo::Time => "TIME",
+            CastTo::DateTime => "DATETIME",
+            CastTo::Duration => "DURATION",
+            CastTo::Geography => "GEOGRAPHY",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VertexRef {
     Current,
@@ -275,7 +315,7 @@ impl Expr {
     pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match self {
             Expr::Attribute { base, .. } => f(base),
-            Expr::Unary { operand, .. } => f(operand),
+            Expr::Unary { operand, .. } | Expr::Cast { operand, .. } => f(operand),
             Expr::Binary { lhs, rhs, .. } => {
                 f(lhs);
                 f(rhs);
@@ -292,7 +332,7 @@ impl Expr {
                 f(base);
                 lo.iter().chain(hi).for_each(|e| f(e));
             }
-            Expr::Case { operand, whens, default } => {
+            Expr::Case { operand, whens, default, .. } => {
                 operand.iter().for_each(|e| f(e));
                 for (w, t) in whens {
                     f(w);
@@ -321,7 +361,7 @@ impl Expr {
     pub fn for_each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
         match self {
             Expr::Attribute { base, .. } => f(base),
-            Expr::Unary { operand, .. } => f(operand),
+            Expr::Unary { operand, .. } | Expr::Cast { operand, .. } => f(operand),
             Expr::Binary { lhs, rhs, .. } => {
                 f(lhs);
                 f(rhs);
@@ -338,7 +378,7 @@ impl Expr {
                 f(base);
                 lo.iter_mut().chain(hi).for_each(|e| f(e));
             }
-            Expr::Case { operand, whens, default } => {
+            Expr::Case { operand, whens, default, .. } => {
                 operand.iter_mut().for_each(|e| f(e));
                 for (w, t) in whens {
                     f(w);
@@ -484,6 +524,7 @@ impl fmt::Display for Expr {
                 }
                 f.write_str("}")
             }
+            Expr::Cast { to, operand } => write!(f, "({}){operand}", to.name()),
             Expr::Subscript { base, index } => write!(f, "{base}[{index}]"),
             Expr::Slice { base, lo, hi } => {
                 write!(f, "{base}[")?;
@@ -496,7 +537,10 @@ impl fmt::Display for Expr {
                 }
                 f.write_str("]")
             }
-            Expr::Case { operand, whens, default } => {
+            Expr::Case { operand: None, whens, default: Some(d), ternary: true } if whens.len() == 1 => {
+                write!(f, "({} ? {} : {d})", whens[0].0, whens[0].1)
+            }
+            Expr::Case { operand, whens, default, .. } => {
                 f.write_str("CASE")?;
                 if let Some(o) = operand {
                     write!(f, " {o}")?;

@@ -5,6 +5,7 @@
 
 use crate::datetime::{Date, DateTime, Duration, Time};
 use crate::error::{QError, QResult};
+use crate::expr::CastTo;
 use crate::eval::as_f64;
 use crate::value::{NullKind, Value, Vertex};
 use std::collections::BTreeMap;
@@ -618,6 +619,26 @@ fn map_int(m: &BTreeMap<String, Value>, key: &str, default: i64) -> QResult<i64>
 }
 
 /// The string form used by `toString()` and `concat()`: strings unquoted, everything else as printed.
+/// `(type)v`, NebulaGraph's `TypeCastingExpression`: to BOOL, INT and FLOAT as `toBoolean`, `toInteger` and
+/// `toFloat` convert; to STRING a string stays itself and any other value becomes its text (`NULL` too, and a
+/// float without a forced `.0`); a cast to any other type is NULL.
+pub fn cast(to: CastTo, v: Value) -> QResult<Value> {
+    Ok(match to {
+        CastTo::Bool => call_inner("toboolean", Some(vec![v])).expect("toboolean exists")?,
+        CastTo::Int => call_inner("tointeger", Some(vec![v])).expect("tointeger exists")?,
+        CastTo::Float => call_inner("tofloat", Some(vec![v])).expect("tofloat exists")?,
+        CastTo::String => match v {
+            Value::String(_) => v,
+            Value::Float(x) => Value::str(format!("{x}")),
+            Value::Null(NullKind::Null) => Value::str("NULL".to_string()),
+            Value::Null(k) => Value::str(format!("__NULL_{k}__")),
+            Value::Empty => Value::str("__EMPTY__".to_string()),
+            other => Value::str(other.to_string()),
+        },
+        CastTo::Date | CastTo::Time | CastTo::DateTime | CastTo::Duration | CastTo::Geography => Value::NULL,
+    })
+}
+
 fn plain_string(v: &Value) -> String {
     match v {
         Value::String(s) => s.to_string(),

@@ -2,7 +2,7 @@
 
 use crate::ast::*;
 use crate::lexer::{lex, near_error, Tok, Token};
-use quiver_common::expr::{BinaryOp, EdgeMeta, Expr, Quantifier, Reduce, UnaryOp, VertexRef};
+use quiver_common::expr::{BinaryOp, CastTo, EdgeMeta, Expr, Quantifier, Reduce, UnaryOp, VertexRef};
 use quiver_common::limits::{EXPR_DEPTH_MAX, SENTENCE_DEPTH_MAX, STATEMENTS_PER_REQUEST_MAX, STATEMENT_BYTES_MAX};
 use quiver_common::{functions, PropType, QError, QResult, Value};
 use std::collections::HashMap;
@@ -1675,7 +1675,23 @@ impl<'a> Parser<'a> {
 
     /// An expression and its height.
     fn tree(&mut self) -> QResult<Tree> {
-        self.outermost(Parser::or_expr)
+        self.outermost(Parser::conditional)
+    }
+
+    /// `cond ? then : else`, the loosest operator (left-associative, as NebulaGraph's grammar has it): `then` is any
+    /// expression, `else` one of the next level up.
+    fn conditional(&mut self) -> QResult<Tree> {
+        let mut tree = self.or_expr()?;
+        while self.eat_sym("?") {
+            let (then, ht) = self.nested(Parser::conditional)?;
+            self.expect_sym(":")?;
+            let (other, he) = self.nested(Parser::or_expr)?;
+            let (cond, hc) = tree;
+            let case =
+                Expr::Case { operand: None, whens: vec![(cond, then)], default: Some(Box::new(other)), ternary: true };
+            tree = self.node(case, hc.max(ht).max(he))?;
+        }
+        Ok(tree)
     }
 
     /// `f` one level deeper, noting where the outermost expression starts when this is it.
@@ -1901,11 +1917,12 @@ impl<'a> Parser<'a> {
         let mut prefixes = Vec::new();
         let mut tree = loop {
             if self.eat_sym("-") {
-                // Fold `-<int literal>` so that i64::MIN can be written.
+                // `-9223372036854775808` is i64::MIN itself, the one literal with no positive counterpart; any
+                // other `-x` stays a negation, which NebulaGraph prints as `-(x)`.
                 if let Tok::Int(v) = self.peek().clone() {
-                    if !matches!(self.peek_at(1), Tok::Sym("[") | Tok::Sym(".")) {
+                    if v == -(i64::MIN as i128) && !matches!(self.peek_at(1), Tok::Sym("[") | Tok::Sym(".")) {
                         self.bump();
-                        break (Expr::Const(Value::Int(-v as i64)), 1);
+                        break (Expr::Const(Value::Int(i64::MIN)), 1);
                     }
                 }
                 prefixes.push(UnaryOp::Minus);
@@ -1991,6 +2008,13 @@ impl<'a> Parser<'a> {
             let p = self.path_pattern()?;
             return Ok((Expr::Pattern(Box::new(p)), 0));
         }
+        if self.peek_sym("(") {
+            if let Some(to) = self.cast_type() {
+                // `(type)x` binds tighter than any operator but the prefixes and postfixes of `x` itself.
+                let (operand, h) = self.nested(Parser::unary)?;
+                return Ok((Expr::Cast { to, operand: Box::new(operand) }, h));
+            }
+        }
         if self.eat_sym("(") {
             let open = self.pos - 1;
             let (e, h) = self.tree()?;
@@ -2024,6 +2048,32 @@ impl<'a> Parser<'a> {
             }
         }
         self.leaf()
+    }
+
+    /// At `(type)`, a cast's type, consumed; anything else is left as it is.
+    fn cast_type(&mut self) -> Option<CastTo> {
+        let Tok::Ident(word) = self.peek_at(1) else { return None };
+        let to = match word.to_ascii_lowercase().as_str() {
+            "bool" => CastTo::Bool,
+            "int" | "int8" | "int16" | "int32" | "int64" | "timestamp" => CastTo::Int,
+            "float" | "double" => CastTo::Float,
+            "string" | "fixed_string" => CastTo::String,
+            "date" => CastTo::Date,
+            "time" => CastTo::Time,
+            "datetime" => CastTo::DateTime,
+            "duration" => CastTo::Duration,
+            "geography" => CastTo::Geography,
+            _ => return None,
+        };
+        // `fixed_string(n)` and `geography(point)` carry an argument.
+        let close = if self.peek_sym_at(2, "(") && self.peek_sym_at(4, ")") { 5 } else { 2 };
+        if !self.peek_sym_at(close, ")") {
+            return None;
+        }
+        for _ in 0..=close {
+            self.bump();
+        }
+        Some(to)
     }
 
     /// A map `{k: v, ...}` or a set `{a, ...}`, after its `{`.
@@ -2097,6 +2147,10 @@ impl<'a> Parser<'a> {
             Tok::InputRef => {
                 self.bump();
                 self.expect_sym(".")?;
+                // `$-.*`: every input column (a YIELD expands it).
+                if self.eat_sym("*") {
+                    return Ok((Expr::InputProp("*".into()), 0));
+                }
                 Ok((Expr::InputProp(self.any_name()?), 0))
             }
             Tok::Var(v) => {
@@ -2105,6 +2159,11 @@ impl<'a> Parser<'a> {
                     self.bump();
                     let prop = self.any_name()?;
                     return Ok((Expr::VarProp { var: v, prop }, 0));
+                }
+                if self.peek_sym(".") && self.peek_sym_at(1, "*") {
+                    self.bump();
+                    self.bump();
+                    return Ok((Expr::VarProp { var: v, prop: "*".into() }, 0));
                 }
                 if self.params.as_ref().is_some_and(|known| !known.contains(&v)) {
                     return Err(self.error_here());
@@ -2350,7 +2409,7 @@ impl<'a> Parser<'a> {
         }
         let default = if self.eat_kw("ELSE") { Some(sub(self)?) } else { None };
         self.expect_kw("END")?;
-        Ok((Expr::Case { operand, whens, default }, height))
+        Ok((Expr::Case { operand, whens, default, ternary: false }, height))
     }
 }
 

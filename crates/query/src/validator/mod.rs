@@ -20,7 +20,7 @@ pub(crate) use lookup::{describe_scan, scan_name, LookupPlan};
 use quiver_api::SpaceDesc;
 use quiver_common::expr::Expr;
 use quiver_common::{QError, QResult};
-use quiver_syntax::ast::{SetOp, Statement, YieldClause};
+use quiver_syntax::ast::{SetOp, Statement, YieldClause, YieldColumn};
 pub(crate) use r#match::{BoundEdge, BoundMatch, BoundNode, BoundPath, BoundProjection, MatchStage, Start};
 use std::sync::Arc;
 
@@ -178,8 +178,9 @@ impl Validator<'_> {
                 BoundSentence::FetchEdges(Box::new(bound))
             }
             Statement::Yield { yield_clause, filter } => {
+                let yield_clause = self.expand_stars(yield_clause, input, assigned)?;
                 self.check_refs(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()), input, assigned)?;
-                BoundSentence::Yield { yield_clause: yield_clause.clone(), filter: filter.clone() }
+                BoundSentence::Yield { yield_clause, filter: filter.clone() }
             }
             Statement::OrderBy(f) => {
                 self.check_refs(f.iter().map(|(e, _)| e), input, assigned)?;
@@ -225,6 +226,43 @@ impl Validator<'_> {
         })
     }
 
+    /// `yield_clause` with each `$-.*` column replaced by one `$-.c` per input column and each `$v.*` by one `$v.c`
+    /// per column of `$v`, as NebulaGraph's YIELD does.
+    fn expand_stars(
+        &self,
+        yield_clause: &YieldClause,
+        input: &Columns,
+        assigned: &[(String, Vec<String>)],
+    ) -> QResult<YieldClause> {
+        let mut columns = Vec::with_capacity(yield_clause.columns.len());
+        for c in &yield_clause.columns {
+            let expanded: Vec<Expr> = match &c.expr {
+                Expr::InputProp(p) if p == "*" => match input {
+                    Some(cols) => cols.iter().map(|c| Expr::InputProp(c.clone())).collect(),
+                    None => return Err(QError::not_supported("`$-.*' after a statement whose columns are not known")),
+                },
+                Expr::VarProp { var, prop } if prop == "*" => match self.var_columns(var, assigned) {
+                    Some(cols) => cols.iter().map(|c| Expr::VarProp { var: var.clone(), prop: c.clone() }).collect(),
+                    None => return Err(QError::semantic(format!("variable `{var}' not exists."))),
+                },
+                _ => {
+                    columns.push(c.clone());
+                    continue;
+                }
+            };
+            columns.extend(expanded.into_iter().map(|expr| YieldColumn { expr, alias: None }));
+        }
+        Ok(YieldClause { distinct: yield_clause.distinct, columns })
+    }
+
+    /// The columns of variable `var`: as assigned earlier in the request, or as the request's variable holds them.
+    fn var_columns(&self, var: &str, assigned: &[(String, Vec<String>)]) -> Option<Vec<String>> {
+        match assigned.iter().rev().find(|(v, _)| v == var) {
+            Some((_, cols)) => Some(cols.clone()),
+            None => self.req.vars.get(var).map(|d| d.columns().to_vec()),
+        }
+    }
+
     /// Checks every `$-.c` against the input's columns and every `$v.c` against the variable's, where known, with
     /// NebulaGraph's messages.
     fn check_refs<'e>(
@@ -233,12 +271,7 @@ impl Validator<'_> {
         input: &Columns,
         assigned: &[(String, Vec<String>)],
     ) -> QResult<()> {
-        let var_columns = |var: &str| -> Option<Vec<String>> {
-            match assigned.iter().rev().find(|(v, _)| v == var) {
-                Some((_, cols)) => Some(cols.clone()),
-                None => self.req.vars.get(var).map(|d| d.columns().to_vec()),
-            }
-        };
+        let var_columns = |var: &str| self.var_columns(var, assigned);
         for e in exprs {
             let mut err = None;
             e.visit(&mut |x| {
