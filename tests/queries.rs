@@ -35,6 +35,7 @@ query_files!(
     validator,
     yield_expr,
     ngql_expressions,
+    ngql_statements,
     errors,
     nba,
     nba_int_vid,

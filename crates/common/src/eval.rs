@@ -199,7 +199,7 @@ fn nested_eval(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) ->
         }
         Expr::Binary { .. } => return binary_node(expr, ctx, scope),
         Expr::Function { name, args } => return function(name, args, expr, ctx, scope),
-        Expr::Cast { to, operand: o } => functions::cast(*to, operand(o, ctx, scope)?)?,
+        Expr::Cast { .. } => return cast(expr, ctx, scope),
         Expr::List(_) | Expr::Set(_) | Expr::Map(_) => return container(expr, ctx, scope),
         Expr::Case { .. } => return case(expr, ctx, scope),
         Expr::ListComprehension { var, list, filter, mapping } => {
@@ -317,6 +317,13 @@ fn container(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> Q
         _ => unreachable!("container called on {expr:?}"),
     };
     within_depth(v, deepest + 1, expr)
+}
+
+// Out of line in debug builds only, as `case` is.
+#[cfg_attr(debug_assertions, inline(never))]
+fn cast(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResult<Nested> {
+    let Expr::Cast { to, operand: o } = expr else { unreachable!("cast called on {expr:?}") };
+    measured(functions::cast(*to, operand(o, ctx, scope)?)?, expr)
 }
 
 // Out of line in debug builds only, where every temporary of an inlined arm would take a slot in the

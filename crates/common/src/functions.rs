@@ -5,8 +5,8 @@
 
 use crate::datetime::{Date, DateTime, Duration, Time};
 use crate::error::{QError, QResult};
-use crate::expr::CastTo;
 use crate::eval::as_f64;
+use crate::expr::CastTo;
 use crate::value::{NullKind, Value, Vertex};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -250,12 +250,38 @@ pub fn table(columns: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// Splits a script into statements at `;` outside quotes, backquotes and comments.
+/// Splits a script into requests at `;` outside quotes, backquotes, comments and braces (`EXPLAIN { a; b }`). A
+/// variable's assignment (`$a = ...;`) stays in one request with the statements after it up to the first that is
+/// not an assignment: a variable lives as long as its request.
 pub fn split_statements(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut open = false;
+    for stmt in split_at_semicolons(text) {
+        match out.last_mut() {
+            Some(last) if open => {
+                last.push_str("; ");
+                last.push_str(&stmt);
+            }
+            _ => out.push(stmt.clone()),
+        }
+        open = is_assignment(&stmt);
+    }
+    out
+}
+
+/// Whether a statement assigns a variable: `$name =` (not `==`).
+fn is_assignment(stmt: &str) -> bool {
+    let Some(rest) = stmt.strip_prefix('$') else { return false };
+    let rest = rest.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_').trim_start();
+    rest.starts_with('=') && !rest.starts_with("==")
+}
+
+fn split_at_semicolons(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut chars = text.chars().peekable();
     let mut quote: Option<char> = None;
+    let mut braces = 0usize;
     while let Some(c) = chars.next() {
         match quote {
             Some(q) => {
@@ -287,6 +313,15 @@ pub fn split_statements(text: &str) -> Vec<String> {
                         }
                     }
                 }
+                '{' => {
+                    braces += 1;
+                    cur.push(c);
+                }
+                '}' => {
+                    braces = braces.saturating_sub(1);
+                    cur.push(c);
+                }
+                ';' if braces > 0 => cur.push(c),
                 ';' => {
                     if !cur.trim().is_empty() {
                         out.push(cur.trim().to_string());
@@ -370,6 +405,14 @@ mod tests {
     #[test]
     fn splits_outside_quotes() {
         assert_eq!(split_statements("YIELD \";\"; USE x ;; # c;\nYIELD 1"), vec!["YIELD \";\"", "USE x", "YIELD 1"]);
+        assert_eq!(
+            split_statements("EXPLAIN { YIELD 1; YIELD {a: 1} }; YIELD 2"),
+            vec!["EXPLAIN { YIELD 1; YIELD {a: 1} }", "YIELD 2"]
+        );
+        assert_eq!(
+            split_statements("USE s; $a = YIELD 1 AS x; $b = YIELD 2 AS y; YIELD $a.x == $b.y; YIELD 3"),
+            vec!["USE s", "$a = YIELD 1 AS x; $b = YIELD 2 AS y; YIELD $a.x == $b.y", "YIELD 3"]
+        );
     }
 
     #[test]

@@ -69,6 +69,17 @@ pub struct YieldClause {
     pub columns: Vec<YieldColumn>,
 }
 
+/// `YIELD columns FROM $left INNER JOIN $right ON $left.a == $right.b`: the pairs of rows of two variables whose
+/// keys are equal, projected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YieldJoin {
+    pub yield_clause: YieldClause,
+    pub left: String,
+    pub right: String,
+    /// The ON condition's two sides, as written (`$left.a`, `$right.b`).
+    pub on: (Expr, Expr),
+}
+
 /// `src -> dst [@rank]` of an edge.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EdgeKey {
@@ -280,6 +291,15 @@ pub enum Statement {
     /// `SHOW [LOCAL] SESSIONS` (`None`) or `SHOW SESSION id`.
     ShowSessions(Option<i64>),
     DescribeSpace(String),
+    /// `YIELD ... FROM $a INNER JOIN $b ON $a.x == $b.y`.
+    YieldJoin(Box<YieldJoin>),
+    /// `CREATE SPACE [IF NOT EXISTS] name AS from`: a new, empty space with `from`'s options, tags, edge types and
+    /// indexes.
+    CreateSpaceAs {
+        if_not_exists: bool,
+        name: String,
+        from: String,
+    },
     ShowCreateSpace(String),
     CreateSchema {
         kind: SchemaKind,
@@ -310,13 +330,16 @@ pub enum Statement {
     },
     InsertVertices {
         if_not_exists: bool,
-        tags: Vec<(String, Vec<String>)>,
+        /// Each tag with the properties written, in the order of the values; `None` (the tag named without a
+        /// list) writes all of them, in the schema's order.
+        tags: Vec<(String, Option<Vec<String>>)>,
         rows: Vec<VertexRow>,
     },
     InsertEdges {
         if_not_exists: bool,
         edge: String,
-        props: Vec<String>,
+        /// As for a vertex's tag: `None` writes every property in the schema's order.
+        props: Option<Vec<String>>,
         rows: Vec<EdgeRow>,
     },
     Update {

@@ -530,7 +530,11 @@ impl<'a> Parser<'a> {
             "DELETE" => self.delete(),
             "FETCH" => self.fetch(),
             "YIELD" => {
+                let start = self.pos;
                 let yield_clause = self.yield_clause()?;
+                if self.peek_kw("FROM") {
+                    return self.yield_join(yield_clause, start);
+                }
                 let filter = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
                 Ok(Statement::Yield { yield_clause, filter })
             }
@@ -591,6 +595,56 @@ impl<'a> Parser<'a> {
     // ---- openCypher: MATCH, OPTIONAL MATCH, UNWIND, WITH, RETURN (NebulaGraph's `match_sentence`) ----
 
     /// Reading clauses, then RETURN.
+    /// `FROM $a [INNER|LEFT|RIGHT|OUTER] JOIN $b [ON $a.x == $b.y]` after a YIELD's columns (the YIELD's first token
+    /// at `start`). Only the inner join with ON is supported, as in NebulaGraph.
+    fn yield_join(&mut self, yield_clause: YieldClause, start: usize) -> QResult<Statement> {
+        if yield_clause.columns.iter().any(|c| c.expr.has_aggregate()) {
+            let t = &self.tokens[start + 1];
+            return Err(QError::syntax(format!(
+                "Invalid use of aggregating function in yield clause. near `{}'",
+                crate::lexer::truncate(&self.src[t.start..self.tokens[self.pos - 1].end], 80)
+            )));
+        }
+        self.expect_kw("FROM")?;
+        let Tok::Var(left) = self.bump() else {
+            self.pos -= 1;
+            return Err(self.error_here());
+        };
+        let inner = if self.eat_kw("JOIN") {
+            false
+        } else {
+            let inner = self.peek_kw("INNER");
+            if !(inner || self.peek_kw("LEFT") || self.peek_kw("RIGHT") || self.peek_kw("OUTER")) {
+                return Err(self.error_here());
+            }
+            self.bump();
+            self.expect_kw("JOIN")?;
+            inner
+        };
+        let Tok::Var(right) = self.bump() else {
+            self.pos -= 1;
+            return Err(self.error_here());
+        };
+        if !inner {
+            // The cross join has no ON; the other outer joins need one, as the grammar has it.
+            if !self.peek_kw("ON") && !self.at_eof() && !self.peek_sym(";") && !self.peek_sym("|") {
+                return Err(self.error_here());
+            }
+            return Err(QError::semantic("only support inner join."));
+        }
+        self.expect_kw("ON")?;
+        let var_prop = |p: &mut Self| -> QResult<Expr> {
+            match p.outermost(Parser::unary)?.0 {
+                e @ Expr::VarProp { .. } => Ok(e),
+                _ => Err(p.error_here()),
+            }
+        };
+        let l = var_prop(self)?;
+        self.expect_sym("==")?;
+        let r = var_prop(self)?;
+        Ok(Statement::YieldJoin(Box::new(YieldJoin { yield_clause, left, right, on: (l, r) })))
+    }
+
     fn match_statement(&mut self) -> QResult<Statement> {
         let mut clauses = Vec::new();
         loop {
@@ -945,6 +999,9 @@ impl<'a> Parser<'a> {
     fn create_space(&mut self) -> QResult<Statement> {
         let if_not_exists = self.if_not_exists()?;
         let name = self.name()?;
+        if self.eat_kw("AS") {
+            return Ok(Statement::CreateSpaceAs { if_not_exists, name, from: self.name()? });
+        }
         let (mut partition_num, mut replica_factor, mut vid_type) = (None, None, None);
         if self.eat_sym("(") {
             loop {
@@ -1221,19 +1278,19 @@ impl<'a> Parser<'a> {
         self.expect_kw("INSERT")?;
         if self.eat_kw("VERTEX") {
             let if_not_exists = self.if_not_exists()?;
+            // Index entries are kept right whether or not IGNORE_EXISTED_INDEX is written.
+            self.eat_kw("IGNORE_EXISTED_INDEX");
             let mut tags = Vec::new();
             if !self.peek_kw("VALUES") {
                 loop {
                     let tag = self.name()?;
-                    self.expect_sym("(")?;
-                    let props = self.name_list_until(")")?;
+                    let props = if self.eat_sym("(") { Some(self.name_list_until(")")?) } else { None };
                     tags.push((tag, props));
                     if !self.eat_sym(",") {
                         break;
                     }
                 }
             }
-            self.eat_kw("IGNORE_EXISTED_INDEX");
             self.expect_kw("VALUES")?;
             let mut rows = Vec::new();
             loop {
@@ -1249,10 +1306,9 @@ impl<'a> Parser<'a> {
         }
         self.expect_kw("EDGE")?;
         let if_not_exists = self.if_not_exists()?;
-        let edge = self.name()?;
-        self.expect_sym("(")?;
-        let props = self.name_list_until(")")?;
         self.eat_kw("IGNORE_EXISTED_INDEX");
+        let edge = self.name()?;
+        let props = if self.eat_sym("(") { Some(self.name_list_until(")")?) } else { None };
         self.expect_kw("VALUES")?;
         let mut rows = Vec::new();
         loop {
@@ -1342,30 +1398,61 @@ impl<'a> Parser<'a> {
     fn update(&mut self) -> QResult<Statement> {
         let upsert = self.peek_kw("UPSERT");
         self.bump();
-        let target = if self.eat_kw("VERTEX") {
-            self.expect_kw("ON")?;
-            let tag = self.name()?;
-            let vid = self.vid_expr()?;
-            UpdateTarget::Vertex { tag, vid }
+        // NebulaGraph 1.0's forms, `UPDATE VERTEX vid SET tag.prop = ...` and `UPDATE EDGE a->b[@r] OF e SET ...`,
+        // are kept: the vertex's tag is the one every SET item names.
+        let mut target = if self.eat_kw("VERTEX") {
+            if self.eat_kw("ON") {
+                let tag = self.name()?;
+                let vid = self.vid_expr()?;
+                UpdateTarget::Vertex { tag, vid }
+            } else {
+                UpdateTarget::Vertex { tag: String::new(), vid: self.vid_expr()? }
+            }
         } else {
             self.expect_kw("EDGE")?;
-            self.expect_kw("ON")?;
-            let edge = self.name()?;
-            let key = self.edge_key()?;
-            UpdateTarget::Edge { edge, key }
+            if self.eat_kw("ON") {
+                let edge = self.name()?;
+                let key = self.edge_key()?;
+                UpdateTarget::Edge { edge, key }
+            } else {
+                let key = self.edge_key()?;
+                self.expect_kw("OF")?;
+                UpdateTarget::Edge { edge: self.name()?, key }
+            }
         };
         self.expect_kw("SET")?;
         let mut set = Vec::new();
+        let mut schemas = Vec::new();
         loop {
             let mut prop = self.name()?;
-            // `tag.prop = ...` is accepted and means the same as `prop = ...`.
+            // `tag.prop = ...` names the schema; with ON it must be the one named there.
+            let mut schema = String::new();
             if self.eat_sym(".") {
-                prop = self.name()?;
+                schema = std::mem::replace(&mut prop, self.name()?);
+            }
+            if !schemas.contains(&schema) {
+                schemas.push(schema);
             }
             self.expect_sym("=")?;
             set.push((prop, self.expr()?));
             if !self.eat_sym(",") {
                 break;
+            }
+        }
+        if let UpdateTarget::Vertex { tag, .. } = &mut target {
+            if tag.is_empty() {
+                match &schemas[..] {
+                    [one] if !one.is_empty() => *tag = one.clone(),
+                    [_] => {
+                        return Err(QError::semantic(
+                            "`UPDATE VERTEX vid SET ...' needs its tag: write `SET tag.prop = ...' or `UPDATE VERTEX ON tag vid'",
+                        ))
+                    }
+                    _ => {
+                        schemas.sort();
+                        return Err(QError::semantic(format!("Multi schema name: {}", schemas.join(","))));
+                    }
+                }
             }
         }
         let when = if self.eat_kw("WHEN") { Some(self.expr()?) } else { None };
@@ -1675,23 +1762,25 @@ impl<'a> Parser<'a> {
 
     /// An expression and its height.
     fn tree(&mut self) -> QResult<Tree> {
-        self.outermost(Parser::conditional)
-    }
-
-    /// `cond ? then : else`, the loosest operator (left-associative, as NebulaGraph's grammar has it): `then` is any
-    /// expression, `else` one of the next level up.
-    fn conditional(&mut self) -> QResult<Tree> {
-        let mut tree = self.or_expr()?;
-        while self.eat_sym("?") {
-            let (then, ht) = self.nested(Parser::conditional)?;
-            self.expect_sym(":")?;
-            let (other, he) = self.nested(Parser::or_expr)?;
-            let (cond, hc) = tree;
-            let case =
-                Expr::Case { operand: None, whens: vec![(cond, then)], default: Some(Box::new(other)), ternary: true };
-            tree = self.node(case, hc.max(ht).max(he))?;
+        let mut tree = self.outermost(Parser::or_expr)?;
+        while self.peek_sym("?") {
+            tree = self.conditional(tree)?;
         }
         Ok(tree)
+    }
+
+    /// `cond ? then : else` after `cond`, the loosest operator (left-associative, as NebulaGraph's grammar has it):
+    /// `then` is any expression, `else` one of the next level up. Not a level of its own in the descent, which
+    /// would add a frame to every level of nesting, and out of line, so that `tree`'s frame stays small.
+    #[inline(never)]
+    fn conditional(&mut self, (cond, hc): Tree) -> QResult<Tree> {
+        self.expect_sym("?")?;
+        let (then, ht) = self.tree()?;
+        self.expect_sym(":")?;
+        let (other, he) = self.outermost(Parser::or_expr)?;
+        let case =
+            Expr::Case { operand: None, whens: vec![(cond, then)], default: Some(Box::new(other)), ternary: true };
+        self.node(case, hc.max(ht).max(he))
     }
 
     /// `f` one level deeper, noting where the outermost expression starts when this is it.
@@ -2008,12 +2097,8 @@ impl<'a> Parser<'a> {
             let p = self.path_pattern()?;
             return Ok((Expr::Pattern(Box::new(p)), 0));
         }
-        if self.peek_sym("(") {
-            if let Some(to) = self.cast_type() {
-                // `(type)x` binds tighter than any operator but the prefixes and postfixes of `x` itself.
-                let (operand, h) = self.nested(Parser::unary)?;
-                return Ok((Expr::Cast { to, operand: Box::new(operand) }, h));
-            }
+        if self.peek_sym("(") && self.cast_follows() {
+            return self.cast();
         }
         if self.eat_sym("(") {
             let open = self.pos - 1;
@@ -2050,8 +2135,25 @@ impl<'a> Parser<'a> {
         self.leaf()
     }
 
-    /// At `(type)`, a cast's type, consumed; anything else is left as it is.
-    fn cast_type(&mut self) -> Option<CastTo> {
+    /// Whether a cast `(type)` starts here.
+    fn cast_follows(&self) -> bool {
+        self.cast_type().is_some()
+    }
+
+    /// `(type)x`, which binds tighter than any operator but the prefixes and postfixes of `x` itself (out of line:
+    /// see `primary_node`).
+    #[inline(never)]
+    fn cast(&mut self) -> QResult<Tree> {
+        let (to, close) = self.cast_type().expect("a cast follows");
+        for _ in 0..=close {
+            self.bump();
+        }
+        let (operand, h) = self.nested(Parser::unary)?;
+        Ok((Expr::Cast { to, operand: Box::new(operand) }, h))
+    }
+
+    /// At `(type)`, a cast's type and the offset of its `)`.
+    fn cast_type(&self) -> Option<(CastTo, usize)> {
         let Tok::Ident(word) = self.peek_at(1) else { return None };
         let to = match word.to_ascii_lowercase().as_str() {
             "bool" => CastTo::Bool,
@@ -2067,13 +2169,7 @@ impl<'a> Parser<'a> {
         };
         // `fixed_string(n)` and `geography(point)` carry an argument.
         let close = if self.peek_sym_at(2, "(") && self.peek_sym_at(4, ")") { 5 } else { 2 };
-        if !self.peek_sym_at(close, ")") {
-            return None;
-        }
-        for _ in 0..=close {
-            self.bump();
-        }
-        Some(to)
+        self.peek_sym_at(close, ")").then_some((to, close))
     }
 
     /// A map `{k: v, ...}` or a set `{a, ...}`, after its `{`.
@@ -2691,7 +2787,8 @@ mod tests {
         match one("INSERT EDGE serve(start_year) VALUES \"a\"->\"b\"@-1:(2001), 1->2:(3)") {
             Statement::InsertEdges { rows, .. } => {
                 assert_eq!(rows.len(), 2);
-                assert_eq!(rows[0].key.rank, Some(Expr::Const(Value::Int(-1))));
+                let minus_one = Expr::unary(UnaryOp::Minus, Expr::Const(Value::Int(1)));
+                assert_eq!(rows[0].key.rank, Some(minus_one));
             }
             other => panic!("{other:?}"),
         }
@@ -2860,7 +2957,7 @@ mod tests {
             assert_eq!(nested("[x IN [1] WHERE ", "x > 0", "]"), Value::List(vec![Value::Int(1)]));
             // Other nestings evaluate through the same frames, one node a level.
             let n = EXPR_DEPTH_MAX - 1;
-            let calls = expr_of(&format!("{}-1{}", "abs(".repeat(n), ")".repeat(n)));
+            let calls = expr_of(&format!("{}1{}", "abs(".repeat(n), ")".repeat(n)));
             assert_eq!(quiver_common::eval::eval_const(&calls).unwrap(), Value::Int(1));
             let lists = expr_of(&format!("{}1{}", "[".repeat(n), "]".repeat(n)));
             assert_eq!(quiver_common::eval::eval_const(&lists).unwrap().depth(), n);

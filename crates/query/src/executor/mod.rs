@@ -16,6 +16,7 @@ mod aggregate;
 mod expand;
 mod fetch;
 mod index_scan;
+mod join;
 mod limit;
 pub(crate) mod mutation;
 mod path;
@@ -31,6 +32,7 @@ use aggregate::AggregateExecutor;
 use expand::ExpandExecutor;
 use fetch::{GetEdgesExecutor, GetVerticesExecutor};
 use index_scan::IndexScanExecutor;
+use join::HashInnerJoinExecutor;
 use limit::LimitExecutor;
 use path::{FindPathExecutor, ShortestPathExecutor, SubgraphExecutor};
 use pattern::{
@@ -365,6 +367,9 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let l = self.run(&node.branches[0], input)?;
                 let r = self.run(&node.branches[1], input)?;
                 SetExecutor::execute(*op, l, r)
+            }
+            Op::VarJoin { left, right, left_col, right_col } => {
+                HashInnerJoinExecutor::execute(left, right, left_col, right_col, req)
             }
             Op::Assign(var) => {
                 let rows = input.cloned().unwrap_or_default();

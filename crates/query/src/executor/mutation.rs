@@ -79,6 +79,11 @@ fn check_update_expr(e: &Expr, name: &str, is_edge: bool) -> QResult<()> {
     Ok(())
 }
 
+/// Every property of `schema`, in its order: what `INSERT VERTEX t VALUES ...` without a list writes.
+fn all_prop_names(schema: &SchemaDesc) -> Vec<String> {
+    schema.latest().props.iter().map(|p| p.name.clone()).collect()
+}
+
 /// Storage's checks of a value UPDATE/UPSERT writes, with its messages.
 fn coerce_update(def: &PropDef, v: Value) -> QResult<Value> {
     if v.is_null() && !def.nullable {
@@ -98,7 +103,8 @@ impl QueryEngine {
                 let mut width = 0;
                 for (name, props) in tags {
                     let schema = self.schema_for_write(space, SchemaKind::Tag, name)?;
-                    check_prop_names(&schema, props)?;
+                    let props = props.clone().unwrap_or_else(|| all_prop_names(&schema));
+                    check_prop_names(&schema, &props)?;
                     width += props.len();
                     resolved.push((schema, props));
                 }
@@ -125,6 +131,7 @@ impl QueryEngine {
             }
             Statement::InsertEdges { if_not_exists, edge, props, rows } => {
                 let schema = self.catalog.schema(space, SchemaKind::Edge, edge)?;
+                let props = &props.clone().unwrap_or_else(|| all_prop_names(&schema));
                 check_prop_names(&schema, props)?;
                 let mut mutations = Vec::with_capacity(rows.len());
                 for row in rows {

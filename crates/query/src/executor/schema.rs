@@ -1,7 +1,9 @@
 //! Space, tag and edge-type statements.
 
 use crate::{DataSet, QueryEngine};
-use quiver_api::{coerce, NewSpace, PropDef, SchemaChange, SchemaKind, SchemaOptionsChange, SpaceDesc, VidType};
+use quiver_api::{
+    coerce, IndexDesc, IndexState, NewSpace, PropDef, SchemaChange, SchemaKind, SchemaOptionsChange, SpaceDesc, VidType,
+};
 use quiver_common::eval::eval_const;
 use quiver_common::limits::{COMMENT_BYTES_MAX, PARTITIONS_MAX, VID_BYTES_MAX};
 use quiver_common::value::write_quoted;
@@ -60,6 +62,26 @@ fn default_text(def: &PropDef) -> Value {
 }
 
 impl QueryEngine {
+    /// Gives the empty space `new` every tag, edge type and index of `old`; the indexes are ready at once, as
+    /// there is nothing to build them from.
+    fn copy_schemas(&self, old: &SpaceDesc, new: &SpaceDesc) -> QResult<()> {
+        for kind in [SchemaKind::Tag, SchemaKind::Edge] {
+            for s in self.catalog.schemas(old, kind) {
+                let props = s.latest().props.clone();
+                let (ttl, col, comment) = (s.ttl_duration, s.ttl_col.clone(), s.comment.clone());
+                self.catalog.create_schema(new, kind, &s.name, props, ttl, col, comment, false)?;
+            }
+        }
+        for index in self.catalog.indexes(old) {
+            let schema = self.catalog.schema(new, index.kind, &index.schema_name)?;
+            let copy = IndexDesc { schema_id: schema.id, state: IndexState::Ready, ..(*index).clone() };
+            if let Some(created) = self.catalog.create_index(new, copy, false)? {
+                self.catalog.set_index_state(new, created.id, IndexState::Ready)?;
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn space_statement(&self, stmt: &Statement) -> QResult<DataSet> {
         match stmt {
             Statement::CreateSpace { if_not_exists, name, partition_num, replica_factor, vid_type, comment } => {
@@ -94,6 +116,26 @@ impl QueryEngine {
                     comment: comment.clone(),
                 };
                 self.catalog.create_space(space, *if_not_exists)?;
+                Ok(DataSet::empty())
+            }
+            Statement::CreateSpaceAs { if_not_exists, name, from } => {
+                let old = self.catalog.space(from)?;
+                let space = NewSpace {
+                    name: name.clone(),
+                    partition_num: old.partition_num,
+                    replica_factor: old.replica_factor,
+                    vid_type: old.vid_type,
+                    comment: old.comment.clone(),
+                };
+                if !self.catalog.create_space(space, *if_not_exists)? {
+                    return Ok(DataSet::empty());
+                }
+                // The copy is whole or absent: a failure part way drops the new space again.
+                let new = self.catalog.space(name)?;
+                if let Err(e) = self.copy_schemas(&old, &new) {
+                    let _ = self.catalog.drop_space(name, true);
+                    return Err(e);
+                }
                 Ok(DataSet::empty())
             }
             Statement::DropSpace { if_exists, name } => {

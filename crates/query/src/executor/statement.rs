@@ -15,6 +15,7 @@ impl QueryEngine {
     ) -> QResult<DataSet> {
         match stmt {
             Statement::CreateSpace { .. }
+            | Statement::CreateSpaceAs { .. }
             | Statement::DropSpace { .. }
             | Statement::ClearSpace { .. }
             | Statement::ShowSpaces

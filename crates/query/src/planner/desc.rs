@@ -265,6 +265,10 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             d.push(("columns".into(), join(yield_clause.columns.iter().map(|c| c.name()))));
         }
         Op::Assign(v) => d.push(("var".into(), v.clone())),
+        Op::VarJoin { left, right, left_col, right_col } => {
+            d.push(("hashKeys".into(), format!("${left}.{left_col}")));
+            d.push(("probeKeys".into(), format!("${right}.{right_col}")));
+        }
         Op::Argument => {}
         Op::StartVertices(s) => {
             d.push(("node".into(), s.node.column.clone()));

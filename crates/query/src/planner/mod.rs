@@ -14,7 +14,9 @@ pub(crate) use r#match::{AppendNode, PathNode, PropColumn, ShortestNode, StartNo
 
 use crate::validator::Ends;
 use crate::validator::LookupPlan;
-use crate::validator::{BoundFetchEdges, BoundFetchVertices, BoundFindPath, BoundGo, BoundSentence, BoundSubgraph};
+use crate::validator::{
+    BoundFetchEdges, BoundFetchVertices, BoundFindPath, BoundGo, BoundJoin, BoundSentence, BoundSubgraph,
+};
 use quiver_api::{PathKind, PropSelection};
 use quiver_common::expr::Expr;
 use quiver_syntax::ast::{SetOp, Statement, YieldClause};
@@ -50,6 +52,14 @@ pub(crate) enum Op {
         yield_clause: YieldClause,
     },
     SetOp(SetOp),
+    /// The rows of two variables whose key columns are equal, each pair as one row of the columns `left.c` then
+    /// `right.c` (the input of the YIELD of `YIELD ... FROM $a INNER JOIN $b`).
+    VarJoin {
+        left: String,
+        right: String,
+        left_col: String,
+        right_col: String,
+    },
     Assign(String),
     /// A chain of GOs whose rows are only counted (or counted per far end), run in storage as one expansion.
     Expand(Box<ExpandNode>),
@@ -181,6 +191,14 @@ impl PlanNode {
                 top: None,
             }))),
             BoundSentence::Yield { yield_clause, filter } => PlanNode::leaf(Op::Project { yield_clause, filter }),
+            BoundSentence::Join(j) => {
+                let BoundJoin { left, right, left_col, right_col, yield_clause } = *j;
+                PlanNode {
+                    op: Op::Project { yield_clause, filter: None },
+                    input: Some(Box::new(PlanNode::leaf(Op::VarJoin { left, right, left_col, right_col }))),
+                    branches: Vec::new(),
+                }
+            }
             BoundSentence::OrderBy(f) => PlanNode::leaf(Op::Sort(f)),
             BoundSentence::Limit { offset, count } => PlanNode::leaf(Op::Limit { offset, count }),
             BoundSentence::GroupBy { keys, yield_clause } => PlanNode::leaf(Op::Aggregate { keys, yield_clause }),
@@ -231,6 +249,7 @@ impl PlanNode {
             Op::SetOp(SetOp::Intersect) => "Intersect",
             Op::SetOp(SetOp::Minus) => "Minus",
             Op::Assign(_) => "Assign",
+            Op::VarJoin { .. } => "HashInnerJoin",
             Op::Lookup(l) => crate::validator::scan_name(l),
             Op::GetVertices(_) => "GetVertices",
             // NebulaGraph's names: one pair searches both ways (BFSShortest), several pairs at once

@@ -20,7 +20,7 @@ pub(crate) use lookup::{describe_scan, scan_name, LookupPlan};
 use quiver_api::SpaceDesc;
 use quiver_common::expr::Expr;
 use quiver_common::{QError, QResult};
-use quiver_syntax::ast::{SetOp, Statement, YieldClause, YieldColumn};
+use quiver_syntax::ast::{SetOp, Statement, YieldClause, YieldColumn, YieldJoin};
 pub(crate) use r#match::{BoundEdge, BoundMatch, BoundNode, BoundPath, BoundProjection, MatchStage, Start};
 use std::sync::Arc;
 
@@ -44,6 +44,16 @@ pub(crate) fn is_constant(e: &Expr) -> bool {
     })
 }
 
+/// An inner join of two variables' rows on one column of each, and the YIELD over the joined rows.
+pub(crate) struct BoundJoin {
+    pub left: String,
+    pub right: String,
+    pub left_col: String,
+    pub right_col: String,
+    /// Reads `$-.a.c` for `$a.c`; each column keeps the name it was written with.
+    pub yield_clause: YieldClause,
+}
+
 /// A sentence with its names resolved.
 pub(crate) enum BoundSentence {
     Go(Box<BoundGo>),
@@ -58,6 +68,9 @@ pub(crate) enum BoundSentence {
         yield_clause: YieldClause,
         filter: Option<Expr>,
     },
+    /// `YIELD ... FROM $a INNER JOIN $b ON ...`: the join's rows have one column per column of each variable, named
+    /// `a.c` and `b.c`, which the YIELD (rewritten) reads as input columns.
+    Join(Box<BoundJoin>),
     OrderBy(Vec<(Expr, bool)>),
     Limit {
         offset: Expr,
@@ -101,6 +114,7 @@ impl BoundSentence {
             BoundSentence::Yield { yield_clause, .. } | BoundSentence::GroupBy { yield_clause, .. } => {
                 names(yield_clause)
             }
+            BoundSentence::Join(j) => names(&j.yield_clause),
             BoundSentence::OrderBy(_) | BoundSentence::Limit { .. } => input.clone(),
             BoundSentence::Pipe(left, right) => right.columns(&left.columns(input)),
             BoundSentence::SetOp { left, .. } => left.columns(input),
@@ -182,6 +196,7 @@ impl Validator<'_> {
                 self.check_refs(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()), input, assigned)?;
                 BoundSentence::Yield { yield_clause, filter: filter.clone() }
             }
+            Statement::YieldJoin(j) => BoundSentence::Join(Box::new(self.yield_join(j, assigned)?)),
             Statement::OrderBy(f) => {
                 self.check_refs(f.iter().map(|(e, _)| e), input, assigned)?;
                 BoundSentence::OrderBy(f.clone())
@@ -223,6 +238,62 @@ impl Validator<'_> {
             }
             Statement::Match(m) => BoundSentence::Match(Box::new(self.match_statement(m)?)),
             other => BoundSentence::Statement(other.clone()),
+        })
+    }
+
+    /// NebulaGraph's checks of `YIELD ... FROM $a INNER JOIN $b ON $a.x == $b.y` (YieldValidator::validateJoin),
+    /// with its messages, and the YIELD rewritten to read the joined rows.
+    fn yield_join(&self, j: &YieldJoin, assigned: &[(String, Vec<String>)]) -> QResult<BoundJoin> {
+        let (Expr::VarProp { var: lvar, prop: lcol }, Expr::VarProp { var: rvar, prop: rcol }) = &j.on else {
+            unreachable!("the parser takes `$v.c' on both sides")
+        };
+        if j.left == j.right {
+            return Err(QError::semantic("do not support self-join."));
+        }
+        for (var, side, cond) in [(&j.left, lvar, &j.on.0), (&j.right, rvar, &j.on.1)] {
+            if var != side {
+                return Err(QError::semantic(format!(
+                    "`{var}' should be consistent with join condition variable `{cond}'."
+                )));
+            }
+        }
+        let columns = |var: &str| {
+            self.var_columns(var, assigned).ok_or_else(|| QError::semantic(format!("variable: `{var}' not exist")))
+        };
+        let (lcols, rcols) = (columns(&j.left)?, columns(&j.right)?);
+        for l in lcols.iter().filter(|l| *l != lcol) {
+            if let Some(r) = rcols.iter().find(|r| *r != rcol && *r == l) {
+                return Err(QError::semantic(format!(
+                    "column name `{l}' of ${} and column name `{r}' of ${} are the same, please rename it to a non-duplicate column name.",
+                    j.left, j.right
+                )));
+            }
+        }
+        let exprs = j.yield_clause.columns.iter().map(|c| &c.expr);
+        self.check_refs(exprs.chain([&j.on.0, &j.on.1]), &Some(Vec::new()), assigned)?;
+        let sides = [j.left.as_str(), j.right.as_str()];
+        let columns = j
+            .yield_clause
+            .columns
+            .iter()
+            .map(|c| {
+                let mut expr = c.expr.clone();
+                expr.visit_mut(&mut |e| {
+                    if let Expr::VarProp { var, prop } = e {
+                        if sides.contains(&var.as_str()) {
+                            *e = Expr::InputProp(format!("{var}.{prop}"));
+                        }
+                    }
+                });
+                YieldColumn { expr, alias: Some(c.name()) }
+            })
+            .collect();
+        Ok(BoundJoin {
+            left: j.left.clone(),
+            right: j.right.clone(),
+            left_col: lcol.clone(),
+            right_col: rcol.clone(),
+            yield_clause: YieldClause { distinct: j.yield_clause.distinct, columns },
         })
     }
 
