@@ -276,6 +276,13 @@ fn is_assignment(stmt: &str) -> bool {
     rest.starts_with('=') && !rest.starts_with("==")
 }
 
+/// At the second `-` of `--`: whether a comment starts (a blank or the line's end follows the dashes).
+fn comment_after_dashes(chars: &std::iter::Peekable<std::str::Chars<'_>>) -> bool {
+    let mut rest = chars.clone();
+    rest.next();
+    matches!(rest.next(), None | Some(' ' | '\t' | '\n' | '\r'))
+}
+
 fn split_at_semicolons(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
@@ -306,7 +313,8 @@ fn split_at_semicolons(text: &str) -> Vec<String> {
                         }
                     }
                 }
-                '-' if chars.peek() == Some(&'-') => {
+                // `-- comment`, but not the `-->` or `--` of a pattern.
+                '-' if chars.peek() == Some(&'-') && comment_after_dashes(&chars) => {
                     for n in chars.by_ref() {
                         if n == '\n' {
                             break;

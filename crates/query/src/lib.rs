@@ -73,11 +73,21 @@ pub struct QueryEngine {
     pub disabled_rules: Vec<String>,
     /// The graph protocol's sessions, when a server serves that protocol.
     pub sessions: Option<Arc<dyn SessionRegistry>>,
+    /// The address this process serves on: the one host SHOW HOSTS, SHOW PARTS and SHOW ZONES report, which
+    /// plays every role (graph, meta, storage) in the embedded mode.
+    pub local_host: (String, u16),
 }
 
 impl QueryEngine {
     pub fn new(catalog: Arc<dyn Catalog>, storage: Arc<dyn StorageClient>) -> QueryEngine {
-        QueryEngine { catalog, storage, limits: Limits::default(), disabled_rules: Vec::new(), sessions: None }
+        QueryEngine {
+            catalog,
+            storage,
+            limits: Limits::default(),
+            disabled_rules: Vec::new(),
+            sessions: None,
+            local_host: ("127.0.0.1".into(), 9669),
+        }
     }
 
     /// Runs every statement of `text` in order and returns the last one's result. The first error stops the

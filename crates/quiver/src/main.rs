@@ -297,6 +297,7 @@ fn serve(
     }
     let mut db = quiver_server::Database::open(&data_dir).map_err(|e| e.to_string())?;
     db.engine.limits = limits;
+    db.engine.local_host = (graph.addr.ip().to_string(), graph.addr.port());
     let sessions = Arc::new(SessionManager::new(graph.idle_timeout, graph.addr.to_string(), disabled_rules.clone()));
     db.engine.disabled_rules = disabled_rules;
     db.engine.sessions = Some(sessions.clone());

@@ -69,6 +69,27 @@ pub struct YieldClause {
     pub columns: Vec<YieldColumn>,
 }
 
+/// The role `SHOW HOSTS` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostRole {
+    Graph,
+    Meta,
+    Storage,
+    Agent,
+}
+
+impl HostRole {
+    /// As NebulaGraph prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostRole::Graph => "GRAPH",
+            HostRole::Meta => "META",
+            HostRole::Storage => "STORAGE",
+            HostRole::Agent => "AGENT",
+        }
+    }
+}
+
 /// `YIELD columns FROM $left INNER JOIN $right ON $left.a == $right.b`: the pairs of rows of two variables whose
 /// keys are equal, projected.
 #[derive(Debug, Clone, PartialEq)]
@@ -291,6 +312,15 @@ pub enum Statement {
     /// `SHOW [LOCAL] SESSIONS` (`None`) or `SHOW SESSION id`.
     ShowSessions(Option<i64>),
     DescribeSpace(String),
+    /// `SHOW HOSTS [GRAPH | META | STORAGE | AGENT]` (`None`: the storage hosts with their partitions).
+    ShowHosts(Option<HostRole>),
+    /// `SHOW PARTS [ids]`.
+    ShowParts(Option<Vec<i64>>),
+    ShowCharset,
+    ShowCollation,
+    ShowMetaLeader,
+    ShowZones,
+    DescribeZone(String),
     /// `YIELD ... FROM $a INNER JOIN $b ON $a.x == $b.y`.
     YieldJoin(Box<YieldJoin>),
     /// `CREATE SPACE [IF NOT EXISTS] name AS from`: a new, empty space with `from`'s options, tags, edge types and

@@ -476,6 +476,9 @@ impl<'a> Parser<'a> {
                 if self.eat_kw("SPACE") {
                     return Ok(Statement::DescribeSpace(self.name()?));
                 }
+                if self.eat_kw("ZONE") {
+                    return Ok(Statement::DescribeZone(self.name()?));
+                }
                 let kind = self.schema_kind()?;
                 if self.eat_kw("INDEX") {
                     return Ok(Statement::DescribeIndex { kind, name: self.name()? });
@@ -1229,6 +1232,50 @@ impl<'a> Parser<'a> {
         }
         if self.eat_kw("TAGS") {
             return Ok(Statement::ShowSchemas(SchemaKind::Tag));
+        }
+        if self.eat_kw("HOSTS") {
+            let role = [("GRAPH", HostRole::Graph), ("META", HostRole::Meta), ("AGENT", HostRole::Agent)]
+                .into_iter()
+                .find(|(w, _)| self.eat_kw(w))
+                .map(|(_, r)| r);
+            let role = match role {
+                None if self.eat_kw("STORAGE") => {
+                    if self.peek_kw("LISTENER") {
+                        self.skip_to_statement_end();
+                        return Ok(Statement::Unsupported("SHOW HOSTS STORAGE LISTENER".into()));
+                    }
+                    Some(HostRole::Storage)
+                }
+                r => r,
+            };
+            return Ok(Statement::ShowHosts(role));
+        }
+        if self.peek_kw("PARTS") || self.peek_kw("PART") {
+            let plural = self.eat_kw("PARTS");
+            if !plural {
+                self.bump();
+            }
+            if matches!(self.peek(), Tok::Int(_)) {
+                return Ok(Statement::ShowParts(Some(self.comma_separated(Parser::int_lit)?)));
+            }
+            if !plural {
+                return Err(self.error_here());
+            }
+            return Ok(Statement::ShowParts(None));
+        }
+        for (word, stmt) in [
+            ("CHARSET", Statement::ShowCharset),
+            ("COLLATION", Statement::ShowCollation),
+            ("ZONES", Statement::ShowZones),
+        ] {
+            if self.eat_kw(word) {
+                return Ok(stmt);
+            }
+        }
+        if self.peek_kw("META") && self.peek_kw_at(1, "LEADER") {
+            self.bump();
+            self.bump();
+            return Ok(Statement::ShowMetaLeader);
         }
         if (self.peek_kw("TAG") || self.peek_kw("EDGE"))
             && (self.peek_kw_at(1, "INDEXES") || self.peek_kw_at(1, "INDEX"))

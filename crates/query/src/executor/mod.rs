@@ -13,6 +13,7 @@
 
 mod admin;
 mod aggregate;
+mod cluster;
 mod expand;
 mod fetch;
 mod index_scan;

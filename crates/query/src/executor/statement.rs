@@ -22,6 +22,16 @@ impl QueryEngine {
             | Statement::DescribeSpace(_)
             | Statement::ShowCreateSpace(_) => self.space_statement(stmt),
             Statement::ShowSessions(only) => Ok(self.show_sessions(*only)),
+            Statement::ShowHosts(_)
+            | Statement::ShowCharset
+            | Statement::ShowCollation
+            | Statement::ShowMetaLeader
+            | Statement::ShowZones
+            | Statement::DescribeZone(_) => self.cluster_statement(stmt),
+            Statement::ShowParts(ids) => {
+                let space = self.current_space(session)?;
+                self.show_parts(&space, ids.as_deref())
+            }
             Statement::UseSpace(name) => {
                 self.catalog.space(name)?;
                 session.space = Some(name.clone());

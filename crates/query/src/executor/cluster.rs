@@ -1,0 +1,130 @@
+//! The statements about the cluster's machines (SHOW HOSTS, SHOW PARTS, SHOW ZONES, DESCRIBE ZONE, SHOW META
+//! LEADER) and its character sets. The embedded mode is one host playing every role, which owns and leads every
+//! partition of every space; the columns are NebulaGraph's (its `ShowHostsExecutor`, `PartExecutor`,
+//! `ZoneExecutor`, `ShowMetaLeaderExecutor`, `CharsetExecutor`).
+
+use crate::{DataSet, QueryEngine};
+use quiver_api::SpaceDesc;
+use quiver_common::{QError, QResult, Value};
+use quiver_syntax::ast::{HostRole, Statement};
+
+/// The version SHOW HOSTS reports: the NebulaGraph release whose behaviour Quiver follows.
+const NEBULA_VERSION: &str = "3.8.0";
+
+impl QueryEngine {
+    /// The one zone NebulaGraph would give this host (`AddHostsProcessor`'s name for it).
+    fn zone_name(&self) -> String {
+        let (host, port) = &self.local_host;
+        format!("default_zone_{host}_{port}")
+    }
+
+    pub(crate) fn cluster_statement(&self, stmt: &Statement) -> QResult<DataSet> {
+        let (host, port) = (Value::str(self.local_host.0.clone()), Value::Int(self.local_host.1 as i64));
+        Ok(match stmt {
+            Statement::ShowHosts(None) | Statement::ShowHosts(Some(HostRole::Storage)) => self.show_storage_hosts(),
+            Statement::ShowHosts(Some(HostRole::Agent)) => {
+                DataSet::with_columns(&["Host", "Port", "Status", "Role", "Git Info Sha", "Version"])
+            }
+            Statement::ShowHosts(Some(role)) => {
+                let mut ds = DataSet::with_columns(&["Host", "Port", "Status", "Role", "Git Info Sha", "Version"]);
+                let sha = Value::str(env!("CARGO_PKG_VERSION"));
+                ds.push_row([
+                    host,
+                    port,
+                    Value::str("ONLINE"),
+                    Value::str(role.name()),
+                    sha,
+                    Value::str(NEBULA_VERSION),
+                ]);
+                ds
+            }
+            Statement::ShowCharset => {
+                let mut ds = DataSet::with_columns(&["Charset", "Description", "Default collation", "Maxlen"]);
+                ds.push_row([Value::str("utf8"), Value::str("UTF-8 Unicode"), Value::str("utf8_bin"), Value::Int(4)]);
+                ds
+            }
+            Statement::ShowCollation => {
+                let mut ds = DataSet::with_columns(&["Collation", "Charset"]);
+                ds.push_row([Value::str("utf8_bin"), Value::str("utf8")]);
+                ds
+            }
+            Statement::ShowMetaLeader => {
+                let mut ds = DataSet::with_columns(&["Meta Leader", "secs from last heart beat"]);
+                ds.push_row([Value::str(format!("{}:{}", self.local_host.0, self.local_host.1)), Value::Int(0)]);
+                ds
+            }
+            Statement::ShowZones => {
+                let mut ds = DataSet::with_columns(&["Name", "Host", "Port"]);
+                ds.push_row([Value::str(self.zone_name()), host, port]);
+                ds
+            }
+            Statement::DescribeZone(name) => {
+                if *name != self.zone_name() {
+                    return Err(QError::execution("Zone not existed!"));
+                }
+                let mut ds = DataSet::with_columns(&["Hosts", "Port"]);
+                ds.push_row([host, port]);
+                ds
+            }
+            _ => unreachable!("not a cluster statement: {stmt:?}"),
+        })
+    }
+
+    /// SHOW HOSTS: this host with every partition of every space, led here, and the total row.
+    fn show_storage_hosts(&self) -> DataSet {
+        let mut ds = DataSet::with_columns(&[
+            "Host",
+            "Port",
+            "Status",
+            "Leader count",
+            "Leader distribution",
+            "Partition distribution",
+            "Version",
+        ]);
+        let mut spaces: Vec<(String, u32)> =
+            self.catalog.spaces().iter().map(|s| (s.name.clone(), s.partition_num)).collect();
+        spaces.sort();
+        let total: i64 = spaces.iter().map(|(_, n)| *n as i64).sum();
+        let distribution = spaces.iter().map(|(name, n)| format!("{name}:{n}")).collect::<Vec<_>>().join(", ");
+        let here = if spaces.is_empty() { "No valid partition".to_string() } else { distribution.clone() };
+        ds.push_row([
+            Value::str(self.local_host.0.clone()),
+            Value::Int(self.local_host.1 as i64),
+            Value::str("ONLINE"),
+            Value::Int(total),
+            Value::str(here.clone()),
+            Value::str(here),
+            Value::str(NEBULA_VERSION),
+        ]);
+        let summed = if spaces.is_empty() { Value::NULL } else { Value::str(distribution) };
+        ds.push_row([
+            Value::str("Total"),
+            Value::NULL,
+            Value::NULL,
+            Value::Int(total),
+            summed.clone(),
+            summed,
+            Value::NULL,
+        ]);
+        ds
+    }
+
+    /// SHOW PARTS [ids]: each partition of the space, led by this host, which is its only peer.
+    pub(crate) fn show_parts(&self, space: &SpaceDesc, ids: Option<&[i64]>) -> QResult<DataSet> {
+        let me = Value::str(format!("{}:{}", self.local_host.0, self.local_host.1));
+        let mut parts: Vec<i64> = match ids {
+            None => (1..=space.partition_num as i64).collect(),
+            Some(ids) => ids.to_vec(),
+        };
+        parts.sort_unstable();
+        parts.dedup();
+        if parts.iter().any(|p| !(1..=space.partition_num as i64).contains(p)) {
+            return Err(QError::execution("Part not existed!"));
+        }
+        let mut ds = DataSet::with_columns(&["Partition ID", "Leader", "Peers", "Losts"]);
+        for p in parts {
+            ds.push_row([Value::Int(p), me.clone(), me.clone(), Value::str("")]);
+        }
+        Ok(ds)
+    }
+}
