@@ -2155,6 +2155,13 @@ impl<'a> Parser<'a> {
             // Brackets add no node: the inner tree stands where it is.
             return Ok((e, h - 1));
         }
+        // `list[...]`, `set{...}` and `map{...}` name their kind; the brackets alone already tell it.
+        if self.peek_kw("LIST") && self.peek_sym_at(1, "[") {
+            self.bump();
+        }
+        if (self.peek_kw("SET") || self.peek_kw("MAP")) && self.peek_sym_at(1, "{") {
+            return self.typed_braces();
+        }
         if self.eat_sym("[") {
             return self.list_or_comprehension();
         }
@@ -2217,6 +2224,24 @@ impl<'a> Parser<'a> {
         // `fixed_string(n)` and `geography(point)` carry an argument.
         let close = if self.peek_sym_at(2, "(") && self.peek_sym_at(4, ")") { 5 } else { 2 };
         self.peek_sym_at(close, ")").then_some((to, close))
+    }
+
+    /// `set{...}` or `map{...}`, either of which may be empty (out of line: see `primary_node`).
+    #[inline(never)]
+    fn typed_braces(&mut self) -> QResult<Tree> {
+        let set = self.peek_kw("SET");
+        self.bump();
+        let open = self.pos;
+        self.expect_sym("{")?;
+        if self.eat_sym("}") {
+            return Ok((if set { Expr::Set(vec![]) } else { Expr::Map(vec![]) }, 0));
+        }
+        let (e, h) = self.braces()?;
+        if set != matches!(e, Expr::Set(_)) {
+            self.pos = open;
+            return Err(self.error_here());
+        }
+        Ok((e, h))
     }
 
     /// A map `{k: v, ...}` or a set `{a, ...}`, after its `{`.
@@ -2371,8 +2396,24 @@ impl<'a> Parser<'a> {
     }
 
     fn call(&mut self, name: String) -> QResult<Tree> {
+        let name_token = self.pos - 1;
+        // The functions whose names are keywords in NebulaGraph's grammar print in lower case, however written.
+        let name = match name.to_ascii_lowercase().as_str() {
+            lower @ ("timestamp" | "date" | "time" | "datetime" | "tags" | "sign" | "duration" | "left" | "right") => {
+                lower.to_string()
+            }
+            _ => name,
+        };
         self.expect_sym("(")?;
-        if functions::is_aggregate(&name) {
+        // An aggregate's name with other than one argument is the scalar function of that name (`bit_and(a, b)`),
+        // as NebulaGraph's grammar resolves it.
+        let aggregate = functions::is_aggregate(&name) && {
+            let one_arg = self.pos;
+            let is_one = self.peek_kw("DISTINCT") || self.peek_sym("*") || self.skip_one_argument();
+            self.pos = one_arg;
+            is_one
+        };
+        if aggregate {
             let distinct = self.eat_kw("DISTINCT");
             if self.eat_sym("*") {
                 self.expect_sym(")")?;
@@ -2389,7 +2430,29 @@ impl<'a> Parser<'a> {
             return Ok((Expr::Aggregate { name, arg: Some(Box::new(arg)), distinct }, h));
         }
         let (args, h) = self.trees_until(")")?;
+        if !functions::exists(&name) {
+            let t = &self.tokens[name_token];
+            return Err(QError::syntax(format!("Unknown function  near `{}'", &self.src[t.start..t.end])));
+        }
         Ok((Expr::Function { name, args }, h))
+    }
+
+    /// After a call's `(`: whether exactly one argument follows (tokens are skipped, balancing brackets, up to the
+    /// call's `)`); the caller puts the position back.
+    fn skip_one_argument(&mut self) -> bool {
+        let mut depth = 0usize;
+        let mut seen = false;
+        loop {
+            match self.bump() {
+                Tok::Eof => return false,
+                Tok::Sym("(" | "[" | "{") => depth += 1,
+                Tok::Sym(")") if depth == 0 => return seen,
+                Tok::Sym(")" | "]" | "}") => depth = depth.saturating_sub(1),
+                Tok::Sym(",") if depth == 0 => return false,
+                _ => {}
+            }
+            seen = true;
+        }
     }
 
     /// A list `[a, b]` or a list comprehension `[x IN l WHERE c | m]`, after the `[`. As in NebulaGraph's grammar the
