@@ -17,8 +17,6 @@ const RESERVED: &[&str] = &[
     "BY",
     "CASE",
     "CHANGE",
-    "CLEAR",
-    "CONTAINS",
     "CREATE",
     "DELETE",
     "DESC",
@@ -27,9 +25,6 @@ const RESERVED: &[&str] = &[
     "DROP",
     "EDGE",
     "EDGES",
-    "ELSE",
-    "END",
-    "ENDS",
     "EXISTS",
     "EXPLAIN",
     "FALSE",
@@ -37,44 +32,35 @@ const RESERVED: &[&str] = &[
     "FROM",
     "GET",
     "GO",
-    "GROUP",
     "IF",
     "IN",
     "INSERT",
     "INTERSECT",
     "IS",
-    "LIMIT",
     "LOOKUP",
     "MATCH",
     "MINUS",
     "NOT",
     "NULL",
     "OF",
-    "OFFSET",
     "ON",
     "OR",
     "ORDER",
     "OVER",
-    "PROFILE",
     "PROP",
     "REVERSELY",
     "SET",
     "SHOW",
-    "SPACE",
-    "SPACES",
-    "STARTS",
     "STEP",
     "STEPS",
     "TAG",
     "TAGS",
-    "THEN",
     "TO",
     "TRUE",
     "UNION",
     "UPDATE",
     "UPSERT",
     "USE",
-    "VALUES",
     "VERTEX",
     "VERTICES",
     "WHEN",
@@ -570,6 +556,12 @@ impl<'a> Parser<'a> {
                 }
                 let offset = if self.eat_kw("OFFSET") { self.expr()? } else { Expr::Const(Value::Int(0)) };
                 Ok(Statement::Limit { offset, count: first })
+            }
+            "OFFSET" => {
+                self.bump();
+                let offset = self.expr()?;
+                self.expect_kw("LIMIT")?;
+                Ok(Statement::Limit { offset, count: self.expr()? })
             }
             "GROUP" => {
                 self.bump();
