@@ -250,7 +250,7 @@ pub fn table(columns: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// Splits a script into requests at `;` outside quotes, backquotes, comments and braces (`EXPLAIN { a; b }`). A
+/// Splits a script into requests at `;` outside quotes, backquotes, `#` comments and braces (`EXPLAIN { a; b }`). A
 /// variable's assignment (`$a = ...;`) stays in one request with the statements after it up to the first that is
 /// not an assignment: a variable lives as long as its request.
 pub fn split_statements(text: &str) -> Vec<String> {
@@ -274,13 +274,6 @@ fn is_assignment(stmt: &str) -> bool {
     let Some(rest) = stmt.strip_prefix('$') else { return false };
     let rest = rest.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_').trim_start();
     rest.starts_with('=') && !rest.starts_with("==")
-}
-
-/// At the second `-` of `--`: whether a comment starts (a blank or the line's end follows the dashes).
-fn comment_after_dashes(chars: &std::iter::Peekable<std::str::Chars<'_>>) -> bool {
-    let mut rest = chars.clone();
-    rest.next();
-    matches!(rest.next(), None | Some(' ' | '\t' | '\n' | '\r'))
 }
 
 fn split_at_semicolons(text: &str) -> Vec<String> {
@@ -307,14 +300,6 @@ fn split_at_semicolons(text: &str) -> Vec<String> {
                     cur.push(c);
                 }
                 '#' => {
-                    for n in chars.by_ref() {
-                        if n == '\n' {
-                            break;
-                        }
-                    }
-                }
-                // `-- comment`, but not the `-->` or `--` of a pattern.
-                '-' if chars.peek() == Some(&'-') && comment_after_dashes(&chars) => {
                     for n in chars.by_ref() {
                         if n == '\n' {
                             break;
