@@ -736,8 +736,8 @@ fn postfix_and_prefix_chains(p: &mut Prober) {
         ("! ", "true", 1, "false", "true"),
         ("- ", "(1)", 1, "-1", "1"),
         ("+ ", "(1)", 1, "1", "1"),
-        // `-1` is one literal, so the last `-` adds no node.
-        ("- ", "1", 0, "-1", "1"),
+        // `-1` is a negation of the literal 1 (NebulaGraph prints it `-(1)`), so the last `-` is a node too.
+        ("- ", "1", 1, "-1", "1"),
         ("NOT ", "$$.player.age > 40", 2, "", ""),
     ];
     for &(pre, operand, height, odd, even) in prefix {
@@ -941,7 +941,7 @@ fn deep_literals(p: &mut Prober) {
         ("{a: ", "1", "}", 1, |n| rows(nest("{a: ", "1", "}", n), 1)),
         ("{", "1", "}", 1, |n| rows(nest("{", "1", "}", n), 1)),
         ("[1, ", "2", "]", 1, |n| rows(nest("[1, ", "2", "]", n), 1)),
-        ("abs(", "-1", ")", 1, |_| rows(1, 1)),
+        ("abs(", "1", ")", 1, |_| rows(1, 1)),
         ("coalesce(NULL, ", "1", ")", 1, |_| rows(1, 1)),
         ("CASE WHEN true THEN ", "1", " END", 1, |_| rows(1, 1)),
         ("CASE WHEN false THEN 0 ELSE ", "1", " END", 1, |_| rows(1, 1)),

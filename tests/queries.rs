@@ -36,6 +36,8 @@ query_files!(
     yield_expr,
     ngql_expressions,
     ngql_statements,
+    ngql_functions,
+    ngql_function_coverage,
     errors,
     nba,
     nba_int_vid,

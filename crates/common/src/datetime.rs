@@ -80,6 +80,10 @@ impl Date {
     }
 
     pub fn from_days(days: i64) -> Option<Date> {
+        // Years -32768 to 32767 lie within 13 million days of 1970; beyond, the civil arithmetic could overflow.
+        if !(-13_000_000..=13_000_000).contains(&days) {
+            return None;
+        }
         let (y, m, d) = civil_from_days(days);
         Date::new(y, m as i64, d as i64)
     }
@@ -107,13 +111,34 @@ impl Date {
         Date::new(if neg { -y } else { y }, m, d)
     }
 
-    pub fn add_months(&self, months: i64) -> Option<Date> {
-        let total = self.year as i64 * 12 + (self.month as i64 - 1) + months;
-        let y = total.div_euclid(12);
-        let m = total.rem_euclid(12) + 1;
-        let d = (self.day as u32).min(days_in_month(y, m as u32));
-        Date::new(y, m, d as i64)
+    /// `self + days` (NebulaGraph's `date + int` and `date - int`).
+    pub fn add_days(&self, days: i64) -> Option<Date> {
+        Date::from_days(self.to_days().checked_add(days)?)
     }
+
+    /// NebulaGraph's `Date::addDuration` (`sign` -1 for `subDuration`): the months first, keeping the day of the
+    /// month even past the month's end, then `duration.days()` whole days (seconds / 86400, truncated towards
+    /// zero; the rest of the duration is ignored), an overflowing day rolling into the following months.
+    pub fn add_duration(&self, d: &Duration, sign: i64) -> Option<Date> {
+        let (year, month) = shift_months(self.year as i64, self.month as i64, d.months as i64 * sign)?;
+        let days = (d.seconds / 86_400).checked_mul(sign)?;
+        roll_days(year, month, (self.day as i64).checked_add(days)?)
+    }
+}
+
+/// The year and month `months` after `year`-`month`.
+fn shift_months(year: i64, month: i64, months: i64) -> Option<(i64, i64)> {
+    let total = year.checked_mul(12)?.checked_add(month - 1)?.checked_add(months)?;
+    Some((total.div_euclid(12), total.rem_euclid(12) + 1))
+}
+
+/// The date `day - 1` days after the first of `year`-`month`: a day past the month's end rolls forward into the
+/// following months and a day below 1 back into the previous ones, as NebulaGraph's `addDuration` loops do.
+fn roll_days(year: i64, month: i64, day: i64) -> Option<Date> {
+    if !(-32768..=32767).contains(&year) {
+        return None;
+    }
+    Date::from_days(days_from_civil(year, month as u32, 1).checked_add(day.checked_sub(1)?)?)
 }
 
 impl Time {
@@ -209,11 +234,27 @@ impl DateTime {
         DateTime::from_micros(secs.checked_mul(1_000_000)?)
     }
 
+    /// NebulaGraph's `DateTime::addDuration` (`sign` -1 for `subDuration`): the months first, keeping the day of
+    /// the month even past the month's end, then the seconds and microseconds, their carry in whole days rolling
+    /// the date forward or back.
     pub fn add_duration(&self, d: &Duration, sign: i64) -> Option<DateTime> {
-        let date = self.date.add_months(d.months as i64 * sign)?;
-        let base = DateTime { date, time: self.time }.to_micros();
-        let delta = (d.seconds.checked_mul(1_000_000)?.checked_add(d.microseconds as i64)?).checked_mul(sign)?;
-        DateTime::from_micros(base.checked_add(delta)?)
+        let (year, month) = shift_months(self.date.year as i64, self.date.month as i64, d.months as i64 * sign)?;
+        let delta = (d.seconds as i128 * 1_000_000 + d.microseconds as i128) * sign as i128;
+        let micros = self.time.to_micros() as i128 + delta;
+        let carry = i64::try_from(micros.div_euclid(86_400_000_000)).ok()?;
+        let time = Time::from_micros(micros.rem_euclid(86_400_000_000) as i64);
+        let date = roll_days(year, month, (self.date.day as i64).checked_add(carry)?)?;
+        Some(DateTime { date, time })
+    }
+}
+
+impl Time {
+    /// NebulaGraph's `Time::addDuration`: the seconds and microseconds, wrapping around midnight; months are
+    /// ignored.
+    pub fn add_duration(&self, d: &Duration, sign: i64) -> Time {
+        let delta = (d.seconds as i128 * 1_000_000 + d.microseconds as i128) * sign as i128;
+        let micros = (self.to_micros() as i128 + delta).rem_euclid(86_400_000_000);
+        Time::from_micros(micros as i64)
     }
 }
 
@@ -254,18 +295,38 @@ impl fmt::Display for DateTime {
 }
 
 impl fmt::Display for Duration {
-    /// ISO 8601 form, like `P1MT3600.000000S`.
+    /// NebulaGraph's `Duration::toString`: the months, then the seconds with nine fraction digits (microseconds
+    /// and three zeros), like `P1MT3600.000000000S`: its formula on the fields as they are, so that a duration
+    /// whose fields are NebulaGraph's prints as there (`P0MT-1.500000000S` for `{seconds: -1, milliseconds: 500}`,
+    /// and `P0MT0.-500000000S` for a negated `{milliseconds: 500}`). `duration()` keeps the microseconds in
+    /// 0..10^6, where NebulaGraph keeps a negative millisecond or microsecond field negative.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let total_us = self.seconds as i128 * 1_000_000 + self.microseconds as i128;
-        let sign = if total_us < 0 { "-" } else { "" };
-        let abs = total_us.abs();
-        write!(f, "P{}MT{}{}.{:06}S", self.months, sign, abs / 1_000_000, abs % 1_000_000)
+        let seconds = self.seconds as i128 + (self.microseconds / 1_000_000) as i128;
+        write!(f, "P{}MT{}.{:0>6}000S", self.months, seconds, self.microseconds % 1_000_000)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn days_and_durations_out_of_range() {
+        let d = Date::new(2020, 1, 31).unwrap();
+        assert_eq!(d.add_days(i64::MAX), None);
+        assert_eq!(d.add_days(i64::MIN), None);
+        assert_eq!(d.add_days(-1).unwrap().to_string(), "2020-01-30");
+        let huge = Duration { months: i32::MAX, seconds: i64::MAX, microseconds: 999_999 };
+        assert_eq!(d.add_duration(&huge, 1), None);
+        assert_eq!(d.add_duration(&huge, -1), None);
+        let dt = DateTime { date: d, time: Time::from_micros(0) };
+        assert_eq!(dt.add_duration(&huge, -1), None);
+        assert_eq!(dt.time.add_duration(&huge, -1).to_string(), "08:29:52.000001");
+        // A month keeps the 31st, which rolls into March.
+        let month = Duration { months: 1, seconds: 0, microseconds: 0 };
+        assert_eq!(d.add_duration(&month, 1).unwrap().to_string(), "2020-03-02");
+        assert_eq!(Duration { months: -1, seconds: 90_000, microseconds: 5 }.to_string(), "P-1MT90000.000005000S");
+    }
 
     #[test]
     fn civil_round_trip() {

@@ -335,15 +335,23 @@ fn case(expr: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResul
     for (w, t) in whens {
         let wv = operand(w, ctx, scope)?;
         let hit = match &subject {
-            Some(s) => matches!(equal(s, &wv), Value::Bool(true)),
+            // The simple form compares as NebulaGraph's `Value::operator==` does: NULL equals NULL, and an int and a
+            // float compare as numbers.
+            Some(s) => match (s, &wv) {
+                (Value::Null(a), Value::Null(b)) => a == b,
+                _ => matches!(equal(s, &wv), Value::Bool(true)),
+            },
             None => match wv {
                 Value::Bool(b) => b,
                 Value::Null(_) | Value::Empty => false,
-                other => {
+                // A WHEN whose type is known must be a boolean (NebulaGraph's validator); any other is BAD_TYPE.
+                other if matches!(w, Expr::Const(_)) => {
                     return Err(QError::semantic(format!(
-                        "Failed to evaluate condition: {w}. For boolean conditions, please write in their full forms like <condition> == <true/false> or <condition> IS [NOT] NULL. Got {other}"
+                        "`{w}', expected BOOL, but was {}",
+                        other.type_name().to_uppercase()
                     )))
                 }
+                _ => return Ok((Value::Null(NullKind::BadType), 0)),
             },
         };
         if hit {
@@ -780,22 +788,24 @@ fn arith(op: BinaryOp, l: Value, r: Value, expr: &Expr) -> QResult<Value> {
             let b = if op == Sub { b.negate() } else { *b };
             Value::Duration(a.add(&b).ok_or_else(|| overflow(expr))?)
         }
+        // As NebulaGraph's Value.cpp: `date ± int` counts days, `date - date` is the days between, and a date, time
+        // or datetime moves by a duration on its right (a duration on the left of one is BAD_TYPE).
+        (Add | Sub, Value::Date(d), Value::Int(days)) => {
+            let days = if op == Sub { days.checked_neg().ok_or_else(|| overflow(expr))? } else { *days };
+            Value::Date(d.add_days(days).ok_or_else(|| overflow(expr))?)
+        }
+        (Add, Value::Int(days), Value::Date(d)) => Value::Date(d.add_days(*days).ok_or_else(|| overflow(expr))?),
+        (Sub, Value::Date(a), Value::Date(b)) => Value::Int(a.to_days() - b.to_days()),
         (Add | Sub, Value::Date(d), Value::Duration(dur)) => {
             let sign = if op == Sub { -1 } else { 1 };
-            let dt = crate::datetime::DateTime { date: *d, time: crate::datetime::Time::from_micros(0) };
-            Value::Date(dt.add_duration(dur, sign).ok_or_else(|| overflow(expr))?.date)
+            Value::Date(d.add_duration(dur, sign).ok_or_else(|| overflow(expr))?)
         }
         (Add | Sub, Value::DateTime(d), Value::Duration(dur)) => {
             let sign = if op == Sub { -1 } else { 1 };
             Value::DateTime(d.add_duration(dur, sign).ok_or_else(|| overflow(expr))?)
         }
         (Add | Sub, Value::Time(t), Value::Duration(dur)) => {
-            let sign = if op == Sub { -1 } else { 1 };
-            let delta = (dur.seconds * 1_000_000 + dur.microseconds as i64) * sign;
-            Value::Time(crate::datetime::Time::from_micros(t.to_micros() + delta))
-        }
-        (Add, Value::Duration(_), Value::Date(_) | Value::DateTime(_) | Value::Time(_)) => {
-            return arith(op, r, l, expr)
+            Value::Time(t.add_duration(dur, if op == Sub { -1 } else { 1 }))
         }
         _ => Value::Null(NullKind::BadType),
     })

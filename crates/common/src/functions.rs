@@ -23,6 +23,18 @@ fn arity(name: &str, args: &[Value], min: usize, max: usize) -> QResult<()> {
     Ok(())
 }
 
+/// Does the scalar function `name` take `n` arguments? NebulaGraph's parser resolves a call by its name and number
+/// of arguments. Asked by calling it with `n` EMPTYs, which every function answers without side effects; only
+/// the arity check's own refusal means no.
+pub fn accepts(name: &str, n: usize) -> bool {
+    let lower = name.to_lowercase();
+    match call_inner(&lower, Some(vec![Value::Empty; n])) {
+        None => false,
+        Some(Err(e)) => !e.message.contains("parameters, but"),
+        Some(Ok(_)) => true,
+    }
+}
+
 /// Is `name` a known scalar function? Used by the validator for a clear error before execution.
 pub fn exists(name: &str) -> bool {
     call_inner(&name.to_lowercase(), None).is_some()
@@ -76,8 +88,8 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
         };
     }
     let res = match name {
-        "abs" | "floor" | "ceil" | "round" | "sqrt" | "cbrt" | "exp" | "exp2" | "log" | "log2" | "log10" | "sin"
-        | "asin" | "cos" | "acos" | "tan" | "atan" | "sign" | "radians" | "degrees" => {
+        "abs" | "floor" | "ceil" | "sqrt" | "cbrt" | "exp" | "exp2" | "log" | "log2" | "log10" | "sin" | "asin"
+        | "cos" | "acos" | "tan" | "atan" | "sign" | "radians" | "degrees" => {
             let a = known!();
             math1(name, a)
         }
@@ -105,6 +117,27 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 }
             })
         }
+        "round" => {
+            let a = known!();
+            arity(name, &a, 1, 3).map(|_| round(&a))
+        }
+        // The scalar `bit_and(a, b)`, `bit_or(a, b)` and `bit_xor(a, b)` (with one argument they are aggregates), as
+        // NebulaGraph's `Value` operators `&`, `|` and `^`: a NULL on the left, or an EMPTY on the left beside a
+        // right that is not NULL, is the result; then a NULL or EMPTY on the right; then both must be integers.
+        "bit_and" | "bit_or" | "bit_xor" => {
+            let a = known!();
+            arity(name, &a, 2, 2).map(|_| match (&a[0], &a[1]) {
+                (l @ Value::Null(_), _) => l.clone(),
+                (Value::Empty, r) if !r.is_null() => Value::Empty,
+                (_, r @ (Value::Null(_) | Value::Empty)) => r.clone(),
+                (Value::Int(x), Value::Int(y)) => Value::Int(match name {
+                    "bit_and" => x & y,
+                    "bit_or" => x | y,
+                    _ => x ^ y,
+                }),
+                _ => Value::Null(NullKind::BadType),
+            })
+        }
         "pi" => {
             let a = known!();
             arity(name, &a, 0, 0).map(|_| Value::Float(std::f64::consts::PI))
@@ -117,29 +150,33 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
             let a = known!();
             arity(name, &a, 0, 0).map(|_| Value::Float((next_rand() >> 11) as f64 / (1u64 << 53) as f64))
         }
+        // As NebulaGraph (folly::Random): `rand32()` is any 32-bit integer, `rand64()` any 64-bit one; with bounds,
+        // [0, max) or [min, max) (`rand32(0)` and `rand64(0)` give 0). A negative bound, a bound of rand32 beyond 32
+        // bits unsigned, or `min >= max` is BAD_DATA; an argument that is not an integer BAD_TYPE.
         "rand32" | "rand64" => {
             let a = known!();
-            arity(name, &a, 0, 2).and_then(|_| {
+            arity(name, &a, 0, 2).map(|_| {
                 let ints: Vec<i64> =
                     a.iter().filter_map(|v| if let Value::Int(i) = v { Some(*i) } else { None }).collect();
                 if ints.len() != a.len() {
-                    return Ok(Value::Null(NullKind::BadType));
+                    return Value::Null(NullKind::BadType);
                 }
                 let r = next_rand();
-                let v = match ints.as_slice() {
-                    [] => {
-                        if name == "rand32" {
-                            (r >> 33) as i64
-                        } else {
-                            (r >> 1) as i64
-                        }
-                    }
-                    [max] | [0, max] if *max > 0 => (r % *max as u64) as i64,
-                    // The width of [min, max) as an unsigned number: it fits in 64 bits even for the whole i64 range.
-                    [min, max] if max > min => min.wrapping_add((r % max.abs_diff(*min)) as i64),
-                    _ => return Err(QError::semantic(format!("`{name}': the range must be non-empty"))),
+                let limit = if name == "rand32" { u32::MAX as i64 } else { i64::MAX };
+                let (min, max) = match ints.as_slice() {
+                    [] if name == "rand32" => return Value::Int((r >> 32) as u32 as i32 as i64),
+                    [] => return Value::Int(r as i64),
+                    [max] => (0, *max),
+                    [min, max] if *min >= *max => return Value::Null(NullKind::BadData),
+                    [min, max] => (*min, *max),
+                    _ => unreachable!("at most two arguments"),
                 };
-                Ok(Value::Int(v))
+                if min < 0 || max < 0 || min > limit || max > limit {
+                    return Value::Null(NullKind::BadData);
+                }
+                let v = if min == max { 0 } else { min + (r % (max - min) as u64) as i64 };
+                // NebulaGraph reads `rand32(max)` as a signed 32-bit value.
+                Value::Int(if name == "rand32" && ints.len() == 1 { v as u32 as i32 as i64 } else { v })
             })
         }
         "lower" | "tolower" | "upper" | "toupper" | "trim" | "ltrim" | "rtrim" | "reverse" | "length" | "size" => {
@@ -166,7 +203,9 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
         "lpad" | "rpad" => {
             let a = known!();
             arity(name, &a, 3, 3).map(|_| match (&a[0], &a[1], &a[2]) {
-                (Value::String(s), Value::Int(n), Value::String(pad)) if *n >= 0 => {
+                // A negative length is the empty string; anything but (string, int, string) is BAD_TYPE, NULL too.
+                (Value::String(_), Value::Int(n), Value::String(_)) if *n < 0 => Value::str(""),
+                (Value::String(s), Value::Int(n), Value::String(pad)) => {
                     let n = (*n as usize).min(crate::limits::STRING_PROP_BYTES_MAX);
                     let len = s.chars().count();
                     if n <= len {
@@ -178,7 +217,6 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                         Value::str(if name == "lpad" { format!("{fill}{s}") } else { format!("{s}{fill}") })
                     }
                 }
-                _ if a.iter().any(|v| v.is_null()) => Value::NULL,
                 _ => Value::Null(NullKind::BadType),
             })
         }
@@ -202,11 +240,38 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 _ => Value::Null(NullKind::BadType),
             })
         }
+        // As NebulaGraph: NULL if any argument is; in a string every occurrence of a substring, in a list every item
+        // equal to the second argument, in a set that item (if it holds it).
         "replace" => {
             let a = known!();
             arity(name, &a, 3, 3).map(|_| match (&a[0], &a[1], &a[2]) {
-                (Value::String(s), Value::String(from), Value::String(to)) => Value::str(s.replace(&**from, to)),
                 _ if a.iter().any(|v| v.is_null()) => Value::NULL,
+                (Value::String(s), Value::String(from), Value::String(to)) => Value::str(s.replace(&**from, to)),
+                (Value::List(items), from, to) => {
+                    Value::List(items.iter().map(|v| if v == from { to.clone() } else { v.clone() }).collect())
+                }
+                (Value::Set(items), from, to) if items.contains(from) => {
+                    Value::set_from(items.iter().filter(|v| *v != from).chain([to]).cloned().collect())
+                }
+                (Value::Set(_), _, _) => a[0].clone(),
+                _ => Value::Null(NullKind::BadType),
+            })
+        }
+        // As NebulaGraph: a list without the items equal to `v`, a set without `v`; anything else (NULL too) is
+        // BAD_TYPE.
+        "erase" => {
+            let a = known!();
+            arity(name, &a, 2, 2).map(|_| match &a[0] {
+                Value::List(items) => Value::List(items.iter().filter(|v| **v != a[1]).cloned().collect()),
+                Value::Set(items) => Value::Set(items.iter().filter(|v| **v != a[1]).cloned().collect()),
+                _ => Value::Null(NullKind::BadType),
+            })
+        }
+        // `setAdd(set, v)`: the set with `v`; anything but a set (NULL too) is BAD_TYPE.
+        "setadd" => {
+            let a = known!();
+            arity(name, &a, 2, 2).map(|_| match &a[0] {
+                Value::Set(items) => Value::set_from(items.iter().chain([&a[1]]).cloned().collect()),
                 _ => Value::Null(NullKind::BadType),
             })
         }
@@ -218,15 +283,30 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 _ => Value::Null(NullKind::BadType),
             })
         }
+        // C's `strcasecmp`, as NebulaGraph calls it: the difference of the first bytes that differ after ASCII
+        // lower-casing (`strcasecmp("a", "aa")` is -97). Anything but two strings, NULL too, is BAD_TYPE.
         "strcasecmp" => {
             let a = known!();
             arity(name, &a, 2, 2).map(|_| match (&a[0], &a[1]) {
-                (Value::String(x), Value::String(y)) => Value::Int(match x.to_lowercase().cmp(&y.to_lowercase()) {
-                    std::cmp::Ordering::Less => -1,
-                    std::cmp::Ordering::Equal => 0,
-                    std::cmp::Ordering::Greater => 1,
-                }),
-                _ if a.iter().any(|v| v.is_null()) => Value::NULL,
+                (Value::String(x), Value::String(y)) => Value::Int(strcasecmp(x.as_bytes(), y.as_bytes())),
+                _ => Value::Null(NullKind::BadType),
+            })
+        }
+        // Every match of a regular expression in a string, left to right (NebulaGraph's `std::sregex_iterator`).
+        "extract" => {
+            let a = known!();
+            arity(name, &a, 2, 2).and_then(|_| match (&a[0], &a[1]) {
+                (Value::String(s), Value::String(pattern)) => {
+                    let re = build_regex(pattern)?;
+                    Ok(Value::List(re.find_iter(s).map(|m| Value::str(m.as_str())).collect()))
+                }
+                _ => Ok(Value::Null(NullKind::BadType)),
+            })
+        }
+        "json_extract" => {
+            let a = known!();
+            arity(name, &a, 1, 1).map(|_| match &a[0] {
+                Value::String(s) => json_extract(s),
                 _ => Value::Null(NullKind::BadType),
             })
         }
@@ -303,16 +383,21 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 _ => Value::Null(NullKind::BadType),
             })
         }
+        // NebulaGraph's `std::hash<Value>`, read as a signed integer; a time, duration, map or set is BAD_TYPE.
         "hash" => {
             let a = known!();
             arity(name, &a, 1, 1).map(|_| match &a[0] {
-                Value::String(s) => Value::Int(crate::murmur::nebula_hash(s.as_bytes())),
-                Value::Int(i) => Value::Int(*i),
-                Value::Bool(b) => Value::Int(*b as i64),
-                Value::Float(f) => Value::Int(crate::murmur::nebula_hash(&f.to_le_bytes())),
-                Value::Null(_) => Value::NULL,
-                Value::Empty => Value::Empty,
-                other => Value::Int(crate::murmur::nebula_hash(other.to_string().as_bytes())),
+                Value::Time(_) | Value::Duration(_) | Value::Map(_) | Value::Set(_) => Value::Null(NullKind::BadType),
+                v => Value::Int(nebula_hash(v) as i64),
+            })
+        }
+        "toset" => {
+            let a = known!();
+            arity(name, &a, 1, 1).map(|_| match &a[0] {
+                Value::Null(_) | Value::Empty => Value::NULL,
+                Value::Set(_) => a[0].clone(),
+                Value::List(items) => Value::set_from(items.clone()),
+                _ => Value::Null(NullKind::BadType),
             })
         }
         "coalesce" => {
@@ -329,7 +414,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 }
                 let step = ints.get(2).copied().unwrap_or(1);
                 if step == 0 {
-                    return Err(QError::semantic("`range()' step cannot be 0"));
+                    return Ok(Value::Null(NullKind::BadData));
                 }
                 let count = if (step > 0 && ints[1] >= ints[0]) || (step < 0 && ints[1] <= ints[0]) {
                     ((ints[1] as i128 - ints[0] as i128) / step as i128 + 1) as u128
@@ -410,6 +495,15 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 _ => Value::Null(NullKind::BadType),
             })
         }
+        // The edge's signed type id: negative for an edge read against its direction.
+        "typeid" => {
+            let a = known!();
+            arity(name, &a, 1, 1).map(|_| match &a[0] {
+                Value::Edge(e) => Value::Int(e.edge_type as i64),
+                Value::Null(_) => Value::NULL,
+                _ => Value::Null(NullKind::BadType),
+            })
+        }
         "src" | "dst" | "rank" | "type" => {
             let a = known!();
             arity(name, &a, 1, 1).map(|_| match &a[0] {
@@ -479,100 +573,95 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
             let a = known!();
             arity(name, &a, 0, 0).map(|_| Value::Int(now_micros() / 1_000_000))
         }
+        // The date and time constructors return NULLs where NebulaGraph's do, never an error: BAD_DATA for a string
+        // or map that is not a valid value, BAD_TYPE (BAD_DATA for `timestamp` and `datetime`) for an argument of
+        // another type, NULL included.
         "timestamp" => {
             let a = known!();
-            arity(name, &a, 0, 1).and_then(|_| match a.first() {
-                None => Ok(Value::Int(now_micros() / 1_000_000)),
-                Some(Value::Int(i)) => Ok(Value::Int(*i)),
-                Some(Value::String(s)) => DateTime::parse(s)
-                    .map(|d| Value::Int(d.to_timestamp()))
-                    .ok_or_else(|| QError::semantic(format!("Invalid timestamp string `{s}'"))),
-                Some(Value::DateTime(d)) => Ok(Value::Int(d.to_timestamp())),
-                Some(Value::Null(_)) => Ok(Value::NULL),
-                Some(_) => Ok(Value::Null(NullKind::BadType)),
+            arity(name, &a, 0, 1).map(|_| {
+                // NebulaGraph's `TimeUtils::toTimestamp`: whole seconds from 1970 up to i64::MAX / 10^9.
+                let secs = match a.first() {
+                    None => return Value::Int(now_micros() / 1_000_000),
+                    Some(Value::Int(i)) => Some(*i),
+                    Some(Value::String(s)) => {
+                        DateTime::parse(s).filter(|d| d.time.microsec == 0).map(|d| d.to_timestamp())
+                    }
+                    Some(Value::DateTime(d)) => Some(d.to_timestamp()),
+                    Some(_) => None,
+                };
+                match secs {
+                    Some(t) if (0..=i64::MAX / 1_000_000_000).contains(&t) => Value::Int(t),
+                    _ => Value::Null(NullKind::BadData),
+                }
             })
         }
         "date" => {
             let a = known!();
-            arity(name, &a, 0, 1).and_then(|_| match a.first() {
-                None => Ok(Value::Date(DateTime::from_micros(now_micros()).expect("clock in range").date)),
-                Some(Value::String(s)) => Date::parse(s).map(Value::Date).ok_or_else(|| bad_literal("date", s)),
-                Some(Value::Map(m)) => {
-                    let y = map_int(m, "year", 1970)?;
-                    let mo = map_int(m, "month", 1)?;
-                    let d = map_int(m, "day", 1)?;
-                    Date::new(y, mo, d)
-                        .map(Value::Date)
-                        .ok_or_else(|| bad_literal("date", &Value::Map(m.clone()).to_string()))
-                }
-                Some(Value::DateTime(dt)) => Ok(Value::Date(dt.date)),
-                Some(Value::Date(d)) => Ok(Value::Date(*d)),
-                Some(Value::Null(_)) => Ok(Value::NULL),
-                Some(_) => Ok(Value::Null(NullKind::BadType)),
+            arity(name, &a, 0, 1).map(|_| match a.first() {
+                None => Value::Date(DateTime::from_micros(now_micros()).expect("clock in range").date),
+                Some(Value::String(s)) => Date::parse(s).map(Value::Date).unwrap_or(Value::Null(NullKind::BadData)),
+                Some(Value::Map(m)) => temporal_from_map(m, &["year", "month", "day"])
+                    .map(|t| Value::Date(t.date))
+                    .unwrap_or(Value::Null(NullKind::BadData)),
+                // Beyond NebulaGraph (which has BAD_TYPE): the date of a datetime.
+                Some(Value::DateTime(dt)) => Value::Date(dt.date),
+                Some(Value::Date(d)) => Value::Date(*d),
+                Some(_) => Value::Null(NullKind::BadType),
             })
         }
         "time" | "localtime" => {
             let a = known!();
-            arity(name, &a, 0, 1).and_then(|_| match a.first() {
-                None => Ok(Value::Time(Time::from_micros(now_micros()))),
-                Some(Value::String(s)) => Time::parse(s).map(Value::Time).ok_or_else(|| bad_literal("time", s)),
-                Some(Value::Map(m)) => Time::new(
-                    map_int(m, "hour", 0)?,
-                    map_int(m, "minute", 0)?,
-                    map_int(m, "second", 0)?,
-                    map_int(m, "millisecond", 0)? * 1000 + map_int(m, "microsecond", 0)?,
-                )
-                .map(Value::Time)
-                .ok_or_else(|| bad_literal("time", &Value::Map(m.clone()).to_string())),
-                Some(Value::DateTime(dt)) => Ok(Value::Time(dt.time)),
-                Some(Value::Time(t)) => Ok(Value::Time(*t)),
-                Some(Value::Null(_)) => Ok(Value::NULL),
-                Some(_) => Ok(Value::Null(NullKind::BadType)),
+            arity(name, &a, 0, 1).map(|_| match a.first() {
+                None => Value::Time(Time::from_micros(now_micros())),
+                Some(Value::String(s)) => Time::parse(s).map(Value::Time).unwrap_or(Value::Null(NullKind::BadData)),
+                Some(Value::Map(m)) => {
+                    temporal_from_map(m, &["hour", "minute", "second", "millisecond", "microsecond"])
+                        .map(|t| Value::Time(t.time))
+                        .unwrap_or(Value::Null(NullKind::BadData))
+                }
+                // Beyond NebulaGraph (which has BAD_TYPE): the time of a datetime.
+                Some(Value::DateTime(dt)) => Value::Time(dt.time),
+                Some(Value::Time(t)) => Value::Time(*t),
+                Some(_) => Value::Null(NullKind::BadType),
             })
         }
         "datetime" | "localdatetime" => {
             let a = known!();
-            arity(name, &a, 0, 1).and_then(|_| match a.first() {
-                None => Ok(Value::DateTime(DateTime::from_micros(now_micros()).expect("clock in range"))),
+            arity(name, &a, 0, 1).map(|_| match a.first() {
+                None => Value::DateTime(DateTime::from_micros(now_micros()).expect("clock in range")),
                 Some(Value::String(s)) => {
-                    DateTime::parse(s).map(Value::DateTime).ok_or_else(|| bad_literal("datetime", s))
+                    DateTime::parse(s).map(Value::DateTime).unwrap_or(Value::Null(NullKind::BadData))
                 }
-                Some(Value::Int(ts)) => DateTime::from_timestamp(*ts)
-                    .map(Value::DateTime)
-                    .ok_or_else(|| bad_literal("datetime", &ts.to_string())),
-                Some(Value::Map(m)) => {
-                    let date = Date::new(map_int(m, "year", 1970)?, map_int(m, "month", 1)?, map_int(m, "day", 1)?);
-                    let time = Time::new(
-                        map_int(m, "hour", 0)?,
-                        map_int(m, "minute", 0)?,
-                        map_int(m, "second", 0)?,
-                        map_int(m, "millisecond", 0)? * 1000 + map_int(m, "microsecond", 0)?,
-                    );
-                    match (date, time) {
-                        (Some(date), Some(time)) => Ok(Value::DateTime(DateTime { date, time })),
-                        _ => Err(bad_literal("datetime", &Value::Map(m.clone()).to_string())),
-                    }
+                Some(Value::Int(ts)) => {
+                    DateTime::from_timestamp(*ts).map(Value::DateTime).unwrap_or(Value::Null(NullKind::BadData))
                 }
-                Some(Value::DateTime(dt)) => Ok(Value::DateTime(*dt)),
-                Some(Value::Date(d)) => Ok(Value::DateTime(DateTime { date: *d, time: Time::from_micros(0) })),
-                Some(Value::Null(_)) => Ok(Value::NULL),
-                Some(_) => Ok(Value::Null(NullKind::BadType)),
+                Some(Value::Map(m)) => temporal_from_map(
+                    m,
+                    &["year", "month", "day", "hour", "minute", "second", "millisecond", "microsecond"],
+                )
+                .map(Value::DateTime)
+                .unwrap_or(Value::Null(NullKind::BadData)),
+                // Beyond NebulaGraph: a datetime, or a date at midnight.
+                Some(Value::DateTime(dt)) => Value::DateTime(*dt),
+                Some(Value::Date(d)) => Value::DateTime(DateTime { date: *d, time: Time::from_micros(0) }),
+                Some(_) => Value::Null(NullKind::BadData),
             })
         }
+        // NebulaGraph's `TimeUtils::durationFromMap`: integer fields, names as written; another field or value is
+        // BAD_DATA. A total too large for a duration is an error (NebulaGraph's fields would wrap around).
         "duration" => {
             let a = known!();
             arity(name, &a, 1, 1).and_then(|_| match &a[0] {
                 Value::Map(m) => {
-                    // Summed in 64 bits with checks, then narrowed: a field too large for a duration is an error,
-                    // not a wrapped value.
                     let (mut months, mut micros) = (0i64, 0i128);
                     for (k, v) in m {
                         let Value::Int(n) = v else {
-                            return Err(QError::semantic(format!("Invalid duration field `{k}': {v}")));
+                            return Ok(Value::Null(NullKind::BadData));
                         };
                         let n = *n;
-                        let (to_months, to_micros): (i64, i128) = match k.to_lowercase().as_str() {
+                        let (to_months, to_micros): (i64, i128) = match k.as_str() {
                             "years" => (12, 0),
+                            "quarters" => (3, 0),
                             "months" => (1, 0),
                             "weeks" => (0, 7 * 86_400_000_000),
                             "days" => (0, 86_400_000_000),
@@ -581,7 +670,7 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                             "seconds" => (0, 1_000_000),
                             "milliseconds" => (0, 1_000),
                             "microseconds" => (0, 1),
-                            _ => return Err(QError::semantic(format!("Invalid duration field `{k}'"))),
+                            _ => return Ok(Value::Null(NullKind::BadData)),
                         };
                         months = n
                             .checked_mul(to_months)
@@ -593,7 +682,6 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                     let seconds = i64::try_from(micros.div_euclid(1_000_000)).map_err(|_| duration_out_of_range())?;
                     Ok(Value::Duration(Duration { months, seconds, microseconds: micros.rem_euclid(1_000_000) as i32 }))
                 }
-                Value::Null(_) => Ok(Value::NULL),
                 _ => Ok(Value::Null(NullKind::BadType)),
             })
         }
@@ -606,16 +694,40 @@ fn duration_out_of_range() -> QError {
     QError::semantic("`duration': the value is out of range")
 }
 
-fn bad_literal(kind: &str, s: &str) -> QError {
-    QError::semantic(format!("Invalid {kind} literal: `{s}'"))
-}
-
-fn map_int(m: &BTreeMap<String, Value>, key: &str, default: i64) -> QResult<i64> {
-    match m.get(key) {
-        None => Ok(default),
-        Some(Value::Int(i)) => Ok(*i),
-        Some(v) => Err(QError::semantic(format!("Invalid value for `{key}': {v}"))),
+/// NebulaGraph's `TimeUtils::dateFromMap`, `timeFromMap` and `dateTimeFromMap`: only the `keys` given, each an
+/// integer in its range (`millisecond` and `microsecond` 0 to 999, added up), the others as in year 0, January 1,
+/// midnight; the date must exist. `None` where NebulaGraph has an error status (the function's BAD_DATA).
+fn temporal_from_map(m: &BTreeMap<String, Value>, keys: &[&str]) -> Option<DateTime> {
+    let (mut year, mut month, mut day, mut hour, mut minute, mut second, mut micro) = (0, 1, 1, 0, 0, 0, 0);
+    for (k, v) in m {
+        let Value::Int(n) = v else { return None };
+        let n = *n;
+        if !keys.contains(&k.as_str()) {
+            return None;
+        }
+        let (field, range) = match k.as_str() {
+            "year" => (&mut year, -32768..=32767),
+            "month" => (&mut month, 1..=12),
+            "day" => (&mut day, 1..=31),
+            "hour" => (&mut hour, 0..=23),
+            "minute" => (&mut minute, 0..=59),
+            "second" => (&mut second, 0..=59),
+            "millisecond" if (0..=999).contains(&n) => {
+                micro += n * 1000;
+                continue;
+            }
+            "microsecond" if (0..=999).contains(&n) => {
+                micro += n;
+                continue;
+            }
+            _ => return None,
+        };
+        if !range.contains(&n) {
+            return None;
+        }
+        *field = n;
     }
+    Some(DateTime { date: Date::new(year, month, day)?, time: Time::new(hour, minute, second, micro)? })
 }
 
 /// The string form used by `toString()` and `concat()`: strings unquoted, everything else as printed.
@@ -647,6 +759,246 @@ fn plain_string(v: &Value) -> String {
     }
 }
 
+/// NebulaGraph's `round(x[, precision[, mode]])`, always a float. With a precision, `x * 10^precision` is rounded
+/// in the mode (HALF_UP unless a third argument that is a string says otherwise; the name in any case) and divided
+/// back; each mode's arithmetic is FunctionManager's, its quirks included (HALF_EVEN takes a negative tie away from
+/// zero). An unknown mode or a precision that is not an integer is BAD_TYPE.
+fn round(a: &[Value]) -> Value {
+    let val = match &a[0] {
+        Value::Null(_) => return Value::NULL,
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        _ => return Value::Null(NullKind::BadType),
+    };
+    if a.len() == 1 {
+        return Value::Float(val.round());
+    }
+    let Value::Int(precision) = a[1] else { return Value::Null(NullKind::BadType) };
+    let factor = 10f64.powf(precision as f64);
+    let mode = match a.get(2) {
+        Some(Value::String(m)) => m.as_str(),
+        _ => "half_up",
+    };
+    let scaled = val * factor;
+    let fraction = scaled.fract().abs();
+    Value::Float(match mode.to_ascii_lowercase().as_str() {
+        "up" => {
+            let r = scaled.round() / factor;
+            if val < 0.0 && r > val {
+                r - 1.0 / factor
+            } else if val > 0.0 && r < val {
+                r + 1.0 / factor
+            } else {
+                r
+            }
+        }
+        "down" => {
+            let r = scaled.round() / factor;
+            if val < 0.0 && r < val {
+                r + 1.0 / factor
+            } else if val > 0.0 && r > val {
+                r - 1.0 / factor
+            } else {
+                r
+            }
+        }
+        "ceiling" => scaled.ceil() / factor,
+        "floor" => scaled.floor() / factor,
+        "half_up" => scaled.round() / factor,
+        "half_down" => {
+            if (fraction <= 0.5 && val < 0.0) || (fraction > 0.5 && val > 0.0) {
+                scaled.ceil() / factor
+            } else {
+                scaled.floor() / factor
+            }
+        }
+        "half_even" => {
+            if (fraction == 0.5 && (scaled - 0.5) % 2.0 == 1.0)
+                || (fraction > 0.5 && val > 0.0)
+                || (fraction < 0.5 && val < 0.0)
+            {
+                scaled.ceil() / factor
+            } else {
+                scaled.floor() / factor
+            }
+        }
+        _ => return Value::Null(NullKind::BadType),
+    })
+}
+
+/// glibc's `strcasecmp` over C strings (up to a NUL byte): `tolower(c1) - tolower(c2)` at the first difference.
+fn strcasecmp(x: &[u8], y: &[u8]) -> i64 {
+    for i in 0.. {
+        let c1 = x.get(i).copied().unwrap_or(0).to_ascii_lowercase();
+        let c2 = y.get(i).copied().unwrap_or(0).to_ascii_lowercase();
+        if c1 != c2 || c1 == 0 {
+            return c1 as i64 - c2 as i64;
+        }
+    }
+    unreachable!("a C string ends")
+}
+
+/// A regular expression for `extract()`, under the same limits as `=~`.
+fn build_regex(pattern: &str) -> QResult<regex::Regex> {
+    if pattern.len() > crate::limits::REGEX_BYTES_MAX {
+        return Err(QError::semantic(format!(
+            "Regular expression longer than {} bytes",
+            crate::limits::REGEX_BYTES_MAX
+        )));
+    }
+    regex::RegexBuilder::new(pattern)
+        .size_limit(crate::limits::REGEX_COMPILED_BYTES_MAX)
+        .build()
+        .map_err(|_| QError::semantic(format!("Invalid regular expression `{pattern}'")))
+}
+
+/// NebulaGraph's `json_extract(s)`: a JSON object as a map (`Map(folly::dynamic)`). Strings, integers, floats and
+/// booleans are kept, `null` becomes EMPTY, a nested object becomes a map of its own strings, numbers and booleans
+/// (anything deeper is dropped), and arrays are dropped. Text that is not a JSON object is BAD_DATA, and so is an
+/// integer past i64 (folly has no fallback to double; serde_json reads one past u64 as a float, though).
+fn json_extract(s: &str) -> Value {
+    use serde_json::Value as J;
+    fn scalar(v: &J) -> Option<Result<Value, ()>> {
+        Some(Ok(match v {
+            J::String(s) => Value::str(s.as_str()),
+            J::Bool(b) => Value::Bool(*b),
+            J::Number(n) => match (n.as_i64(), n.is_f64()) {
+                (Some(i), _) => Value::Int(i),
+                (None, true) => Value::Float(n.as_f64()?),
+                (None, false) => return Some(Err(())),
+            },
+            _ => return None,
+        }))
+    }
+    let Ok(J::Object(obj)) = serde_json::from_str::<J>(s) else { return Value::Null(NullKind::BadData) };
+    let mut map = BTreeMap::new();
+    for (k, v) in &obj {
+        let item = match v {
+            J::Null => Value::Empty,
+            J::Array(_) => continue,
+            J::Object(inner) => {
+                let mut nested = BTreeMap::new();
+                for (nk, nv) in inner {
+                    match scalar(nv) {
+                        Some(Ok(x)) => {
+                            nested.insert(nk.clone(), x);
+                        }
+                        Some(Err(())) => return Value::Null(NullKind::BadData),
+                        None => {}
+                    }
+                }
+                Value::Map(nested)
+            }
+            _ => match scalar(v) {
+                Some(Ok(x)) => x,
+                _ => return Value::Null(NullKind::BadData),
+            },
+        };
+        map.insert(k.clone(), item);
+    }
+    Value::Map(map)
+}
+
+/// One FNV-1 multiplication by the 64-bit FNV prime, written as folly writes it (shifts and adds).
+fn fnv_mul(hash: u64) -> u64 {
+    [0u32, 1, 4, 5, 7, 8, 40].iter().fold(0u64, |acc, &k| acc.wrapping_add(hash << k))
+}
+
+/// folly's `fnv64_buf`: FNV-1 over bytes read as signed chars.
+fn fnv64(bytes: &[u8], hash: u64) -> u64 {
+    bytes.iter().fold(hash, |hash, &b| fnv_mul(hash) ^ (b as i8 as i64 as u64))
+}
+
+const FNV64_START: u64 = 14_695_981_039_346_656_037;
+
+/// `hv` mixed with `h` as NebulaGraph's `Vertex` and `Path` hashes do (one FNV-1 step of a whole word).
+fn fnv64_mix(hv: u64, h: u64) -> u64 {
+    fnv_mul(hv) ^ h
+}
+
+/// boost's `hash_combine` step, as NebulaGraph's `List`, `Set` and `Map` hashes use it.
+fn hash_combine(seed: u64, h: u64) -> u64 {
+    seed ^ h.wrapping_add(0x9e37_79b9).wrapping_add(seed << 6).wrapping_add(seed >> 2)
+}
+
+/// NebulaGraph's `Value::toString` of a vid (a string in double quotes, unescaped).
+fn vid_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("\"{s}\""),
+        other => other.to_string(),
+    }
+}
+
+fn vertex_hash(v: &Vertex) -> u64 {
+    // NebulaGraph mixes in the tags in the vertex's order; Quiver keeps them sorted by name.
+    v.tags.iter().fold(fnv64(vid_text(&v.vid).as_bytes(), FNV64_START), |hv, t| {
+        fnv64_mix(hv, fnv64(t.name.as_bytes(), FNV64_START))
+    })
+}
+
+/// NebulaGraph's `std::hash<Value>`: an integer is itself, a string libstdc++'s `std::hash<std::string>`
+/// (MurmurHash2-64A), anything else `Value::hash()`: NULL `~0`, EMPTY 0, a float libstdc++'s hash of a double (0
+/// for zero), a date FNV-1 of its fields, a datetime its packed 64-bit word, a list its items combined (a list of
+/// one item hashes as that item). A map or set is combined in Quiver's order (NebulaGraph's is its hash table's).
+fn nebula_hash(v: &Value) -> u64 {
+    match v {
+        Value::Empty => 0,
+        Value::Null(_) => !0,
+        Value::Bool(b) => *b as u64,
+        Value::Int(i) => *i as u64,
+        Value::Float(f) if *f == 0.0 => 0,
+        Value::Float(f) => crate::murmur::murmur2_64a(&f.to_le_bytes(), crate::murmur::NEBULA_SEED),
+        Value::String(s) => crate::murmur::murmur2_64a(s.as_bytes(), crate::murmur::NEBULA_SEED),
+        Value::Date(d) => {
+            let hv = fnv64(&d.year.to_le_bytes(), FNV64_START);
+            let hv = fnv64(&[d.month], hv);
+            fnv64(&[d.day], hv)
+        }
+        Value::Time(t) => {
+            let hv = fnv64(&[t.hour], FNV64_START);
+            let hv = fnv64(&[t.minute], hv);
+            let hv = fnv64(&[t.sec], hv);
+            fnv64(&(t.microsec as i32).to_le_bytes(), hv)
+        }
+        // `DateTime::qword`: the bit fields from the low end, year 16 bits, month 4, day 5, hour 5, minute 6,
+        // second 6, microsecond 22.
+        Value::DateTime(dt) => {
+            (dt.date.year as u16 as u64)
+                | (dt.date.month as u64) << 16
+                | (dt.date.day as u64) << 20
+                | (dt.time.hour as u64) << 25
+                | (dt.time.minute as u64) << 30
+                | (dt.time.sec as u64) << 36
+                | (dt.time.microsec as u64) << 42
+        }
+        // NebulaGraph's own hash of a duration reads through a wrong pointer; any stable value does here.
+        Value::Duration(d) => {
+            let hv = fnv64(&d.months.to_le_bytes(), FNV64_START);
+            let hv = fnv64(&d.seconds.to_le_bytes(), hv);
+            fnv64(&d.microseconds.to_le_bytes(), hv)
+        }
+        Value::List(items) if items.len() == 1 => nebula_hash(&items[0]),
+        Value::List(items) | Value::Set(items) => items.iter().fold(0, |seed, v| hash_combine(seed, nebula_hash(v))),
+        Value::Map(m) => m.iter().fold(0, |seed, (k, v)| {
+            let seed = hash_combine(seed, crate::murmur::murmur2_64a(k.as_bytes(), crate::murmur::NEBULA_SEED));
+            hash_combine(seed, nebula_hash(v))
+        }),
+        Value::Vertex(v) => vertex_hash(v),
+        // Keyed by the stored direction: source, destination, the positive type, the rank.
+        Value::Edge(e) => {
+            let (src, dst) = if e.edge_type > 0 { (&e.src, &e.dst) } else { (&e.dst, &e.src) };
+            let hv = fnv64(vid_text(src).as_bytes(), FNV64_START);
+            let hv = fnv64(vid_text(dst).as_bytes(), hv);
+            let hv = fnv64(&e.edge_type.wrapping_abs().to_le_bytes(), hv);
+            fnv64(&e.ranking.to_le_bytes(), hv)
+        }
+        Value::Path(p) => p.steps.iter().fold(vertex_hash(&p.src), |hv, s| {
+            let step = fnv64(&s.edge_type.to_le_bytes(), vertex_hash(&s.dst));
+            fnv64_mix(hv, fnv64(&s.ranking.to_le_bytes(), step))
+        }),
+    }
+}
+
 fn math1(name: &str, a: Vec<Value>) -> QResult<Value> {
     arity(name, &a, 1, 1)?;
     let v = &a[0];
@@ -663,17 +1015,20 @@ fn math1(name: &str, a: Vec<Value>) -> QResult<Value> {
                     .map(Value::Int)
                     .ok_or_else(|| QError::semantic(format!("result of abs({i}) cannot be represented as an integer")))
             }
-            "floor" | "ceil" | "round" => return Ok(Value::Float(*i as f64)),
+            "floor" | "ceil" => return Ok(Value::Float(*i as f64)),
             "sign" => return Ok(Value::Int(i.signum())),
             _ => {}
         }
     }
     let x = as_f64(v);
+    // NebulaGraph's logarithms of 0 (or of a float within 1e-8 of it) are NULL, not -inf.
+    if matches!(name, "log" | "log2" | "log10") && x.abs() <= 1e-8 {
+        return Ok(Value::NULL);
+    }
     Ok(match name {
         "abs" => Value::Float(x.abs()),
         "floor" => Value::Float(x.floor()),
         "ceil" => Value::Float(x.ceil()),
-        "round" => Value::Float(x.round()),
         "sqrt" => Value::Float(x.sqrt()),
         "cbrt" => Value::Float(x.cbrt()),
         "exp" => Value::Float(x.exp()),
@@ -704,14 +1059,16 @@ fn string1(name: &str, a: Vec<Value>) -> QResult<Value> {
     arity(name, &a, 1, 1)?;
     Ok(match (name, &a[0]) {
         (_, Value::Null(_)) => Value::NULL,
-        ("lower" | "tolower", Value::String(s)) => Value::str(s.to_lowercase()),
-        ("upper" | "toupper", Value::String(s)) => Value::str(s.to_uppercase()),
+        // ASCII letters only, as NebulaGraph's `folly::toLowerAscii` and C-locale `toupper` change them.
+        ("lower" | "tolower", Value::String(s)) => Value::str(s.to_ascii_lowercase()),
+        ("upper" | "toupper", Value::String(s)) => Value::str(s.to_ascii_uppercase()),
         ("trim", Value::String(s)) => Value::str(s.trim().to_string()),
         ("ltrim", Value::String(s)) => Value::str(s.trim_start().to_string()),
         ("rtrim", Value::String(s)) => Value::str(s.trim_end().to_string()),
         ("reverse", Value::String(s)) => Value::str(s.chars().rev().collect::<String>()),
         ("reverse", Value::List(items)) => Value::List(items.iter().rev().cloned().collect()),
-        ("length" | "size", Value::String(s)) => Value::Int(s.chars().count() as i64),
+        // Bytes, as NebulaGraph counts them (`std::string::size()`).
+        ("length" | "size", Value::String(s)) => Value::Int(s.len() as i64),
         ("length" | "size", Value::List(items) | Value::Set(items)) => Value::Int(items.len() as i64),
         // The number of steps (edges), not of vertices.
         ("length", Value::Path(p)) => Value::Int(p.len() as i64),
@@ -868,6 +1225,88 @@ mod tests {
         assert_eq!(one("reversePath", alone()), alone());
         assert_eq!(one("reversePath", Value::NULL), bad_type());
         assert_eq!(one("reversePath", Value::str("ab")), bad_type());
+    }
+
+    fn edge(src: Value, dst: Value, edge_type: i32, ranking: i64) -> Value {
+        Value::Edge(Arc::new(Edge { src, dst, edge_type, name: "e".into(), ranking, props: BTreeMap::new() }))
+    }
+
+    // Expected hashes from a python3 port of folly's fnv64_buf and NebulaGraph's Vertex/Edge/Path hashes.
+    #[test]
+    fn hash_of_graph_values() {
+        let v = |vid: Value, tags: &[&str]| {
+            Value::Vertex(Arc::new(Vertex {
+                vid,
+                tags: tags.iter().map(|t| Tag { name: t.to_string(), props: BTreeMap::new() }).collect(),
+            }))
+        };
+        assert_eq!(one("hash", v(Value::str("a"), &["t"])), Value::Int(-2244017690871846885));
+        assert_eq!(one("hash", v(Value::Int(1), &["t", "u"])), Value::Int(-7617236739802196391));
+        // An edge hashes by its stored direction: read either way, the same.
+        let e = edge(Value::str("a"), Value::str("b"), 5, 0);
+        assert_eq!(one("hash", e), Value::Int(8958494945550756117));
+        assert_eq!(one("hash", edge(Value::str("b"), Value::str("a"), -5, 0)), Value::Int(8958494945550756117));
+        assert_eq!(one("hash", edge(Value::Int(1), Value::Int(2), 7, -3)), Value::Int(-1811720392476838377));
+        assert_eq!(one("hash", path()), Value::Int(479670251587533531));
+        // A time is BAD_TYPE alone, hashed inside a list (a list of one item hashes as the item).
+        let t = Value::Time(Time::new(12, 31, 14, 222).unwrap());
+        assert_eq!(one("hash", t.clone()), bad_type());
+        assert_eq!(one("hash", Value::List(vec![t])), Value::Int(-3147170812409395042));
+        assert_eq!(one("hash", Value::Empty), Value::Int(0));
+    }
+
+    #[test]
+    fn typeid_is_the_signed_edge_type() {
+        assert_eq!(one("typeid", edge(Value::Int(1), Value::Int(2), 7, 0)), Value::Int(7));
+        assert_eq!(one("typeId", edge(Value::Int(2), Value::Int(1), -7, 0)), Value::Int(-7));
+        assert_eq!(one("typeid", Value::NULL), Value::NULL);
+        assert_eq!(one("typeid", Value::Empty), bad_type());
+    }
+
+    #[test]
+    fn strcasecmp_stops_at_a_nul_byte() {
+        assert_eq!(call("strcasecmp", vec![Value::str("a\0b"), Value::str("A\0c")]).unwrap(), Value::Int(0));
+        assert_eq!(call("strcasecmp", vec![Value::str("ab"), Value::str("a")]).unwrap(), Value::Int(98));
+    }
+
+    #[test]
+    fn extract_matches_and_errors() {
+        let x = |s: &str, p: &str| call("extract", vec![Value::str(s), Value::str(p)]);
+        // Empty matches count, one at each position, as std::sregex_iterator finds them.
+        assert_eq!(x("abc", "x*").unwrap(), Value::List(vec![Value::str(""); 4]));
+        assert!(x("abc", "(").is_err());
+        assert!(call("extract", vec![Value::str("a")]).is_err());
+    }
+
+    #[test]
+    fn json_extract_null_is_empty() {
+        let m = one("json_extract", Value::str(r#"{"a": null, "b": {"c": null, "d": 1, "e": [1]}, "f": -0.5}"#));
+        let Value::Map(m) = m else { panic!("{m}") };
+        assert_eq!(m["a"], Value::Empty);
+        assert_eq!(m["b"], Value::Map(BTreeMap::from([("d".to_string(), Value::Int(1))])));
+        assert_eq!(m["f"], Value::Float(-0.5));
+        assert_eq!(one("json_extract", Value::str("")), Value::Null(NullKind::BadData));
+        assert_eq!(one("json_extract", Value::str("1")), Value::Null(NullKind::BadData));
+    }
+
+    #[test]
+    fn bit_functions_take_nulls_and_empties_as_nebula_does() {
+        let b = |l: Value, r: Value| call("bit_or", vec![l, r]).unwrap();
+        assert_eq!(b(Value::Null(NullKind::BadData), Value::Empty), Value::Null(NullKind::BadData));
+        assert_eq!(b(Value::Empty, Value::Int(1)), Value::Empty);
+        assert_eq!(b(Value::Empty, Value::NULL), Value::NULL);
+        assert_eq!(b(Value::Int(1), Value::Empty), Value::Empty);
+        assert_eq!(b(Value::Int(1), Value::Int(2)), Value::Int(3));
+        assert!(call("bit_xor", vec![Value::Int(1)]).is_err());
+        assert!(exists("BIT_AND"));
+    }
+
+    #[test]
+    fn negated_duration_prints_as_nebula() {
+        let d = one("duration", Value::Map(BTreeMap::from([("milliseconds".to_string(), Value::Int(500))])));
+        let Value::Duration(d) = d else { panic!("{d}") };
+        assert_eq!(d.to_string(), "P0MT0.500000000S");
+        assert_eq!(d.negate().to_string(), "P0MT0.-500000000S");
     }
 
     #[test]

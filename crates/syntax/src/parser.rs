@@ -2432,7 +2432,7 @@ impl<'a> Parser<'a> {
             return Ok((Expr::Aggregate { name, arg: Some(Box::new(arg)), distinct }, h));
         }
         let (args, h) = self.trees_until(")")?;
-        if !functions::exists(&name) {
+        if !functions::accepts(&name, args.len()) {
             let t = &self.tokens[name_token];
             return Err(QError::syntax(format!("Unknown function  near `{}'", &self.src[t.start..t.end])));
         }
