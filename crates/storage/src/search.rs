@@ -612,7 +612,8 @@ impl EmbeddedStorage {
             let t = topo.read().expect("lock poisoned");
             starts.iter().filter_map(|v| t.dict.get(v)).collect()
         };
-        let total = req.steps + 1;
+        // `STEPS 4294967295` walks until no new vertex is met (the rounds stop there whatever the count).
+        let total = req.steps.saturating_add(1);
         // The round each vertex was met in, once that round is over (the starts: 0); NebulaGraph's `historyVids_`.
         let mut history = Levels::new();
         // Membership in the round being walked (the round's number), with what it adds to `history`.
