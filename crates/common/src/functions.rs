@@ -400,6 +400,12 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 _ => Value::Null(NullKind::BadType),
             })
         }
+        // `exists(x.p)`, `exists(m["k"])`: whether the property or key is there with a value (NebulaGraph's
+        // PredicateExpression; the parser admits only those argument forms).
+        "exists" => {
+            let a = known!();
+            arity(name, &a, 1, 1).map(|_| Value::Bool(!a[0].is_null() && !matches!(a[0], Value::Empty)))
+        }
         "coalesce" => {
             let a = known!();
             Ok(a.into_iter().find(|v| !v.is_null_or_empty()).unwrap_or(Value::NULL))

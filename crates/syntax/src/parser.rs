@@ -2401,9 +2401,8 @@ impl<'a> Parser<'a> {
         let name_token = self.pos - 1;
         // The functions whose names are keywords in NebulaGraph's grammar print in lower case, however written.
         let name = match name.to_ascii_lowercase().as_str() {
-            lower @ ("timestamp" | "date" | "time" | "datetime" | "tags" | "sign" | "duration" | "left" | "right") => {
-                lower.to_string()
-            }
+            lower @ ("timestamp" | "date" | "time" | "datetime" | "tags" | "sign" | "duration" | "left" | "right"
+            | "exists") => lower.to_string(),
             _ => name,
         };
         self.expect_sym("(")?;
@@ -2431,7 +2430,17 @@ impl<'a> Parser<'a> {
             self.expect_sym(")")?;
             return Ok((Expr::Aggregate { name, arg: Some(Box::new(arg)), distinct }, h));
         }
+        let args_start = self.pos;
         let (args, h) = self.trees_until(")")?;
+        if name.eq_ignore_ascii_case("exists")
+            && !matches!(&args[..], [Expr::Attribute { .. } | Expr::LabelProp { .. } | Expr::Subscript { .. }])
+        {
+            let (a, b) = (&self.tokens[args_start], &self.tokens[self.pos.saturating_sub(2)]);
+            return Err(QError::syntax(format!(
+                "The exists only accept LabelAttribute, Attribute and Subscript near `{}'",
+                &self.src[a.start..b.end.max(a.start)]
+            )));
+        }
         if !functions::accepts(&name, args.len()) {
             let t = &self.tokens[name_token];
             return Err(QError::syntax(format!("Unknown function  near `{}'", &self.src[t.start..t.end])));
