@@ -323,6 +323,12 @@ pub enum Statement {
     DescribeZone(String),
     /// `YIELD ... FROM $a INNER JOIN $b ON $a.x == $b.y`.
     YieldJoin(Box<YieldJoin>),
+    /// nGQL's `UNWIND expr AS alias`, a sentence of its own (in a pipe): one row per item, of the one column
+    /// `alias`. (MATCH's UNWIND clause is a [`MatchClause::Unwind`].)
+    Unwind {
+        expr: Expr,
+        alias: String,
+    },
     /// `CREATE SPACE [IF NOT EXISTS] name AS from`: a new, empty space with `from`'s options, tags, edge types and
     /// indexes.
     CreateSpaceAs {

@@ -672,7 +672,13 @@ impl<'a> Parser<'a> {
             } else if self.eat_kw("UNWIND") {
                 let expr = self.expr()?;
                 self.expect_kw("AS")?;
-                clauses.push(MatchClause::Unwind { expr, alias: self.name()? });
+                let alias = self.name()?;
+                // Alone, up to the sentence's end, it is nGQL's UNWIND sentence (`... | UNWIND $-.l AS x`).
+                let ends = self.at_eof() || [";", "|", ")", "}"].iter().any(|s| self.peek_sym(s));
+                if clauses.is_empty() && (ends || ["UNION", "INTERSECT", "MINUS"].iter().any(|w| self.peek_kw(w))) {
+                    return Ok(Statement::Unwind { expr, alias });
+                }
+                clauses.push(MatchClause::Unwind { expr, alias });
             } else if self.eat_kw("WITH") {
                 clauses.push(MatchClause::With(self.match_projection(true)?));
             } else if self.eat_kw("RETURN") {

@@ -331,7 +331,7 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             d.push(("paths".into(), if s.single { "one per pair" } else { "all shortest" }.into()));
         }
         Op::Repeat { column } => d.push(("count".into(), column.clone())),
-        Op::Unwind { expr, alias } => d.push(("unwind".into(), format!("{expr} AS {alias}"))),
+        Op::Unwind { expr, alias, .. } => d.push(("unwind".into(), format!("{expr} AS {alias}"))),
         Op::OptionalJoin { columns } => d.push(("columns".into(), join(columns))),
         Op::PatternApply { anti } => d.push(("anti".into(), anti.to_string())),
         Op::Lookup(p) => {

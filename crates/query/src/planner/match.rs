@@ -174,7 +174,7 @@ pub(super) fn plan(m: BoundMatch) -> PlanNode {
                 }
                 PlanNode { op: Op::OptionalJoin { columns }, input: Some(Box::new(root)), branches: vec![branch] }
             }
-            MatchStage::Unwind { expr, alias } => above(root, Op::Unwind { expr, alias }),
+            MatchStage::Unwind { expr, alias } => above(root, Op::Unwind { expr, alias, only_alias: false }),
             MatchStage::With(p) => projection(root, p),
         };
     }

@@ -95,10 +95,12 @@ pub(crate) enum Op {
     Repeat {
         column: String,
     },
-    /// UNWIND: one row per item of the list.
+    /// UNWIND: one row per item of the list; MATCH's keeps the input's columns, nGQL's sentence (`only_alias`)
+    /// only the item's.
     Unwind {
         expr: Expr,
         alias: String,
+        only_alias: bool,
     },
     /// OPTIONAL MATCH: each input row joined with the rows `branches[0]` produces from it, or with NULLs in
     /// `columns` when it produces none.
@@ -191,6 +193,7 @@ impl PlanNode {
                 top: None,
             }))),
             BoundSentence::Yield { yield_clause, filter } => PlanNode::leaf(Op::Project { yield_clause, filter }),
+            BoundSentence::Unwind { expr, alias } => PlanNode::leaf(Op::Unwind { expr, alias, only_alias: true }),
             BoundSentence::Join(j) => {
                 let BoundJoin { left, right, left_col, right_col, yield_clause } = *j;
                 PlanNode {

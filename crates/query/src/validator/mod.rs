@@ -68,6 +68,11 @@ pub(crate) enum BoundSentence {
         yield_clause: YieldClause,
         filter: Option<Expr>,
     },
+    /// nGQL's `UNWIND expr AS alias` sentence: one row per item, of the one column `alias`.
+    Unwind {
+        expr: Expr,
+        alias: String,
+    },
     /// `YIELD ... FROM $a INNER JOIN $b ON ...`: the join's rows have one column per column of each variable, named
     /// `a.c` and `b.c`, which the YIELD (rewritten) reads as input columns.
     Join(Box<BoundJoin>),
@@ -115,6 +120,7 @@ impl BoundSentence {
                 names(yield_clause)
             }
             BoundSentence::Join(j) => names(&j.yield_clause),
+            BoundSentence::Unwind { alias, .. } => Some(vec![alias.clone()]),
             BoundSentence::OrderBy(_) | BoundSentence::Limit { .. } => input.clone(),
             BoundSentence::Pipe(left, right) => right.columns(&left.columns(input)),
             BoundSentence::SetOp { left, .. } => left.columns(input),
@@ -197,6 +203,25 @@ impl Validator<'_> {
                 BoundSentence::Yield { yield_clause, filter: filter.clone() }
             }
             Statement::YieldJoin(j) => BoundSentence::Join(Box::new(self.yield_join(j, assigned)?)),
+            Statement::Unwind { expr, alias } => {
+                // NebulaGraph's UnwindValidator: only constants, functions and the piped input's columns.
+                let refused = expr.any(&|e| {
+                    matches!(
+                        e,
+                        Expr::SrcProp { .. }
+                            | Expr::DstProp { .. }
+                            | Expr::VarProp { .. }
+                            | Expr::Label(_)
+                            | Expr::LabelProp { .. }
+                            | Expr::Aggregate { .. }
+                    )
+                });
+                if refused {
+                    return Err(QError::semantic(format!("Not support `{expr}' in UNWIND sentence.")));
+                }
+                self.check_refs([expr], input, assigned)?;
+                BoundSentence::Unwind { expr: expr.clone(), alias: alias.clone() }
+            }
             Statement::OrderBy(f) => {
                 self.check_refs(f.iter().map(|(e, _)| e), input, assigned)?;
                 BoundSentence::OrderBy(f.clone())
