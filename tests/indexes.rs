@@ -324,3 +324,40 @@ fn dropping_an_index_removes_its_entries() {
     exec(&db, &mut s, "DROP TAG INDEX ia2");
     assert_eq!(entries(), 0);
 }
+
+#[test]
+fn a_snapshot_is_a_data_directory_of_its_moment() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let mut s = Session::default();
+    exec(&db, &mut s, "CREATE SPACE snap(vid_type=INT64); USE snap; CREATE TAG t(v int); CREATE TAG INDEX tv ON t(v)");
+    exec(&db, &mut s, "INSERT VERTEX t(v) VALUES 1:(10), 2:(20)");
+    assert!(exec(&db, &mut s, "SHOW SNAPSHOTS").is_empty());
+    exec(&db, &mut s, "CREATE SNAPSHOT");
+    exec(&db, &mut s, "INSERT VERTEX t(v) VALUES 3:(30); CREATE TAG later()");
+    let shown = exec(&db, &mut s, "SHOW SNAPSHOTS");
+    assert_eq!(shown.len(), 1);
+    let Value::String(name) = &shown[0][0] else { panic!("{shown:?}") };
+    assert!(name.starts_with("SNAPSHOT_") && name.len() == "SNAPSHOT_2026_11_24_10_00_00".len(), "{name}");
+    assert_eq!(shown[0][1], Value::String("VALID".into()));
+    // Restoring is starting a server on the snapshot as a data directory's `kv`.
+    let restored = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("snapshots").join(name.as_str());
+    std::fs::rename(&copy, restored.path().join("kv")).unwrap();
+    {
+        let old = Database::open(restored.path()).unwrap();
+        let mut s = Session { space: Some("snap".into()), ..Session::default() };
+        assert_eq!(exec(&old, &mut s, "LOOKUP ON t YIELD id(vertex) AS id | ORDER BY $-.id").len(), 2);
+        assert_eq!(exec(&old, &mut s, "SHOW TAGS"), vec![vec![Value::String("t".into())]], "the catalog of its moment");
+    }
+    // The snapshot moved away is no longer listed, and dropping an unknown one is NebulaGraph's error.
+    assert!(exec(&db, &mut s, "SHOW SNAPSHOTS").is_empty());
+    let err = db.execute(&mut s, &format!("DROP SNAPSHOT {name}"), &quiver_query::Params::new()).unwrap_err();
+    assert_eq!(err.message, "Snapshot not found!");
+    exec(&db, &mut s, "CREATE SNAPSHOT");
+    let name = exec(&db, &mut s, "SHOW SNAPSHOTS")[0][0].clone();
+    let Value::String(name) = name else { panic!() };
+    exec(&db, &mut s, &format!("DROP SNAPSHOT {name}"));
+    assert!(exec(&db, &mut s, "SHOW SNAPSHOTS").is_empty());
+    assert_eq!(exec(&db, &mut s, "LOOKUP ON t YIELD id(vertex)").len(), 3, "the database itself is untouched");
+}

@@ -63,6 +63,7 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("clear_space", clear_space),
     ("drop_schema_data", drop_schema_data),
     ("stats_agree_with_reads", stats_agree_with_reads),
+    ("snapshots_are_listed_and_dropped", snapshots_are_listed_and_dropped),
     ("index_maintenance_and_ranges", index_maintenance_and_ranges),
     ("index_scan_is_in_index_order_per_range_and_partition", index_scan_is_in_index_order_per_range_and_partition),
     ("index_rebuild_job", index_rebuild_job),
@@ -1795,6 +1796,28 @@ fn drop_schema_data(fx: &Fixture) {
 /// `stats` counts exactly what reads see, after every acknowledged write: vertices (those `get_vertices` finds),
 /// rows per tag (those `scan_vertices` lists), out-edges per edge type and in total (those neighbours reads
 /// return). Checked through random inserts, re-inserts, IF NOT EXISTS, upserts and deletes.
+/// A snapshot is created (or refused as not supported, by a storage without files), then listed by its name until
+/// dropped; dropping an unknown name says so; the data is untouched throughout.
+fn snapshots_are_listed_and_dropped(fx: &Fixture) {
+    let s = int_space(fx);
+    let t = s.tag("t", &[("x", PropType::Int64)]);
+    s.st.write(&s.sp, vec![ins_v(iv(1), vec![(&t, vec![iv(7)])])]).unwrap();
+    let before = fx.storage.snapshots().unwrap();
+    assert!(!fx.storage.drop_snapshot("SNAPSHOT_NEVER_MADE").unwrap());
+    match fx.storage.create_snapshot("SNAPSHOT_CONFORMANCE") {
+        Ok(()) => {
+            let listed = fx.storage.snapshots().unwrap();
+            assert!(listed.contains(&"SNAPSHOT_CONFORMANCE".to_string()), "{listed:?}");
+            assert!(fx.storage.create_snapshot("SNAPSHOT_CONFORMANCE").is_err(), "a name is used once");
+            assert!(fx.storage.drop_snapshot("SNAPSHOT_CONFORMANCE").unwrap());
+            assert_eq!(fx.storage.snapshots().unwrap(), before);
+        }
+        Err(e) => assert!(e.message.contains("not supported"), "{}", e.message),
+    }
+    let props = s.st.get_vertices(&s.sp, &[iv(1)], &[t.clone()], &PropSelection::All).unwrap();
+    assert!(props[0].is_some(), "the data is untouched");
+}
+
 fn stats_agree_with_reads(fx: &Fixture) {
     let s = int_space(fx);
     let tags = [s.tag("a", &[("x", PropType::Int64)]), s.tag("b", &[])];

@@ -4,7 +4,7 @@ use crate::index::{IndexHit, IndexRef, IndexScan, JobInfo, JobKind, SpaceStats};
 use crate::schema::{SchemaRef, SpaceDesc};
 use quiver_common::budget::Budget;
 use quiver_common::expr::Expr;
-use quiver_common::{QResult, Value};
+use quiver_common::{QError, QResult, Value};
 use std::collections::BTreeMap;
 
 pub type Props = BTreeMap<String, Value>;
@@ -415,4 +415,22 @@ pub trait StorageClient: Send + Sync {
 
     /// Exact counts of rows per tag and edge type, vertices and edges, as of the last acknowledged write.
     fn stats(&self, space: &SpaceDesc) -> QResult<SpaceStats>;
+
+    /// CREATE SNAPSHOT: a consistent copy of everything stored, as of now, under `name` (a plain name): a data
+    /// directory of its own, which a server can be started on. A storage that keeps nothing on disk refuses.
+    fn create_snapshot(&self, name: &str) -> QResult<()> {
+        let _ = name;
+        Err(QError::not_supported("`CREATE SNAPSHOT' of a storage that keeps no files"))
+    }
+
+    /// The snapshots there are, by name, in ascending order.
+    fn snapshots(&self) -> QResult<Vec<String>> {
+        Ok(Vec::new())
+    }
+
+    /// Removes a snapshot; `false` if there was none of that name.
+    fn drop_snapshot(&self, name: &str) -> QResult<bool> {
+        let _ = name;
+        Ok(false)
+    }
 }

@@ -64,6 +64,22 @@ impl RocksEngine {
     }
 }
 
+impl RocksEngine {
+    /// Where checkpoints go: `snapshots/` beside the engine's directory (a data directory's `kv/`).
+    fn checkpoint_root(&self) -> PathBuf {
+        self.dir.parent().unwrap_or(&self.dir).join("snapshots")
+    }
+
+    /// The directory of checkpoint `name`, which must be a plain file name.
+    fn checkpoint_dir(&self, name: &str) -> KvResult<PathBuf> {
+        let plain = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !plain {
+            return Err(KvError::Io(format!("checkpoint name `{name}' is not a plain name")));
+        }
+        Ok(self.checkpoint_root().join(name))
+    }
+}
+
 impl KvEngine for RocksEngine {
     fn get(&self, key: &[u8]) -> KvResult<Option<Vec<u8>>> {
         self.db.get(key).map_err(err)
@@ -145,6 +161,48 @@ impl KvEngine for RocksEngine {
         self.db.flush().map_err(err)
     }
 
+    fn keeps_files(&self) -> bool {
+        true
+    }
+
+    fn create_checkpoint(&self, name: &str) -> KvResult<()> {
+        let dir = self.checkpoint_dir(name)?;
+        if dir.exists() {
+            return Err(KvError::Io(format!("checkpoint `{name}' exists")));
+        }
+        std::fs::create_dir_all(dir.parent().expect("a checkpoint has a parent"))
+            .map_err(|e| KvError::Io(e.to_string()))?;
+        // RocksDB's checkpoint: the table files hard-linked, the rest copied, the memtable flushed first.
+        rocksdb::checkpoint::Checkpoint::new(&self.db).and_then(|c| c.create_checkpoint(&dir)).map_err(err)
+    }
+
+    fn checkpoints(&self) -> KvResult<Vec<String>> {
+        let root = self.checkpoint_root();
+        let entries = match std::fs::read_dir(&root) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(KvError::Io(e.to_string())),
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| KvError::Io(e.to_string()))?;
+            if entry.path().join("CURRENT").exists() {
+                names.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    fn drop_checkpoint(&self, name: &str) -> KvResult<bool> {
+        let dir = self.checkpoint_dir(name)?;
+        if !dir.join("CURRENT").exists() {
+            return Ok(false);
+        }
+        std::fs::remove_dir_all(&dir).map_err(|e| KvError::Io(e.to_string()))?;
+        Ok(true)
+    }
+
     fn compact_range(&self, start: &[u8], end: &[u8]) -> KvResult<()> {
         // The filter sees only what is in SST files: flush the memtable first.
         self.db.flush().map_err(err)?;
@@ -174,6 +232,31 @@ mod tests {
             dirs.lock().unwrap().push(dir);
             Box::new(e)
         });
+    }
+
+    #[test]
+    fn a_checkpoint_is_a_database_of_its_moment() {
+        let data = tempfile::tempdir().unwrap();
+        let e = RocksEngine::open(&data.path().join("kv")).unwrap();
+        let mut b = WriteBatch::new();
+        b.put(b"before".to_vec(), b"1".to_vec());
+        e.write_buffered(b).unwrap();
+        e.create_checkpoint("SNAPSHOT_A").unwrap();
+        let mut b = WriteBatch::new();
+        b.put(b"after".to_vec(), b"2".to_vec());
+        e.write(b).unwrap();
+        assert!(e.create_checkpoint("SNAPSHOT_A").is_err(), "a name is used once");
+        assert!(e.create_checkpoint("../escape").is_err(), "a name is a plain name");
+        assert_eq!(e.checkpoints().unwrap(), vec!["SNAPSHOT_A".to_string()]);
+        {
+            let copy = RocksEngine::open(&data.path().join("snapshots").join("SNAPSHOT_A")).unwrap();
+            assert_eq!(copy.get(b"before").unwrap(), Some(b"1".to_vec()));
+            assert_eq!(copy.get(b"after").unwrap(), None);
+        }
+        assert!(e.drop_checkpoint("SNAPSHOT_A").unwrap());
+        assert!(!e.drop_checkpoint("SNAPSHOT_A").unwrap());
+        assert!(e.checkpoints().unwrap().is_empty());
+        assert_eq!(e.get(b"after").unwrap(), Some(b"2".to_vec()));
     }
 
     #[test]

@@ -123,6 +123,28 @@ pub trait KvEngine: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Whether the engine keeps its pairs in files (and so can make checkpoints of them).
+    fn keeps_files(&self) -> bool {
+        false
+    }
+
+    /// Writes a consistent copy of every pair, as of now, under `name` beside the engine's own files: a copy the
+    /// engine can be opened on (a backup). Engines without files refuse.
+    fn create_checkpoint(&self, name: &str) -> KvResult<()> {
+        Err(KvError::Io(format!("checkpoint `{name}': this engine keeps no files")))
+    }
+
+    /// The names of the checkpoints there are, in ascending order.
+    fn checkpoints(&self) -> KvResult<Vec<String>> {
+        Ok(Vec::new())
+    }
+
+    /// Removes a checkpoint; `false` if there was none of that name.
+    fn drop_checkpoint(&self, name: &str) -> KvResult<bool> {
+        let _ = name;
+        Ok(false)
+    }
+
     /// Compacts the keys in `[start, end)`: rewrites them without deleted versions, and without the pairs the
     /// compaction filter drops. Engines may compact more than the range (RocksDB rewrites whole files), so a
     /// filter must decide by the key itself, never by the range it was armed for.

@@ -15,7 +15,8 @@ fn embedded_storage_over_rocksdb() {
     let dirs = Mutex::new(Vec::new());
     conformance::run_all(&|| {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let kv: Arc<dyn KvEngine> = Arc::new(RocksEngine::open(dir.path()).expect("RocksDB opens"));
+        // As a data directory holds it: snapshots go beside `kv/`, inside the temporary directory.
+        let kv: Arc<dyn KvEngine> = Arc::new(RocksEngine::open(&dir.path().join("kv")).expect("RocksDB opens"));
         dirs.lock().expect("lock").push(dir);
         let catalog = Arc::new(MetaStore::open(kv.clone()).expect("an empty catalog opens"));
         let storage = Arc::new(EmbeddedStorage::new(kv));

@@ -320,6 +320,9 @@ pub enum Statement {
     ShowCollation,
     ShowMetaLeader,
     ShowZones,
+    CreateSnapshot,
+    DropSnapshot(String),
+    ShowSnapshots,
     DescribeZone(String),
     /// `YIELD ... FROM $a INNER JOIN $b ON $a.x == $b.y`.
     YieldJoin(Box<YieldJoin>),

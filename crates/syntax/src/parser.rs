@@ -935,9 +935,14 @@ impl<'a> Parser<'a> {
         if (self.peek_kw("TAG") || self.peek_kw("EDGE")) && self.peek_kw_at(1, "INDEX") {
             return self.create_index();
         }
-        if self.peek_kw("USER") || self.peek_kw("SNAPSHOT") || self.peek_kw("FULLTEXT") {
+        if self.eat_kw("SNAPSHOT") {
+            return Ok(Statement::CreateSnapshot);
+        }
+        if self.peek_kw("USER") || self.peek_kw("FULLTEXT") {
+            let what =
+                format!("CREATE {}", self.src[self.tokens[self.pos].start..self.tokens[self.pos].end].to_uppercase());
             self.skip_to_statement_end();
-            return Ok(Statement::Unsupported("CREATE".into()));
+            return Ok(Statement::Unsupported(what));
         }
         let kind = self.schema_kind()?;
         let if_not_exists = self.if_not_exists()?;
@@ -1196,6 +1201,9 @@ impl<'a> Parser<'a> {
 
     fn drop(&mut self) -> QResult<Statement> {
         self.expect_kw("DROP")?;
+        if self.eat_kw("SNAPSHOT") {
+            return Ok(Statement::DropSnapshot(self.name()?));
+        }
         if self.eat_kw("SPACE") {
             let if_exists = self.if_exists()?;
             return Ok(Statement::DropSpace { if_exists, name: self.name()? });
@@ -1266,6 +1274,7 @@ impl<'a> Parser<'a> {
             return Ok(Statement::ShowParts(None));
         }
         for (word, stmt) in [
+            ("SNAPSHOTS", Statement::ShowSnapshots),
             ("CHARSET", Statement::ShowCharset),
             ("COLLATION", Statement::ShowCollation),
             ("ZONES", Statement::ShowZones),

@@ -18,6 +18,25 @@ impl QueryEngine {
         format!("default_zone_{host}_{port}")
     }
 
+    /// A new snapshot's name, as NebulaGraph's meta makes it: `SNAPSHOT_` and the time to the second (UTC here),
+    /// waiting for the next second when a snapshot of this one exists.
+    fn snapshot_name(&self) -> QResult<String> {
+        let taken = self.storage.snapshots()?;
+        loop {
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0);
+            let (y, mo, d) = quiver_common::datetime::civil_from_days(secs.div_euclid(86_400));
+            let s = secs.rem_euclid(86_400);
+            let name = format!("SNAPSHOT_{y:04}_{mo:02}_{d:02}_{:02}_{:02}_{:02}", s / 3600, s / 60 % 60, s % 60);
+            if !taken.contains(&name) {
+                return Ok(name);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
     pub(crate) fn cluster_statement(&self, stmt: &Statement) -> QResult<DataSet> {
         let (host, port) = (Value::str(self.local_host.0.clone()), Value::Int(self.local_host.1 as i64));
         Ok(match stmt {
@@ -64,6 +83,24 @@ impl QueryEngine {
                 }
                 let mut ds = DataSet::with_columns(&["Hosts", "Port"]);
                 ds.push_row([host, port]);
+                ds
+            }
+            Statement::CreateSnapshot => {
+                self.storage.create_snapshot(&self.snapshot_name()?)?;
+                DataSet::empty()
+            }
+            Statement::DropSnapshot(name) => {
+                if !self.storage.drop_snapshot(name)? {
+                    return Err(QError::execution("Snapshot not found!"));
+                }
+                DataSet::empty()
+            }
+            Statement::ShowSnapshots => {
+                let mut ds = DataSet::with_columns(&["Name", "Status", "Hosts"]);
+                let me = format!("{}:{}", self.local_host.0, self.local_host.1);
+                for name in self.storage.snapshots()? {
+                    ds.push_row([Value::str(name), Value::str("VALID"), Value::str(me.clone())]);
+                }
                 ds
             }
             _ => unreachable!("not a cluster statement: {stmt:?}"),

@@ -27,6 +27,9 @@ impl QueryEngine {
             | Statement::ShowCollation
             | Statement::ShowMetaLeader
             | Statement::ShowZones
+            | Statement::CreateSnapshot
+            | Statement::DropSnapshot(_)
+            | Statement::ShowSnapshots
             | Statement::DescribeZone(_) => self.cluster_statement(stmt),
             Statement::ShowParts(ids) => {
                 let space = self.current_space(session)?;
