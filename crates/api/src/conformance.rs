@@ -1814,7 +1814,7 @@ fn snapshots_are_listed_and_dropped(fx: &Fixture) {
         }
         Err(e) => assert!(e.message.contains("not supported"), "{}", e.message),
     }
-    let props = s.st.get_vertices(&s.sp, &[iv(1)], &[t.clone()], &PropSelection::All).unwrap();
+    let props = s.st.get_vertices(&s.sp, &[iv(1)], std::slice::from_ref(&t), &PropSelection::All).unwrap();
     assert!(props[0].is_some(), "the data is untouched");
 }
 
