@@ -153,6 +153,20 @@ pub fn coerce(prop: &PropDef, v: Value) -> QResult<Value> {
         (PropType::Int16, Value::Int(i)) => in_range(i, i16::MIN as i64, i16::MAX as i64),
         (PropType::Int32, Value::Int(i)) => in_range(i, i32::MIN as i64, i32::MAX as i64),
         (PropType::Int64, v @ Value::Int(_)) => Ok(v),
+        // A float into an integer column is rounded (half away from zero), as NebulaGraph's RowWriterV2 does, once it
+        // is known to fit.
+        (PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64, Value::Float(f)) => {
+            let (lo, hi) = match prop.ty {
+                PropType::Int8 => (i8::MIN as f64, i8::MAX as f64),
+                PropType::Int16 => (i16::MIN as f64, i16::MAX as f64),
+                PropType::Int32 => (i32::MIN as f64, i32::MAX as f64),
+                _ => (i64::MIN as f64, i64::MAX as f64),
+            };
+            if !(lo..=hi).contains(&f) {
+                return Err(QError::execution("Storage Error: Out of range value."));
+            }
+            Ok(Value::Int(f.round() as i64))
+        }
         (PropType::Float | PropType::Double, Value::Int(i)) => Ok(Value::Float(i as f64)),
         (PropType::Float, Value::Float(f)) => Ok(Value::Float(f as f32 as f64)),
         (PropType::Double, v @ Value::Float(_)) => Ok(v),
