@@ -224,7 +224,10 @@ impl Validator<'_> {
             }
             Statement::OrderBy(f) => {
                 self.check_refs(f.iter().map(|(e, _)| e), input, assigned)?;
-                BoundSentence::OrderBy(f.clone())
+                match self.order_var(f, input, assigned)? {
+                    Some(sorted) => sorted,
+                    None => BoundSentence::OrderBy(f.clone()),
+                }
             }
             Statement::Limit { offset, count } => BoundSentence::Limit { offset: offset.clone(), count: count.clone() },
             Statement::GroupBy { keys, yield_clause } => {
@@ -320,6 +323,43 @@ impl Validator<'_> {
             right_col: rcol.clone(),
             yield_clause: YieldClause { distinct: j.yield_clause.distinct, columns },
         })
+    }
+
+    /// A standalone `ORDER BY $v.c` (no pipe in front): the rows of `$v`, its columns, sorted; planned as
+    /// `YIELD $v.c1 AS c1, ... | ORDER BY $-.c`. `None` for any other ORDER BY.
+    fn order_var(
+        &self,
+        factors: &[(Expr, bool)],
+        input: &Columns,
+        assigned: &[(String, Vec<String>)],
+    ) -> QResult<Option<BoundSentence>> {
+        if !input.as_ref().is_some_and(|c| c.is_empty()) {
+            return Ok(None);
+        }
+        let mut var = None;
+        for (e, _) in factors {
+            if let Expr::VarProp { var: v, .. } = e {
+                var.get_or_insert(v.clone());
+            }
+        }
+        let Some(var) = var else { return Ok(None) };
+        let Some(columns) = self.var_columns(&var, assigned) else { return Ok(None) };
+        let columns = columns
+            .iter()
+            .map(|c| YieldColumn { expr: Expr::VarProp { var: var.clone(), prop: c.clone() }, alias: Some(c.clone()) })
+            .collect();
+        let mut sorted = factors.to_vec();
+        for (e, _) in &mut sorted {
+            e.visit_mut(&mut |x| {
+                if let Expr::VarProp { var: v, prop } = x {
+                    if *v == var {
+                        *x = Expr::InputProp(std::mem::take(prop));
+                    }
+                }
+            });
+        }
+        let rows = BoundSentence::Yield { yield_clause: YieldClause { distinct: false, columns }, filter: None };
+        Ok(Some(BoundSentence::Pipe(Box::new(rows), Box::new(BoundSentence::OrderBy(sorted)))))
     }
 
     /// `yield_clause` with each `$-.*` column replaced by one `$-.c` per input column and each `$v.*` by one `$v.c`
