@@ -335,6 +335,8 @@ impl Catalog for MetaStore {
                 return Err(QError::execution("Index with ttl!"));
             }
             let mut props = old.latest().props.clone();
+            // Dropping the TTL column removes the TTL, as NebulaGraph's `alterColumnDefs` does.
+            let mut ttl_dropped = false;
             let prop_missing = || match kind {
                 SchemaKind::Tag => QError::execution("Tag prop not existed!"),
                 SchemaKind::Edge => QError::execution("Edge prop not existed!"),
@@ -357,11 +359,7 @@ impl Catalog for MetaStore {
                     }
                     SchemaChange::Drop(names) => {
                         for n in names {
-                            if n == old.ttl_col && options.ttl_col.is_none() {
-                                return Err(QError::semantic(format!(
-                                    "Column `{n}' is the TTL column and cannot be dropped"
-                                )));
-                            }
+                            ttl_dropped |= !old.ttl_col.is_empty() && n == old.ttl_col;
                             let pos = props.iter().position(|q| q.name == n).ok_or_else(prop_missing)?;
                             props.remove(pos);
                         }
@@ -369,8 +367,10 @@ impl Catalog for MetaStore {
                 }
             }
             check_unique(&props)?;
-            let ttl_duration = options.ttl_duration.unwrap_or(old.ttl_duration);
-            let ttl_col = options.ttl_col.clone().unwrap_or(old.ttl_col.clone());
+            let (old_duration, old_col) =
+                if ttl_dropped { (0, String::new()) } else { (old.ttl_duration, old.ttl_col.clone()) };
+            let ttl_duration = options.ttl_duration.unwrap_or(old_duration);
+            let ttl_col = options.ttl_col.clone().unwrap_or(old_col);
             check_ttl(&props, &ttl_col, ttl_duration)?;
             let mut new = (*old).clone();
             if props != old.latest().props {

@@ -956,6 +956,10 @@ impl<'a> Parser<'a> {
                     break;
                 }
                 self.expect_sym(",")?;
+                // A trailing comma before `)` is allowed here (not in ALTER), as NebulaGraph's grammar has it.
+                if self.eat_sym(")") {
+                    break;
+                }
             }
         }
         let options = self.schema_options()?;
