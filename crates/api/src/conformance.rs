@@ -2144,7 +2144,7 @@ fn jobs_run_and_are_listed_newest_first(fx: &Fixture) {
         assert!(listed.iter().any(|j| j.id == *id));
     }
     assert_eq!(other.wait_job(other_job).status, JobStatus::Finished);
-    assert_eq!(s.st.recover_jobs(&s.sp).unwrap(), 0);
+    assert_eq!(s.st.recover_jobs(&s.sp, &[]).unwrap(), 0);
 }
 
 /// A read of many edges or index entries checks its budget as it goes: a killed query's neighbours read (with or

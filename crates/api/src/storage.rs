@@ -410,8 +410,9 @@ pub trait StorageClient: Send + Sync {
 
     fn stop_job(&self, space: &SpaceDesc, id: i64) -> QResult<()>;
 
-    /// Queues the failed and stopped jobs of `space` again; returns how many.
-    fn recover_jobs(&self, space: &SpaceDesc) -> QResult<usize>;
+    /// Queues the failed and stopped jobs of `space` again (only those of `only`, unless it is empty; other ids
+    /// are passed over); returns how many.
+    fn recover_jobs(&self, space: &SpaceDesc, only: &[i64]) -> QResult<usize>;
 
     /// Exact counts of rows per tag and edge type, vertices and edges, as of the last acknowledged write.
     fn stats(&self, space: &SpaceDesc) -> QResult<SpaceStats>;

@@ -195,12 +195,13 @@ impl EmbeddedStorage {
     }
 
     /// Queues the failed and stopped jobs of `space` again; returns how many.
-    pub fn recover_jobs_internal(&self, space: &SpaceDesc) -> QResult<usize> {
+    pub fn recover_jobs_internal(&self, space: &SpaceDesc, only: &[i64]) -> QResult<usize> {
         let mut st = self.jobs.state.lock().expect("lock poisoned");
         let ids: Vec<i64> = st
             .jobs
             .values()
             .filter(|j| j.space_id == space.id && matches!(j.status, JobStatus::Failed | JobStatus::Stopped))
+            .filter(|j| only.is_empty() || only.contains(&j.id))
             .map(|j| j.id)
             .collect();
         for id in &ids {

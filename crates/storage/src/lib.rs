@@ -993,8 +993,8 @@ impl StorageClient for EmbeddedStorage {
         self.stop_job_internal(space, id)
     }
 
-    fn recover_jobs(&self, space: &SpaceDesc) -> QResult<usize> {
-        self.recover_jobs_internal(space)
+    fn recover_jobs(&self, space: &SpaceDesc, only: &[i64]) -> QResult<usize> {
+        self.recover_jobs_internal(space, only)
     }
 
     fn create_snapshot(&self, name: &str) -> QResult<()> {

@@ -487,7 +487,8 @@ pub enum Statement {
     ShowJobs,
     ShowJob(i64),
     StopJob(i64),
-    RecoverJob,
+    /// `RECOVER JOB [id, ...]`: the failed and stopped jobs (only those listed, when ids are given).
+    RecoverJob(Vec<i64>),
     ShowStats,
     /// A statement the parser recognizes but Quiver does not run yet (named for the error message).
     Unsupported(String),

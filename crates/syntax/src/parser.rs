@@ -506,12 +506,13 @@ impl<'a> Parser<'a> {
             "RECOVER" => {
                 self.bump();
                 self.expect_kw("JOB")?;
-                if !self.at_eof() && !self.peek_sym(";") {
-                    // `RECOVER JOB id, ...` (selected jobs) is not implemented; all failed and stopped ones are.
-                    self.skip_to_statement_end();
-                    return Ok(Statement::Unsupported("RECOVER JOB with job ids".into()));
-                }
-                Ok(Statement::RecoverJob)
+                // `RECOVER JOB id, ...`: only those of the failed and stopped jobs.
+                let ids = if matches!(self.peek(), Tok::Int(_)) {
+                    self.comma_separated(Parser::int_lit)?
+                } else {
+                    Vec::new()
+                };
+                Ok(Statement::RecoverJob(ids))
             }
             "ALTER" => self.alter(),
             "INSERT" => self.insert(),

@@ -281,8 +281,8 @@ impl QueryEngine {
                 self.storage.stop_job(space, *id)?;
                 Ok(DataSet::new(vec!["Result".into()], vec![vec![Value::String("Job stopped".into())]]))
             }
-            Statement::RecoverJob => {
-                let n = self.storage.recover_jobs(space)?;
+            Statement::RecoverJob(ids) => {
+                let n = self.storage.recover_jobs(space, ids)?;
                 Ok(DataSet::new(vec!["Recovered job num".into()], vec![vec![Value::Int(n as i64)]]))
             }
             Statement::ShowStats => {

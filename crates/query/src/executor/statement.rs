@@ -60,7 +60,7 @@ impl QueryEngine {
             | Statement::ShowJobs
             | Statement::ShowJob(_)
             | Statement::StopJob(_)
-            | Statement::RecoverJob
+            | Statement::RecoverJob(_)
             | Statement::ShowStats => {
                 let space = self.current_space(session)?;
                 self.admin_statement(&space, stmt)
