@@ -280,15 +280,14 @@ impl QueryEngine {
                 let def = &schema.latest().props[schema.latest().prop_index(name).expect("checked above")];
                 props.insert(name.clone(), coerce_update(def, v)?);
             }
+            // Every value is written as its property's type: a default too (a float default of an integer
+            // property is rounded, as a written value is).
             let row = schema
                 .latest()
                 .props
                 .iter()
-                .map(|d| props.get(&d.name).cloned().unwrap_or(Value::NULL))
-                .collect::<Vec<_>>();
-            for (d, v) in schema.latest().props.iter().zip(&row) {
-                coerce_update(d, v.clone())?;
-            }
+                .map(|d| coerce_update(d, props.get(&d.name).cloned().unwrap_or(Value::NULL)))
+                .collect::<QResult<Vec<_>>>()?;
             Ok(RmwDecision::Write(row))
         };
         let after = match target {

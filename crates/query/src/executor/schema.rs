@@ -7,7 +7,7 @@ use quiver_api::{
 use quiver_common::eval::eval_const;
 use quiver_common::limits::{COMMENT_BYTES_MAX, PARTITIONS_MAX, VID_BYTES_MAX};
 use quiver_common::value::write_quoted;
-use quiver_common::{QError, QResult, Value};
+use quiver_common::{PropType, QError, QResult, Value};
 use quiver_syntax::ast::{self, AlterOp, PropSpec, Statement, VidTypeSpec};
 
 /// NebulaGraph's default `partition_num` (3.6 and later).
@@ -40,7 +40,12 @@ fn prop_def(spec: &PropSpec) -> QResult<PropDef> {
     };
     if let Some(e) = &spec.default {
         let v = eval_const(e)?;
-        // A DEFAULT must be a value of the property's type; NULL only for a nullable property.
+        // A DEFAULT must be a value of the property's type; NULL only for a nullable property. Unlike a written
+        // value, a float default of an integer property is refused, not rounded (NebulaGraph's SchemaUtil).
+        let integer = matches!(def.ty, PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64);
+        if integer && matches!(v, Value::Float(_)) {
+            return Err(QError::execution("Invalid param!"));
+        }
         coerce(&def, v).map_err(|_| QError::execution("Invalid param!"))?;
         def.default = Some((e.to_string(), e.clone()));
     }
