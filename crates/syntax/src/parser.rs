@@ -219,6 +219,14 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Whether the sentence being parsed ends here: at the request's end, a `;`, a pipe, a closing bracket or brace,
+    /// or a set operation.
+    fn at_sentence_end(&self) -> bool {
+        self.at_eof()
+            || [";", "|", ")", "}"].iter().any(|s| self.peek_sym(s))
+            || ["UNION", "INTERSECT", "MINUS"].iter().any(|w| self.peek_kw(w))
+    }
+
     fn expect_kw(&mut self, kw: &str) -> QResult<()> {
         if self.eat_kw(kw) {
             Ok(())
@@ -675,8 +683,7 @@ impl<'a> Parser<'a> {
                 self.expect_kw("AS")?;
                 let alias = self.name()?;
                 // Alone, up to the sentence's end, it is nGQL's UNWIND sentence (`... | UNWIND $-.l AS x`).
-                let ends = self.at_eof() || [";", "|", ")", "}"].iter().any(|s| self.peek_sym(s));
-                if clauses.is_empty() && (ends || ["UNION", "INTERSECT", "MINUS"].iter().any(|w| self.peek_kw(w))) {
+                if clauses.is_empty() && self.at_sentence_end() {
                     return Ok(Statement::Unwind { expr, alias });
                 }
                 clauses.push(MatchClause::Unwind { expr, alias });
@@ -1761,9 +1768,7 @@ impl<'a> Parser<'a> {
     fn required_yield(&mut self) -> QResult<YieldClause> {
         if !self.peek_kw("YIELD") {
             // NebulaGraph's grammar takes the sentence without it, and its validator refuses it.
-            let ends = self.at_eof() || [";", "|", ")", "}"].iter().any(|s| self.peek_sym(s));
-            let set_op = ["UNION", "INTERSECT", "MINUS"].iter().any(|w| self.peek_kw(w));
-            if ends || set_op {
+            if self.at_sentence_end() {
                 return Err(QError::semantic("Missing yield clause."));
             }
             return Err(self.error_here());
@@ -2426,15 +2431,7 @@ impl<'a> Parser<'a> {
             _ => name,
         };
         self.expect_sym("(")?;
-        // An aggregate's name with other than one argument is the scalar function of that name (`bit_and(a, b)`),
-        // as NebulaGraph's grammar resolves it.
-        let aggregate = functions::is_aggregate(&name) && {
-            let one_arg = self.pos;
-            let is_one = self.peek_kw("DISTINCT") || self.peek_sym("*") || self.skip_one_argument();
-            self.pos = one_arg;
-            is_one
-        };
-        if aggregate {
+        if functions::is_aggregate(&name) && (self.peek_kw("DISTINCT") || self.peek_sym("*")) {
             let distinct = self.eat_kw("DISTINCT");
             if self.eat_sym("*") {
                 self.expect_sym(")")?;
@@ -2451,7 +2448,13 @@ impl<'a> Parser<'a> {
             return Ok((Expr::Aggregate { name, arg: Some(Box::new(arg)), distinct }, h));
         }
         let args_start = self.pos;
-        let (args, h) = self.trees_until(")")?;
+        let (mut args, h) = self.trees_until(")")?;
+        // An aggregate's name with one argument is the aggregate; with any other number, the scalar function of
+        // that name (`bit_and(a, b)`), as NebulaGraph's grammar resolves it.
+        if functions::is_aggregate(&name) && args.len() == 1 {
+            let arg = args.pop().map(Box::new);
+            return Ok((Expr::Aggregate { name, arg, distinct: false }, h));
+        }
         if name.eq_ignore_ascii_case("exists")
             && !matches!(&args[..], [Expr::Attribute { .. } | Expr::LabelProp { .. } | Expr::Subscript { .. }])
         {
@@ -2468,28 +2471,6 @@ impl<'a> Parser<'a> {
         Ok((Expr::Function { name, args }, h))
     }
 
-    /// After a call's `(`: whether exactly one argument follows (tokens are skipped, balancing brackets, up to the
-    /// call's `)`); the caller puts the position back.
-    fn skip_one_argument(&mut self) -> bool {
-        let mut depth = 0usize;
-        let mut seen = false;
-        loop {
-            match self.bump() {
-                Tok::Eof => return false,
-                Tok::Sym("(" | "[" | "{") => depth += 1,
-                Tok::Sym(")") if depth == 0 => return seen,
-                Tok::Sym(")" | "]" | "}") => depth = depth.saturating_sub(1),
-                Tok::Sym(",") if depth == 0 => return false,
-                _ => {}
-            }
-            seen = true;
-        }
-    }
-
-    /// A list `[a, b]` or a list comprehension `[x IN l WHERE c | m]`, after the `[`. As in NebulaGraph's grammar the
-    /// first item is parsed as an expression, and is the head of a comprehension when it is `x IN l` followed by
-    /// `WHERE` or `|`; so `[x IN l]` stays a list of one boolean. (Split in three so that each level of a nested list
-    /// or comprehension keeps only two small frames here.)
     fn list_or_comprehension(&mut self) -> QResult<Tree> {
         if self.eat_sym("]") {
             return Ok((Expr::List(vec![]), 0));

@@ -5,6 +5,7 @@
 
 use crate::{DataSet, QueryEngine};
 use quiver_api::SpaceDesc;
+use quiver_common::datetime::DateTime;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{HostRole, Statement};
 
@@ -12,6 +13,11 @@ use quiver_syntax::ast::{HostRole, Statement};
 const NEBULA_VERSION: &str = "3.8.0";
 
 impl QueryEngine {
+    /// This host as NebulaGraph writes one: `host:port`.
+    fn local_addr(&self) -> String {
+        format!("{}:{}", self.local_host.0, self.local_host.1)
+    }
+
     /// The one zone NebulaGraph would give this host (`AddHostsProcessor`'s name for it).
     fn zone_name(&self) -> String {
         let (host, port) = &self.local_host;
@@ -27,9 +33,11 @@ impl QueryEngine {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs() as i64)
                 .unwrap_or(0);
-            let (y, mo, d) = quiver_common::datetime::civil_from_days(secs.div_euclid(86_400));
-            let s = secs.rem_euclid(86_400);
-            let name = format!("SNAPSHOT_{y:04}_{mo:02}_{d:02}_{:02}_{:02}_{:02}", s / 3600, s / 60 % 60, s % 60);
+            let DateTime { date: d, time: t } = DateTime::from_timestamp(secs).expect("the clock is within dates");
+            let name = format!(
+                "SNAPSHOT_{:04}_{:02}_{:02}_{:02}_{:02}_{:02}",
+                d.year, d.month, d.day, t.hour, t.minute, t.sec
+            );
             if !taken.contains(&name) {
                 return Ok(name);
             }
@@ -69,7 +77,7 @@ impl QueryEngine {
             }
             Statement::ShowMetaLeader => {
                 let mut ds = DataSet::with_columns(&["Meta Leader", "secs from last heart beat"]);
-                ds.push_row([Value::str(format!("{}:{}", self.local_host.0, self.local_host.1)), Value::Int(0)]);
+                ds.push_row([Value::str(self.local_addr()), Value::Int(0)]);
                 ds
             }
             Statement::ShowZones => {
@@ -97,7 +105,7 @@ impl QueryEngine {
             }
             Statement::ShowSnapshots => {
                 let mut ds = DataSet::with_columns(&["Name", "Status", "Hosts"]);
-                let me = format!("{}:{}", self.local_host.0, self.local_host.1);
+                let me = self.local_addr();
                 for name in self.storage.snapshots()? {
                     ds.push_row([Value::str(name), Value::str("VALID"), Value::str(me.clone())]);
                 }
@@ -148,7 +156,7 @@ impl QueryEngine {
 
     /// SHOW PARTS [ids]: each partition of the space, led by this host, which is its only peer.
     pub(crate) fn show_parts(&self, space: &SpaceDesc, ids: Option<&[i64]>) -> QResult<DataSet> {
-        let me = Value::str(format!("{}:{}", self.local_host.0, self.local_host.1));
+        let me = Value::str(self.local_addr());
         let mut parts: Vec<i64> = match ids {
             None => (1..=space.partition_num as i64).collect(),
             Some(ids) => ids.to_vec(),

@@ -381,14 +381,12 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             Op::Repeat { column } => pattern::repeat(column, req, input.unwrap_or(&DataSet::empty())),
             Op::Filter(cond) => FilterExecutor::execute(cond, req, input.unwrap_or(&DataSet::empty())),
             Op::Unwind { expr, alias, only_alias: false } => {
-                UnwindExecutor::execute(expr, alias, req, input.unwrap_or(&DataSet::empty()))
+                UnwindExecutor::execute(expr, alias, true, req, input.unwrap_or(&DataSet::empty()))
             }
             // nGQL's sentence: without a pipe it unwinds once, over no input columns.
             Op::Unwind { expr, alias, only_alias: true } => {
                 let argument = pattern::argument();
-                let rows = UnwindExecutor::execute(expr, alias, req, input.unwrap_or(&argument))?;
-                let c = rows.column_index(alias).expect("the unwound column");
-                Ok(DataSet::from_columns(vec![alias.clone()], vec![rows.column(c).to_vec()]))
+                UnwindExecutor::execute(expr, alias, false, req, input.unwrap_or(&argument))
             }
             Op::OptionalJoin { .. } | Op::PatternApply { .. } => {
                 // The branch runs once over the input rows, numbered, and its rows are joined back by number.

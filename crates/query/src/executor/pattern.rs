@@ -482,8 +482,10 @@ impl BuildPathExecutor {
 pub(super) struct UnwindExecutor;
 
 impl UnwindExecutor {
-    pub fn execute(expr: &Expr, alias: &str, req: &Request<'_>, input: &DataSet) -> QResult<DataSet> {
-        let mut columns = input.columns().to_vec();
+    /// One row per item of `expr` on each input row: the input row's columns and the item (`keep_input`, MATCH's
+    /// UNWIND), or the item alone (nGQL's UNWIND sentence).
+    pub fn execute(expr: &Expr, alias: &str, keep_input: bool, req: &Request<'_>, input: &DataSet) -> QResult<DataSet> {
+        let mut columns = if keep_input { input.columns().to_vec() } else { Vec::new() };
         columns.push(alias.to_string());
         let mut out = DataSet::from_columns(columns, Vec::new());
         let src = RowSource { var: None, data: input };
@@ -496,7 +498,7 @@ impl UnwindExecutor {
             };
             for item in items {
                 meter.tick()?;
-                let mut values = input.row(row);
+                let mut values = if keep_input { input.row(row) } else { Vec::with_capacity(1) };
                 values.push(item);
                 out.push_row(values);
             }
