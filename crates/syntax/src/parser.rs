@@ -2448,7 +2448,21 @@ impl<'a> Parser<'a> {
             return Ok((Expr::Aggregate { name, arg: Some(Box::new(arg)), distinct }, h));
         }
         let args_start = self.pos;
-        let (mut args, h) = self.trees_until(")")?;
+        let (args, h) = self.trees_until(")")?;
+        self.resolve_call(name, name_token, args_start, args, h)
+    }
+
+    /// A call's parsed arguments resolved to what it is (out of line: `call` is a frame of every level of nested
+    /// calls, and a debug build gives each local here a slot there).
+    #[inline(never)]
+    fn resolve_call(
+        &self,
+        name: String,
+        name_token: usize,
+        args_start: usize,
+        mut args: Vec<Expr>,
+        h: usize,
+    ) -> QResult<Tree> {
         // An aggregate's name with one argument is the aggregate; with any other number, the scalar function of
         // that name (`bit_and(a, b)`), as NebulaGraph's grammar resolves it.
         if functions::is_aggregate(&name) && args.len() == 1 {
@@ -2471,6 +2485,10 @@ impl<'a> Parser<'a> {
         Ok((Expr::Function { name, args }, h))
     }
 
+    /// A list `[a, b]` or a list comprehension `[x IN l WHERE c | m]`, after the `[`. As in NebulaGraph's grammar the
+    /// first item is parsed as an expression, and is the head of a comprehension when it is `x IN l` followed by
+    /// `WHERE` or `|`; so `[x IN l]` stays a list of one boolean. (Split in three so that each level of a nested list
+    /// or comprehension keeps only two small frames here.)
     fn list_or_comprehension(&mut self) -> QResult<Tree> {
         if self.eat_sym("]") {
             return Ok((Expr::List(vec![]), 0));
