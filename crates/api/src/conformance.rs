@@ -330,6 +330,7 @@ impl Space<'_> {
             fields,
             comment: None,
             state: IndexState::Building,
+            params: Default::default(),
         };
         self.cat.create_index(&self.sp, desc, false).expect("create index").expect("a new index")
     }
@@ -369,7 +370,11 @@ fn ranged(
     lower: Option<(Value, bool)>,
     upper: Option<(Value, bool)>,
 ) -> IndexScan {
-    IndexScan { index: index.clone(), prefix, range: Some(IndexRange { lower, upper, starts_with: None }) }
+    IndexScan {
+        index: index.clone(),
+        prefix,
+        range: Some(IndexRange { lower, upper, starts_with: None, cells: Vec::new() }),
+    }
 }
 
 fn hit_vid(h: &IndexHit) -> i64 {

@@ -41,6 +41,38 @@ pub struct IndexDesc {
     pub fields: Vec<IndexField>,
     pub comment: Option<String>,
     pub state: IndexState,
+    /// `WITH (s2_max_level = n, s2_max_cells = n)` of a geo index, as given.
+    #[serde(default)]
+    pub params: IndexParams,
+}
+
+/// The options of a geo index; unset ones take NebulaGraph's defaults (`s2_max_level` 30, `s2_max_cells` 8).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexParams {
+    pub s2_max_level: Option<u8>,
+    pub s2_max_cells: Option<u8>,
+}
+
+impl IndexDesc {
+    /// Whether this is a geo index: one field, of type geography, whose entries are S2 cells.
+    pub fn is_geo(&self) -> bool {
+        matches!(self.fields.as_slice(), [f] if matches!(f.ty, PropType::Geography(_)))
+    }
+
+    /// Whether a geo index holds only points (its column is `geography(point)`), which are filed under leaf cells.
+    pub fn points_only(&self) -> bool {
+        matches!(self.fields.as_slice(), [f] if f.ty == PropType::Geography(Some(quiver_common::geo::GeoShape::Point)))
+    }
+
+    /// The covering a geo index files values under and is searched with.
+    pub fn cover_params(&self) -> quiver_common::geo::cells::CoverParams {
+        let d = quiver_common::geo::cells::CoverParams::default();
+        quiver_common::geo::cells::CoverParams {
+            min_level: d.min_level,
+            max_level: self.params.s2_max_level.unwrap_or(d.max_level),
+            max_cells: self.params.s2_max_cells.map_or(d.max_cells, usize::from),
+        }
+    }
 }
 
 pub type IndexRef = Arc<IndexDesc>;
@@ -61,6 +93,9 @@ pub struct IndexRange {
     pub upper: Option<(Value, bool)>,
     /// `STARTS WITH`: the field's key bytes start with this string's bytes.
     pub starts_with: Option<String>,
+    /// A geo index: the S2 cell-id ranges (inclusive) to read; an entry in any of them is a hit, to be re-checked
+    /// against the predicate (cells only approximate a shape).
+    pub cells: Vec<(u64, u64)>,
 }
 
 /// What an index entry points to.

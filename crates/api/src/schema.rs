@@ -192,6 +192,10 @@ pub fn coerce(prop: &PropDef, v: Value) -> QResult<Value> {
         (PropType::Time, v @ Value::Time(_)) => Ok(v),
         (PropType::DateTime, v @ Value::DateTime(_)) => Ok(v),
         (PropType::Duration, v @ Value::Duration(_)) => Ok(v),
+        // A `geography(shape)` column takes only that shape (RowWriterV2's TYPE_MISMATCH).
+        (PropType::Geography(shape), Value::Geography(g)) if shape.is_none_or(|s| s == g.shape()) => {
+            Ok(Value::Geography(g))
+        }
         _ => Err(mismatch()),
     }
 }
@@ -224,6 +228,7 @@ pub fn convert_for_read(ty: PropType, v: Value) -> Value {
         | (PropType::Time, Value::Time(_))
         | (PropType::DateTime, Value::DateTime(_))
         | (PropType::Duration, Value::Duration(_)) => v,
+        (PropType::Geography(shape), Value::Geography(g)) if shape.is_none_or(|s| s == g.shape()) => v,
         _ => Value::NULL,
     }
 }

@@ -1,7 +1,7 @@
 //! The scalar function families of nGQL: math, string, conversion, date/time, `hash`, graph accessors (`id`,
 //! `tags`, `properties`, `src`, `dst`, `rank`, `type`, `startNode`, `endNode`) and path functions (`nodes`,
-//! `relationships`, `length`, `hasSameEdgeInPath`, `hasSameVertexInPath`, `reversePath`). Names are
-//! case-insensitive.
+//! `relationships`, `length`, `hasSameEdgeInPath`, `hasSameVertexInPath`, `reversePath`), and the geo functions
+//! of [`crate::geo::functions`]. Names are case-insensitive.
 
 use crate::datetime::{Date, DateTime, Duration, Time};
 use crate::error::{QError, QResult};
@@ -116,6 +116,11 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                     },
                 }
             })
+        }
+        geo if crate::geo::functions::arity(geo).is_some() => {
+            let a = known!();
+            let (min, max) = crate::geo::functions::arity(geo).expect("matched");
+            arity(name, &a, min, max).map(|_| crate::geo::functions::call(geo, &a))
         }
         "round" => {
             let a = known!();
@@ -983,6 +988,8 @@ fn nebula_hash(v: &Value) -> u64 {
             let hv = fnv64(&d.seconds.to_le_bytes(), hv);
             fnv64(&d.microseconds.to_le_bytes(), hv)
         }
+        // `std::hash<Geography>`: the string hash of its WKB.
+        Value::Geography(g) => crate::murmur::murmur2_64a(&g.to_wkb(), crate::murmur::NEBULA_SEED),
         Value::List(items) if items.len() == 1 => nebula_hash(&items[0]),
         Value::List(items) | Value::Set(items) => items.iter().fold(0, |seed, v| hash_combine(seed, nebula_hash(v))),
         Value::Map(m) => m.iter().fold(0, |seed, (k, v)| {

@@ -11,6 +11,7 @@ pub mod eval;
 pub mod expr;
 pub mod fasthash;
 pub mod functions;
+pub mod geo;
 pub mod limits;
 pub mod memory;
 pub mod murmur;

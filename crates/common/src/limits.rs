@@ -54,3 +54,8 @@ pub const ECACHE_EDGES_MAX: i64 = 16_000_000;
 pub const WIRE_VALUE_DEPTH_MAX: usize = 64;
 /// Graph-protocol frames larger than this are refused, unless the server is configured otherwise (`--max-frame-mb`).
 pub const FRAME_BYTES_MAX: usize = 64 << 20;
+/// Vertices of one geography value (all rings together). Validity checks and predicates compare edges pairwise, so
+/// this bounds their cost; NebulaGraph has no limit.
+pub const GEO_VERTICES_MAX: usize = 4096;
+/// Cells `S2_CoveringCellIds` returns at most, whatever its `max_cells` asks (a geo index takes at most 32).
+pub const GEO_COVERING_CELLS_MAX: usize = 1024;

@@ -1,5 +1,6 @@
 //! Property types of tags and edge types.
 
+use crate::geo::GeoShape;
 use std::fmt;
 
 /// The type of a tag or edge property, as declared in `CREATE TAG|EDGE`.
@@ -19,6 +20,8 @@ pub enum PropType {
     DateTime,
     Timestamp,
     Duration,
+    /// `geography`, or `geography(point|linestring|polygon)` when the shape is fixed.
+    Geography(Option<GeoShape>),
 }
 
 impl PropType {
@@ -39,6 +42,8 @@ impl PropType {
             PropType::DateTime => "datetime".into(),
             PropType::Timestamp => "timestamp".into(),
             PropType::Duration => "duration".into(),
+            PropType::Geography(None) => "geography".into(),
+            PropType::Geography(Some(s)) => format!("geography({})", s.name()),
         }
     }
 
@@ -59,6 +64,7 @@ impl PropType {
             PropType::DateTime => 12,
             PropType::Timestamp => 13,
             PropType::Duration => 14,
+            PropType::Geography(_) => 15,
         }
     }
 
@@ -78,6 +84,12 @@ impl PropType {
             12 => PropType::DateTime,
             13 => PropType::Timestamp,
             14 => PropType::Duration,
+            15 => PropType::Geography(match len {
+                1 => Some(GeoShape::Point),
+                2 => Some(GeoShape::LineString),
+                3 => Some(GeoShape::Polygon),
+                _ => None,
+            }),
             _ => return None,
         })
     }

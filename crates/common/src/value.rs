@@ -3,6 +3,7 @@
 //! EMPTY (no such property, tag or vertex) and NULL (present but null) are different values everywhere.
 
 use crate::datetime::{Date, DateTime, Duration, Time};
+use crate::geo::Geography;
 pub use smol_str::SmolStr;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -44,6 +45,8 @@ pub enum Value {
     Vertex(Arc<Vertex>),
     Edge(Arc<Edge>),
     Path(Arc<Path>),
+    /// A point, linestring or polygon (see [`crate::geo`]); shared, as rows copy it.
+    Geography(Arc<Geography>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -261,6 +264,7 @@ impl Value {
             Value::Vertex(_) => "vertex",
             Value::Edge(_) => "edge",
             Value::Path(_) => "path",
+            Value::Geography(_) => "geography",
         }
     }
 
@@ -323,7 +327,8 @@ impl Value {
             Value::List(_) => 11,
             Value::Map(_) => 12,
             Value::Set(_) => 13,
-            Value::Null(_) => 14,
+            Value::Geography(_) => 14,
+            Value::Null(_) => 15,
         }
     }
 
@@ -344,6 +349,7 @@ impl Value {
             (Value::Time(a), Value::Time(b)) => a.cmp(b),
             (Value::DateTime(a), Value::DateTime(b)) => a.cmp(b),
             (Value::Duration(a), Value::Duration(b)) => a.cmp(b),
+            (Value::Geography(a), Value::Geography(b)) => a.total_cmp(b),
             (Value::List(a), Value::List(b)) | (Value::Set(a), Value::Set(b)) => cmp_seq(a, b),
             (Value::Map(a), Value::Map(b)) => cmp_props(a, b),
             (Value::Vertex(a), Value::Vertex(b)) => a.vid.total_cmp(&b.vid),
@@ -377,6 +383,7 @@ impl Value {
             Value::Float(f) => serde_json::Number::from_f64(*f).map(J::Number).unwrap_or(J::Null),
             Value::String(s) => J::String(s.to_string()),
             Value::Date(_) | Value::Time(_) | Value::DateTime(_) | Value::Duration(_) => J::String(self.to_string()),
+            Value::Geography(g) => J::String(g.wkt()),
             Value::List(items) | Value::Set(items) => J::Array(items.iter().map(|v| v.to_json()).collect()),
             Value::Map(m) => J::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
             Value::Vertex(v) => vertex_json(v),
@@ -485,6 +492,7 @@ impl std::hash::Hash for Value {
             Value::Time(t) => t.hash(state),
             Value::DateTime(d) => d.hash(state),
             Value::Duration(d) => d.hash(state),
+            Value::Geography(g) => g.hash_into(state),
             Value::List(items) | Value::Set(items) => items.iter().for_each(|v| v.hash(state)),
             Value::Map(m) => m.iter().for_each(|(k, v)| {
                 k.hash(state);
@@ -594,6 +602,7 @@ impl fmt::Display for Value {
             Value::Time(t) => write!(f, "{t}"),
             Value::DateTime(d) => write!(f, "{d}"),
             Value::Duration(d) => write!(f, "{d}"),
+            Value::Geography(g) => write!(f, "{g}"),
             Value::List(items) | Value::Set(items) => {
                 let (open, close) = if matches!(self, Value::List(_)) { ("[", "]") } else { ("{", "}") };
                 f.write_str(open)?;

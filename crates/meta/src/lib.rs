@@ -463,6 +463,10 @@ impl Catalog for MetaStore {
                     }
                     (PropType::FixedString(_), Some(l)) => Some(l),
                     (PropType::Duration, _) => return Err(QError::execution("Unsupported!")),
+                    // A geography is indexed alone (CreateTagIndexProcessor: no joint geo index).
+                    (PropType::Geography(_), None) if index.fields.len() > 1 => {
+                        return Err(QError::execution("Unsupported!"))
+                    }
                     (_, Some(_)) => return Err(QError::execution("Invalid param!")),
                     (_, None) => None,
                 };

@@ -8,7 +8,8 @@
 //! variable area: string bytes, addressed by (offset, len) from their slot
 //! ```
 //! Slot sizes: bool/int8 1, int16 2, int32/float/date 4, int64/double/timestamp/time 8, datetime 12,
-//! duration 16, string/fixed_string 8 (u32 offset from the row start, u32 length).
+//! duration 16, string/fixed_string/geography 8 (u32 offset from the row start, u32 length; a geography's bytes are
+//! its little-endian WKB).
 
 use quiver_api::{convert_for_read, Props, SchemaDesc, SchemaVersion};
 use quiver_common::datetime::{Date, DateTime, Duration, Time};
@@ -25,7 +26,7 @@ fn slot_size(ty: PropType) -> usize {
         PropType::Int64 | PropType::Double | PropType::Timestamp | PropType::Time => 8,
         PropType::DateTime => 12,
         PropType::Duration => 16,
-        PropType::String | PropType::FixedString(_) => 8,
+        PropType::String | PropType::FixedString(_) | PropType::Geography(_) => 8,
     }
 }
 
@@ -80,6 +81,14 @@ pub fn encode(schema: &SchemaVersion, values: &[Value]) -> Vec<u8> {
                 out.extend_from_slice(s.as_bytes());
                 let mut b = off.to_le_bytes().to_vec();
                 b.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                b
+            }
+            (PropType::Geography(_), Value::Geography(g)) => {
+                let wkb = g.to_wkb();
+                let off = out.len() as u32;
+                out.extend_from_slice(&wkb);
+                let mut b = off.to_le_bytes().to_vec();
+                b.extend_from_slice(&(wkb.len() as u32).to_le_bytes());
                 b
             }
             (ty, v) => panic!("value {v} of type {} reached the codec for a {ty} property", v.type_name()),
@@ -193,6 +202,13 @@ impl<'a> RowReader<'a> {
                 seconds: i64::from_le_bytes(b[4..12].try_into().expect("slot")),
                 microseconds: i32::from_le_bytes(b[12..16].try_into().expect("slot")),
             }),
+            PropType::Geography(_) => {
+                let off = u32::from_le_bytes(b[0..4].try_into().expect("slot")) as usize;
+                let len = u32::from_le_bytes(b[4..8].try_into().expect("slot")) as usize;
+                let wkb = row.get(off..off.saturating_add(len)).ok_or_else(|| corrupt("geography out of bounds"))?;
+                let g = quiver_common::geo::Geography::from_wkb(wkb).map_err(|e| corrupt(&e))?;
+                Value::Geography(std::sync::Arc::new(g))
+            }
             PropType::String | PropType::FixedString(_) => {
                 let off = u32::from_le_bytes(b[0..4].try_into().expect("slot")) as usize;
                 let len = u32::from_le_bytes(b[4..8].try_into().expect("slot")) as usize;

@@ -11,9 +11,13 @@
 //! 0.0); strings are cut to the index's length and padded with zeros; dates, times and datetimes are their fields
 //! big-endian. NULL sorts before every value, so a range predicate (which NULL never satisfies) starts past it.
 //! The entry's value is empty.
+//!
+//! A geo index (one geography field) has one entry per S2 cell of the value's covering (a point: its leaf cell),
+//! the field being the cell id big-endian; see `docs/design/geography.md`.
 
 use crate::keys::{self, KIND_INDEX, PREFIX_LEN};
 use quiver_api::{IndexDesc, IndexField, IndexRange, IndexScan, SpaceDesc};
+use quiver_common::geo::cells;
 use quiver_common::{PropType, QError, QResult, Value};
 
 pub const NULL_FLAG: u8 = 0x00;
@@ -30,6 +34,8 @@ pub fn width(f: &IndexField) -> usize {
         PropType::Time => 8,
         PropType::DateTime => 12,
         PropType::Duration => 16,
+        // A geo index's field is an S2 cell id (one entry per cell of the value's covering).
+        PropType::Geography(_) => 8,
     }
 }
 
@@ -114,33 +120,66 @@ pub fn fields_width(index: &IndexDesc) -> usize {
     index.fields.iter().map(|f| 1 + width(f)).sum()
 }
 
-/// The entry of a tag row with property values `values` (the index's fields, in order).
-pub fn vertex_entry(space: &SpaceDesc, index: &IndexDesc, vid: &Value, values: &[Value]) -> QResult<Vec<u8>> {
-    let mut k = index_prefix(space.id, keys::part_of(space, vid), index.id);
+/// The field bytes of a row's entries: one string of every field's encoding, or for a geo index one per S2 cell of
+/// the value's covering (a NULL one entry of NULL).
+fn encoded_fields(index: &IndexDesc, values: &[Value]) -> QResult<Vec<Vec<u8>>> {
+    if index.is_geo() {
+        return Ok(match values.first() {
+            Some(Value::Geography(g)) => cells::index_cells(g, index.cover_params())
+                .into_iter()
+                .map(|c| {
+                    let mut k = Vec::with_capacity(9);
+                    k.push(VALUE_FLAG);
+                    k.extend_from_slice(&c.to_be_bytes());
+                    k
+                })
+                .collect(),
+            _ => vec![vec![NULL_FLAG; 9]],
+        });
+    }
+    let mut k = Vec::new();
     for (f, v) in index.fields.iter().zip(values) {
         encode_field(f, v, &mut k)?;
     }
-    keys::encode_vid(space, vid, &mut k);
-    Ok(k)
+    Ok(vec![k])
 }
 
-/// The entry of an out-edge, stored in the partition of its source.
-pub fn edge_entry(
+/// The entries of a tag row with property values `values` (the index's fields, in order): one, or one per cell of
+/// a geo index.
+pub fn vertex_entries(space: &SpaceDesc, index: &IndexDesc, vid: &Value, values: &[Value]) -> QResult<Vec<Vec<u8>>> {
+    let base = index_prefix(space.id, keys::part_of(space, vid), index.id);
+    Ok(encoded_fields(index, values)?
+        .into_iter()
+        .map(|fields| {
+            let mut k = base.clone();
+            k.extend_from_slice(&fields);
+            keys::encode_vid(space, vid, &mut k);
+            k
+        })
+        .collect())
+}
+
+/// The entries of an out-edge, stored in the partition of its source.
+pub fn edge_entries(
     space: &SpaceDesc,
     index: &IndexDesc,
     src: &Value,
     rank: i64,
     dst: &Value,
     values: &[Value],
-) -> QResult<Vec<u8>> {
-    let mut k = index_prefix(space.id, keys::part_of(space, src), index.id);
-    for (f, v) in index.fields.iter().zip(values) {
-        encode_field(f, v, &mut k)?;
-    }
-    keys::encode_vid(space, src, &mut k);
-    k.extend_from_slice(&flip64(rank));
-    keys::encode_vid(space, dst, &mut k);
-    Ok(k)
+) -> QResult<Vec<Vec<u8>>> {
+    let base = index_prefix(space.id, keys::part_of(space, src), index.id);
+    Ok(encoded_fields(index, values)?
+        .into_iter()
+        .map(|fields| {
+            let mut k = base.clone();
+            k.extend_from_slice(&fields);
+            keys::encode_vid(space, src, &mut k);
+            k.extend_from_slice(&flip64(rank));
+            keys::encode_vid(space, dst, &mut k);
+            k
+        })
+        .collect())
 }
 
 /// What follows the fields of an entry: the VID, or `(src, rank, dst)`.
@@ -167,8 +206,30 @@ pub fn entry_target(space: &SpaceDesc, index: &IndexDesc, key: &[u8]) -> QResult
     }
 }
 
-/// The key range `[start, end)` of one partition that a scan covers.
-pub fn scan_range(space_id: u32, part: u32, scan: &IndexScan) -> QResult<(Vec<u8>, Vec<u8>)> {
+/// The key ranges `[start, end)` of one partition that a scan covers: one, or one per cell range of a geo scan.
+pub fn scan_ranges(space_id: u32, part: u32, scan: &IndexScan) -> QResult<Vec<(Vec<u8>, Vec<u8>)>> {
+    let cells = scan.range.as_ref().map(|r| r.cells.as_slice()).unwrap_or_default();
+    if cells.is_empty() {
+        return Ok(vec![scan_range(space_id, part, scan)?]);
+    }
+    let base = index_prefix(space_id, part, scan.index.id);
+    let at = |c: u64| {
+        let mut k = base.clone();
+        k.push(VALUE_FLAG);
+        k.extend_from_slice(&c.to_be_bytes());
+        k
+    };
+    cells
+        .iter()
+        .map(|&(lo, hi)| {
+            let end = quiver_kv::prefix_end(&at(hi)).ok_or_else(|| QError::storage("index bound has no end"))?;
+            Ok((at(lo), end))
+        })
+        .collect()
+}
+
+/// The key range `[start, end)` of one partition that a scan of leading values and a range covers.
+fn scan_range(space_id: u32, part: u32, scan: &IndexScan) -> QResult<(Vec<u8>, Vec<u8>)> {
     let index = &scan.index;
     let mut base = index_prefix(space_id, part, index.id);
     for (f, v) in index.fields.iter().zip(&scan.prefix) {
@@ -180,7 +241,7 @@ pub fn scan_range(space_id: u32, part: u32, scan: &IndexScan) -> QResult<(Vec<u8
     };
     let Some(range) = &scan.range else { return whole() };
     let f = index.fields.get(scan.prefix.len()).ok_or_else(|| QError::storage("index range past the last field"))?;
-    let IndexRange { lower, upper, starts_with } = range;
+    let IndexRange { lower, upper, starts_with, .. } = range;
     if let Some(p) = starts_with {
         let mut start = base.clone();
         start.push(VALUE_FLAG);

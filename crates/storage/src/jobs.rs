@@ -376,25 +376,25 @@ impl EmbeddedStorage {
                     .scan_range(&cursor, &end, &mut |k, v| {
                         scanned += 1;
                         last = Some(k.to_vec());
-                        let entry = || -> QResult<Option<Vec<u8>>> {
+                        let entry = || -> QResult<Option<Vec<Vec<u8>>>> {
                             let from = keys::decode_vid(space, &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl])?;
                             if index.kind == SchemaKind::Tag {
                                 if keys::tag_id_of_key(space, k) != index.schema_id {
                                     return Ok(None);
                                 }
                                 let values = index::field_values(index, &codec::decode(&schema, v)?);
-                                return index::vertex_entry(space, index, &from, &values).map(Some);
+                                return index::vertex_entries(space, index, &from, &values).map(Some);
                             }
                             let (et, rank, to) = keys::parse_edge_key(space, k)?;
                             if et != index.schema_id {
                                 return Ok(None);
                             }
                             let values = index::field_values(index, &codec::decode(&schema, v)?);
-                            index::edge_entry(space, index, &from, rank, &to, &values).map(Some)
+                            index::edge_entries(space, index, &from, rank, &to, &values).map(Some)
                         };
                         match entry() {
-                            Ok(Some(e)) => {
-                                b.kv.put(e, Vec::new());
+                            Ok(Some(entries)) => {
+                                entries.into_iter().for_each(|e| b.kv.put(e, Vec::new()));
                                 done += 1;
                             }
                             Ok(None) => {}

@@ -934,24 +934,27 @@ impl StorageClient for EmbeddedStorage {
         for scan in scans {
             // Where an entry's target (VID, or src, rank, dst) starts: what identifies a hit across scans.
             let target_at = keys::PREFIX_LEN + 4 + index::fields_width(&scan.index);
+            // One scan meets each target once, but for a geo index, whose rows have an entry per cell.
+            let once = scans.len() == 1 && !scan.index.is_geo();
             for part in 1..=space.partition_num {
-                let (start, end) = index::scan_range(space.id, part, scan)?;
-                let mut err = None;
-                self.kv
-                    .scan_range(&start, &end, &mut |k, _| {
-                        match index::entry_target(space, &scan.index, k).and_then(|hit| meter.tick().map(|_| hit)) {
-                            Ok(hit) => {
-                                if scans.len() == 1 || seen.insert(k[target_at..].to_vec()) {
-                                    out.push(hit);
+                for (start, end) in index::scan_ranges(space.id, part, scan)? {
+                    let mut err = None;
+                    self.kv
+                        .scan_range(&start, &end, &mut |k, _| {
+                            match index::entry_target(space, &scan.index, k).and_then(|hit| meter.tick().map(|_| hit)) {
+                                Ok(hit) => {
+                                    if once || seen.insert(k[target_at..].to_vec()) {
+                                        out.push(hit);
+                                    }
                                 }
+                                Err(e) => err = Some(e),
                             }
-                            Err(e) => err = Some(e),
-                        }
-                        err.is_none()
-                    })
-                    .map_err(kv_err)?;
-                if let Some(e) = err {
-                    return Err(e);
+                            err.is_none()
+                        })
+                        .map_err(kv_err)?;
+                    if let Some(e) = err {
+                        return Err(e);
+                    }
                 }
             }
         }

@@ -40,8 +40,8 @@ pub(crate) fn put_counters(b: &mut quiver_kv::WriteBatch, space_id: u32, part: u
     b.put(counters_key(space_id, part), serde_json::to_vec(c).expect("counters serialize"));
 }
 
-/// Makes an index entry's key from an index and a row's values of its fields.
-type EntryFn<'a> = dyn Fn(&IndexDesc, &[Value]) -> QResult<Vec<u8>> + 'a;
+/// Makes the index entries' keys (one, or one per cell of a geo index) from an index and a row's values of its fields.
+type EntryFn<'a> = dyn Fn(&IndexDesc, &[Value]) -> QResult<Vec<Vec<u8>>> + 'a;
 
 pub(crate) struct Tx<'s> {
     pub st: &'s EmbeddedStorage,
@@ -148,10 +148,14 @@ impl<'s> Tx<'s> {
         let new = new.map(|r| codec::decode(&schema, r)).transpose()?;
         for i in &indexes {
             if let Some(old) = &old {
-                self.delete(entry(i, &index::field_values(i, old))?);
+                for k in entry(i, &index::field_values(i, old))? {
+                    self.delete(k);
+                }
             }
             if let Some(new) = &new {
-                self.put(entry(i, &index::field_values(i, new))?, Vec::new());
+                for k in entry(i, &index::field_values(i, new))? {
+                    self.put(k, Vec::new());
+                }
             }
         }
         Ok(())
@@ -167,7 +171,7 @@ impl<'s> Tx<'s> {
         }
         let space = self.space;
         self.reindex(SchemaKind::Tag, schema.id, old.as_deref(), Some(&row), &|i, v| {
-            index::vertex_entry(space, i, vid, v)
+            index::vertex_entries(space, i, vid, v)
         })?;
         // Exact: a cache is built under the writers' lock, which this batch holds.
         if self.st.vcache.is_cached(self.space.id, schema.id) {
@@ -183,7 +187,7 @@ impl<'s> Tx<'s> {
         let Some(old) = self.current(&key)? else { return Ok(()) };
         self.count(w, keys::part_of(self.space, vid), |c| *c.tags.entry(tag_id).or_default() -= 1);
         let space = self.space;
-        self.reindex(SchemaKind::Tag, tag_id, Some(&old), None, &|i, v| index::vertex_entry(space, i, vid, v))?;
+        self.reindex(SchemaKind::Tag, tag_id, Some(&old), None, &|i, v| index::vertex_entries(space, i, vid, v))?;
         if self.st.vcache.is_cached(self.space.id, tag_id) {
             self.b.topo.push(TopoOp::Tag { vid: vid.clone(), tag: tag_id, row: None });
         }
@@ -208,7 +212,7 @@ impl<'s> Tx<'s> {
         }
         let space = self.space;
         self.reindex(SchemaKind::Edge, schema.id, old.as_deref(), Some(&row), &|i, v| {
-            index::edge_entry(space, i, &key.src, key.rank, &key.dst, v)
+            index::edge_entries(space, i, &key.src, key.rank, &key.dst, v)
         })?;
         self.put(keys::edge_key(self.space, &key.dst, -key.edge_type, key.rank, &key.src), row.clone());
         self.put(out_key, row.clone());
@@ -223,7 +227,7 @@ impl<'s> Tx<'s> {
         self.count(w, keys::part_of(self.space, &key.src), |c| *c.edges.entry(key.edge_type).or_default() -= 1);
         let space = self.space;
         self.reindex(SchemaKind::Edge, key.edge_type, Some(&old), None, &|i, v| {
-            index::edge_entry(space, i, &key.src, key.rank, &key.dst, v)
+            index::edge_entries(space, i, &key.src, key.rank, &key.dst, v)
         })?;
         self.delete(keys::edge_key(self.space, &key.dst, -key.edge_type, key.rank, &key.src));
         self.delete(out_key);

@@ -456,6 +456,9 @@ pub enum Statement {
         name: String,
         schema: String,
         fields: Vec<IndexFieldSpec>,
+        /// `WITH (s2_max_level = n, s2_max_cells = n)`.
+        s2_max_level: Option<u8>,
+        s2_max_cells: Option<u8>,
         comment: Option<String>,
     },
     DropIndex {

@@ -3,6 +3,7 @@
 use crate::ast::*;
 use crate::lexer::{lex, near_error, Tok, Token};
 use quiver_common::expr::{BinaryOp, CastTo, EdgeMeta, Expr, Quantifier, Reduce, UnaryOp, VertexRef};
+use quiver_common::geo::GeoShape;
 use quiver_common::limits::{EXPR_DEPTH_MAX, SENTENCE_DEPTH_MAX, STATEMENTS_PER_REQUEST_MAX, STATEMENT_BYTES_MAX};
 use quiver_common::{functions, PropType, QError, QResult, Value};
 use std::collections::HashMap;
@@ -1000,13 +1001,44 @@ impl<'a> Parser<'a> {
                 self.expect_sym(",")?;
             }
         }
+        let (mut s2_max_level, mut s2_max_cells) = (None, None);
+        if self.eat_kw("WITH") {
+            self.expect_sym("(")?;
+            loop {
+                let level = if self.eat_kw("S2_MAX_LEVEL") {
+                    true
+                } else if self.eat_kw("S2_MAX_CELLS") {
+                    false
+                } else {
+                    return Err(self.error_here());
+                };
+                self.expect_sym("=")?;
+                let n = self.int_lit()?;
+                // NebulaGraph's parser checks the ranges (parser.yy, index_param_item).
+                let (name, lo, hi) = if level { ("s2_max_level", 0, 30) } else { ("s2_max_cells", 1, 32) };
+                if !(lo..=hi).contains(&n) {
+                    return Err(QError::syntax(format!(
+                        "'{name}' value must be between {lo} and {hi} inclusive near `{n}'"
+                    )));
+                }
+                if level {
+                    s2_max_level = Some(n as u8);
+                } else {
+                    s2_max_cells = Some(n as u8);
+                }
+                if self.eat_sym(")") {
+                    break;
+                }
+                self.expect_sym(",")?;
+            }
+        }
         let comment = if self.eat_kw("COMMENT") {
             self.eat_sym("=");
             Some(self.string_lit()?)
         } else {
             None
         };
-        Ok(Statement::CreateIndex { kind, if_not_exists, name, schema, fields, comment })
+        Ok(Statement::CreateIndex { kind, if_not_exists, name, schema, fields, s2_max_level, s2_max_cells, comment })
     }
 
     fn lookup(&mut self) -> QResult<Statement> {
@@ -1126,7 +1158,17 @@ impl<'a> Parser<'a> {
                 self.expect_sym(")")?;
                 return Ok(PropType::FixedString(n as u16));
             }
-            "geography" => return Err(QError::not_supported("Property type `geography'")),
+            "geography" => {
+                self.bump();
+                if !self.eat_sym("(") {
+                    return Ok(PropType::Geography(None));
+                }
+                let Tok::Ident(shape) = self.peek().clone() else { return Err(self.error_here()) };
+                let shape = GeoShape::parse(&shape).ok_or_else(|| self.error_here())?;
+                self.bump();
+                self.expect_sym(")")?;
+                return Ok(PropType::Geography(Some(shape)));
+            }
             _ => return Err(self.error_here()),
         };
         self.bump();

@@ -6,6 +6,7 @@
 
 use crate::compact::{DResult, DecodeError, Decoder, Encoder};
 use quiver_common::datetime::{Date, DateTime, Duration, Time};
+use quiver_common::geo::{Coord, Geography};
 use quiver_common::value::{Edge, NullKind, Path, SmolStr, Step, Tag, Vertex};
 use quiver_common::Value;
 use std::collections::BTreeMap;
@@ -120,6 +121,11 @@ pub fn encode_value(e: &mut Encoder, v: &Value) {
             e.struct_end();
             e.field_end();
         }
+        Value::Geography(g) => {
+            e.field(16, TType::Struct);
+            encode_geography(e, g);
+            e.field_end();
+        }
         Value::Duration(d) => {
             e.field(17, TType::Struct);
             e.struct_begin("Duration");
@@ -131,6 +137,113 @@ pub fn encode_value(e: &mut Encoder, v: &Value) {
         }
     }
     e.struct_end();
+}
+
+/// `Geography` union: 1 ptVal (Point{1: Coordinate coord}), 2 lsVal (LineString{1: list<Coordinate>}), 3 pgVal
+/// (Polygon{1: list<list<Coordinate>>}); a Coordinate is {1: double x, 2: double y}.
+fn encode_geography(e: &mut Encoder, g: &Geography) {
+    fn coord(e: &mut Encoder, c: &Coord) {
+        e.struct_begin("Coordinate");
+        e.field(1, TType::Double);
+        e.double(c.x);
+        e.field_end();
+        e.field(2, TType::Double);
+        e.double(c.y);
+        e.field_end();
+        e.struct_end();
+    }
+    fn coords(e: &mut Encoder, cs: &[Coord]) {
+        e.list_begin(TType::Struct, cs.len());
+        cs.iter().for_each(|c| coord(e, c));
+        e.container_end();
+    }
+    e.struct_begin("Geography");
+    match g {
+        Geography::Point(c) => {
+            e.field(1, TType::Struct);
+            e.struct_begin("Point");
+            e.field(1, TType::Struct);
+            coord(e, c);
+        }
+        Geography::LineString(cs) => {
+            e.field(2, TType::Struct);
+            e.struct_begin("LineString");
+            e.field(1, TType::List);
+            coords(e, cs);
+        }
+        Geography::Polygon(rings) => {
+            e.field(3, TType::Struct);
+            e.struct_begin("Polygon");
+            e.field(1, TType::List);
+            e.list_begin(TType::List, rings.len());
+            rings.iter().for_each(|r| coords(e, r));
+            e.container_end();
+        }
+    }
+    e.field_end();
+    e.struct_end();
+    e.field_end();
+    e.struct_end();
+}
+
+fn decode_coord(d: &mut Decoder) -> DResult<Coord> {
+    let mut c = Coord::new(0.0, 0.0);
+    d.fields(|d, id, t| {
+        match (id, t) {
+            (1, TType::Double) => c.x = d.double()?,
+            (2, TType::Double) => c.y = d.double()?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
+    Ok(c)
+}
+
+fn decode_coords(d: &mut Decoder) -> DResult<Vec<Coord>> {
+    let (t, n) = d.list_begin()?;
+    d.expect(t, TType::Struct, "a Coordinate")?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(decode_coord(d)?);
+    }
+    d.container_end();
+    Ok(out)
+}
+
+fn decode_geography(d: &mut Decoder) -> DResult<Geography> {
+    let mut g = None;
+    d.fields(|d, id, t| {
+        d.expect(t, TType::Struct, "a Geography member")?;
+        let mut shape = None;
+        d.fields(|d, inner, t| {
+            shape = Some(match (id, inner) {
+                (1, 1) => {
+                    d.expect(t, TType::Struct, "Point.coord")?;
+                    Geography::Point(decode_coord(d)?)
+                }
+                (2, 1) => {
+                    d.expect(t, TType::List, "LineString.coordList")?;
+                    Geography::LineString(decode_coords(d)?)
+                }
+                (3, 1) => {
+                    d.expect(t, TType::List, "Polygon.coordListList")?;
+                    let (t, n) = d.list_begin()?;
+                    d.expect(t, TType::List, "a ring")?;
+                    let mut rings = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        rings.push(decode_coords(d)?);
+                    }
+                    d.container_end();
+                    Geography::Polygon(rings)
+                }
+                _ => return Ok(false),
+            });
+            Ok(true)
+        })?;
+        g = shape;
+        Ok(true)
+    })?;
+    g.ok_or_else(|| DecodeError::new("a Geography union with no member set"))
 }
 
 /// A `list<Value>` field.
@@ -245,8 +358,8 @@ fn encode_path(e: &mut Encoder, p: &Path) {
     e.struct_end();
 }
 
-/// Reads one `Value` union (a parameter, or a value in a reply the test client reads). Data sets and geography are
-/// refused: Quiver has no such values.
+/// Reads one `Value` union (a parameter, or a value in a reply the test client reads). Data sets are refused:
+/// Quiver has no such values.
 pub fn decode_value(d: &mut Decoder) -> DResult<Value> {
     d.struct_begin()?;
     let mut value = Value::Empty;
@@ -268,7 +381,7 @@ pub fn decode_value(d: &mut Decoder) -> DResult<Value> {
             (14, TType::Struct) => Value::set_from(decode_wrapped_list(d, true)?),
             (17, TType::Struct) => Value::Duration(decode_duration(d)?),
             (15, _) => return Err(DecodeError::new("data set values are not supported as parameters")),
-            (16, _) => return Err(DecodeError::new("geography values are not supported")),
+            (16, TType::Struct) => Value::Geography(Arc::new(decode_geography(d)?)),
             (id, t) => {
                 return Err(DecodeError::new(format!("Value field {id} of type {t:?} is not part of the union")))
             }
@@ -547,6 +660,12 @@ mod tests {
                 time: Time { hour: 1, minute: 2, sec: 3, microsec: 4 },
             }),
             Value::Duration(Duration { months: 14, seconds: -5, microseconds: 7 }),
+            Value::Geography(Arc::new(Geography::Point(Coord::new(3.0, -8.5)))),
+            Value::Geography(Arc::new(Geography::LineString(vec![Coord::new(0.0, 1.0), Coord::new(2.0, 3.0)]))),
+            Value::Geography(Arc::new(Geography::Polygon(vec![
+                vec![Coord::new(0.0, 0.0), Coord::new(4.0, 0.0), Coord::new(0.0, 4.0), Coord::new(0.0, 0.0)],
+                vec![Coord::new(1.0, 1.0), Coord::new(2.0, 1.0), Coord::new(1.0, 2.0), Coord::new(1.0, 1.0)],
+            ]))),
             Value::List(vec![Value::Int(1), Value::List(vec![Value::Empty])]),
             Value::set_from(vec![Value::Int(2), Value::Int(1)]),
             Value::Map(props.clone()),

@@ -167,6 +167,25 @@ def test_scalar_list_map_and_calendar_values(pool):
         assert p["f"] == 1.5 and p["l"] == [1, "a"] and p["m"] == {"k": 2} and p["n"] is None
 
 
+def test_geography_values(pool):
+    # NebulaGraph's Geography union (common.thrift): a point, a linestring and a polygon, read as the client's wrappers.
+    with pool.session_context("root", "nebula") as s:
+        r = ok(s.execute(
+            'YIELD ST_Point(3, -8.5) AS p, ST_GeogFromText("LINESTRING(0 1, 2 3)") AS l, '
+            'ST_GeogFromText("POLYGON((0 0, 4 0, 0 4, 0 0))") AS g'))
+        v = {k: r.row_values(0)[i] for i, k in enumerate(r.keys())}
+        assert v["p"].is_geography() and v["p"].as_geography().is_point()
+        assert v["l"].as_geography().is_linestring() and v["g"].as_geography().is_polygon()
+        # The wrappers' accessors pass the thrift structs through (3.8.3's PointWrapper wraps the Point, not its
+        # Coordinate), so the coordinates are read from the thrift values.
+        c = v["p"].as_geography().get_geography().get_ptVal().coord
+        assert (c.x, c.y) == (3.0, -8.5)
+        line = v["l"].as_geography().get_geography().get_lsVal().coordList
+        assert [(c.x, c.y) for c in line] == [(0.0, 1.0), (2.0, 3.0)]
+        rings = v["g"].as_geography().get_geography().get_pgVal().coordListList
+        assert [[(c.x, c.y) for c in ring] for ring in rings] == [[(0.0, 0.0), (4.0, 0.0), (0.0, 4.0), (0.0, 0.0)]]
+
+
 def test_null_and_empty_are_different(pool):
     with pool.session_context("root", "nebula") as s:
         ok(s.execute("USE nba"))

@@ -46,6 +46,14 @@ fn show_create_index(i: &IndexDesc) -> String {
         })
         .collect();
     let mut s = format!("CREATE {kw} INDEX `{}` ON `{}` (\n{}\n)", i.name, i.schema_name, fields.join(",\n"));
+    // IndexUtil::toShowCreateIndex: the options given, ` WITH (s2_max_level = n, s2_max_cells = n)`.
+    let params: Vec<String> = [("s2_max_level", i.params.s2_max_level), ("s2_max_cells", i.params.s2_max_cells)]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k} = {v}")))
+        .collect();
+    if !params.is_empty() {
+        s.push_str(&format!(" WITH ({})", params.join(", ")));
+    }
     if let Some(c) = &i.comment {
         s.push_str(" COMMENT ");
         let _ = quiver_common::value::write_quoted(&mut s, c);
@@ -92,7 +100,16 @@ impl QueryEngine {
 
     pub(crate) fn admin_statement(&self, space: &SpaceDesc, stmt: &Statement) -> QResult<DataSet> {
         match stmt {
-            Statement::CreateIndex { kind, if_not_exists, name, schema, fields, comment } => {
+            Statement::CreateIndex {
+                kind,
+                if_not_exists,
+                name,
+                schema,
+                fields,
+                s2_max_level,
+                s2_max_cells,
+                comment,
+            } => {
                 let kind = kind_of(*kind);
                 if comment.as_ref().is_some_and(|c| c.len() > quiver_common::limits::COMMENT_BYTES_MAX) {
                     return Err(QError::semantic(format!(
@@ -119,6 +136,7 @@ impl QueryEngine {
                     fields: specs,
                     comment: comment.clone(),
                     state: IndexState::Building,
+                    params: IndexParams { s2_max_level: *s2_max_level, s2_max_cells: *s2_max_cells },
                 };
                 let Some(index) = self.catalog.create_index(space, desc, *if_not_exists)? else {
                     return Ok(DataSet::empty());

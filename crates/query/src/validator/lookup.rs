@@ -13,6 +13,7 @@ use crate::Params;
 use quiver_api::*;
 use quiver_common::eval::eval;
 use quiver_common::expr::{BinaryOp, Expr, VertexRef};
+use quiver_common::geo::cells;
 use quiver_common::limits::{LOOKUP_BRANCHES_MAX, LOOKUP_POINTS_MAX};
 use quiver_common::{ErrorCode, PropType, QError, QResult, Value};
 use quiver_syntax::ast::{LookupStatement, YieldClause};
@@ -29,13 +30,19 @@ pub(crate) struct LookupPlan {
     pub yield_clause: YieldClause,
 }
 
-/// `prop op value`, with the property on the left.
+/// `prop op value`, with the property on the left; or, when `geo` is set, a geo predicate of the property and a
+/// constant geography (`value`), which only a geo index can narrow.
 #[derive(Debug, Clone)]
 struct Pred {
     prop: String,
     op: BinaryOp,
     value: Value,
+    /// Meters the constant is grown by: `ST_DWithin`'s distance, 0 for `ST_Intersects`, `ST_Covers`, `ST_CoveredBy`.
+    geo: Option<f64>,
 }
+
+/// NebulaGraph's geo predicates a geo index answers (ExpressionUtils::isGeoIndexAcceleratedPredicate).
+const GEO_PREDICATES: [&str; 4] = ["st_intersects", "st_covers", "st_coveredby", "st_dwithin"];
 
 fn not_supported_yet(e: &Expr) -> QError {
     QError::semantic(format!("Expression {e} not supported yet"))
@@ -63,6 +70,7 @@ fn value_kind(ty: PropType) -> &'static str {
         PropType::Time => "time",
         PropType::DateTime => "datetime",
         PropType::Duration => "duration",
+        PropType::Geography(_) => "geography",
     }
 }
 
@@ -160,6 +168,25 @@ impl Validator<'_> {
                 }
                 Ok(out)
             }
+            Expr::Function { name, args } if GEO_PREDICATES.contains(&name.to_lowercase().as_str()) => {
+                self.geo_pred(e, name, args, None, schema, params)
+            }
+            Expr::Binary { op, lhs, rhs } if is_distance(lhs) || is_distance(rhs) => {
+                // `ST_Distance(a, b) < d` is `ST_DWithin(a, b, d, true)`, `<=` the same inclusive (rewriteGeoPredicate).
+                let (call, bound, op) = if is_distance(lhs) {
+                    (&**lhs, &**rhs, *op)
+                } else {
+                    (&**rhs, &**lhs, reverse(*op).unwrap_or(*op))
+                };
+                let Expr::Function { name, args } = call else { unreachable!("is_distance") };
+                if !matches!(op, BinaryOp::Lt | BinaryOp::Le) {
+                    return Err(not_supported_yet(e));
+                }
+                if args.len() != 2 {
+                    return Err(QError::semantic(format!("Expression {call} has wrong number arguments")));
+                }
+                self.geo_pred(call, name, args, Some((bound, op == BinaryOp::Lt)), schema, params)
+            }
             Expr::Binary {
                 op:
                     BinaryOp::Regex
@@ -207,10 +234,65 @@ impl Validator<'_> {
                     .ok_or_else(|| QError::semantic(format!("Invalid column: {prop}")))?;
                 let v = eval(const_side, &ParamContext { params })?;
                 let value = fit(v, def.ty, op, prop)?;
-                Ok(vec![vec![Pred { prop: prop.clone(), op, value }]])
+                Ok(vec![vec![Pred { prop: prop.clone(), op, value, geo: None }]])
             }
             _ => Err(not_supported_yet(e)),
         }
+    }
+
+    /// A geo predicate `f(t.prop, constant[, meters])`, checked as LookupValidator::checkGeoPredicate and
+    /// rewriteGeoPredicate do (the property may come second; `ST_Covers` then reads as `ST_CoveredBy`). `distance`
+    /// is the bound of an `ST_Distance` comparison.
+    fn geo_pred(
+        &self,
+        e: &Expr,
+        name: &str,
+        args: &[Expr],
+        distance: Option<(&Expr, bool)>,
+        schema: &SchemaDesc,
+        params: &Params,
+    ) -> QResult<Vec<Vec<Pred>>> {
+        if args.len() < 2 {
+            return Err(QError::semantic(format!("Expression {e} has not enough arguments")));
+        }
+        let (prop_side, const_side) = match (&args[0], &args[1]) {
+            (Expr::LabelProp { .. }, Expr::LabelProp { .. }) => return Err(not_supported_yet(e)),
+            (p @ Expr::LabelProp { .. }, c) | (c, p @ Expr::LabelProp { .. }) => (p, c),
+            _ => return Err(not_supported_yet(e)),
+        };
+        let Expr::LabelProp { label, prop } = prop_side else { unreachable!("matched above") };
+        if *label != schema.name {
+            return Err(QError::semantic(format!("Schema name error: {label}")));
+        }
+        let ctx = ParamContext { params };
+        let meters = match (name.to_lowercase().as_str(), distance) {
+            (_, Some((bound, _))) => Some(bound),
+            ("st_dwithin", None) => args.get(2),
+            _ => None,
+        };
+        let meters = match meters {
+            None => 0.0,
+            Some(m) if is_constant(m) => match eval(m, &ctx)? {
+                Value::Int(i) => i as f64,
+                Value::Float(f) => f,
+                _ => return Err(not_supported_yet(e)),
+            },
+            Some(_) => return Err(not_supported_yet(e)),
+        };
+        if !is_constant(const_side) {
+            return Err(QError::semantic(format!("'{const_side}' is not an evaluable expression.")));
+        }
+        let def = schema
+            .latest()
+            .props
+            .iter()
+            .find(|p| p.name == *prop)
+            .ok_or_else(|| QError::semantic(format!("Invalid column: {prop}")))?;
+        let value = eval(const_side, &ctx)?;
+        if !matches!(def.ty, PropType::Geography(_)) || !matches!(value, Value::Geography(_)) {
+            return Err(QError::semantic(format!("Column type error : {prop}")));
+        }
+        Ok(vec![vec![Pred { prop: prop.clone(), op: BinaryOp::Eq, value, geo: Some(meters.max(0.0)) }]])
     }
 
     /// LookupValidator::validateYield{Tag,Edge}.
@@ -264,6 +346,10 @@ impl Validator<'_> {
     }
 }
 
+fn is_distance(e: &Expr) -> bool {
+    matches!(e, Expr::Function { name, .. } if name.eq_ignore_ascii_case("st_distance"))
+}
+
 /// Whether a YIELD column needs the row itself, beyond what an index entry holds (the VID, or src, rank, dst):
 /// any property, or `vertex` / `edge` other than as the argument of `id`, `src`, `dst`, `rank` or `type`.
 fn needs_row(e: &Expr) -> bool {
@@ -289,6 +375,21 @@ fn choose(ready: &[IndexRef], preds: &[Pred]) -> (Vec<IndexScan>, bool) {
     if preds.iter().any(|p| p.value.is_null() || matches!(p.value, Value::Empty)) {
         return (Vec::new(), true);
     }
+    // A geo predicate with a geo index on its property: the cells of its constant, every hit re-checked.
+    for p in preds.iter().filter(|p| p.geo.is_some()) {
+        let (Value::Geography(g), Some(meters)) = (&p.value, p.geo) else { continue };
+        if let Some(index) = ready.iter().find(|i| i.is_geo() && i.fields[0].name == p.prop) {
+            let cells = cells::scan_ranges(g, meters, index.cover_params(), index.points_only());
+            let range = IndexRange { cells, ..Default::default() };
+            return (vec![IndexScan { index: index.clone(), prefix: Vec::new(), range: Some(range) }], false);
+        }
+    }
+    let has_geo = preds.iter().any(|p| p.geo.is_some());
+    let cmp: Vec<Pred> = preds.iter().filter(|p| p.geo.is_none()).cloned().collect();
+    let preds = &cmp[..];
+    // A geo index answers only geo predicates; another index is read whole rather than it, where there is one.
+    let plain: Vec<IndexRef> = ready.iter().filter(|i| !i.is_geo()).cloned().collect();
+    let ready = if plain.is_empty() { ready } else { &plain[..] };
     let eq_values = |field: &str| -> Option<Vec<Value>> {
         preds.iter().find(|p| p.prop == field && p.op == BinaryOp::Eq).map(|p| vec![p.value.clone()]).or_else(|| {
             preds.iter().find(|p| p.prop == field && p.op == BinaryOp::In).and_then(|p| match &p.value {
@@ -322,7 +423,7 @@ fn choose(ready: &[IndexRef], preds: &[Pred]) -> (Vec<IndexScan>, bool) {
     let mut used = vec![false; preds.len()];
     // Point prefixes: the cartesian product of the equality / IN values of the leading fields.
     let mut prefixes: Vec<Vec<Value>> = vec![Vec::new()];
-    let mut exact = true;
+    let mut exact = !has_geo;
     for f in &best.fields[..eq] {
         let vals = eq_values(&f.name).expect("scored as equality");
         for (i, p) in preds.iter().enumerate() {
@@ -431,6 +532,9 @@ pub(crate) fn describe_scan(s: &IndexScan) -> String {
         }
         if let Some(p) = &r.starts_with {
             b.push(format!("{f} STARTS WITH {}", Value::str(p.clone())));
+        }
+        if !r.cells.is_empty() {
+            b.push(format!("{f} in {} S2 cell ranges", r.cells.len()));
         }
         parts.push(b.join(" AND "));
     }
