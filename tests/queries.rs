@@ -38,6 +38,7 @@ query_files!(
     ngql_statements,
     ngql_functions,
     ngql_function_coverage,
+    geo,
     errors,
     nba,
     nba_int_vid,

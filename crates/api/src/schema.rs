@@ -134,6 +134,10 @@ pub fn coerce(prop: &PropDef, v: Value) -> QResult<Value> {
     let mismatch = || {
         QError::execution("Storage Error: The data type does not meet the requirements. Use the correct type of data.")
     };
+    // A NULL that records an error (BAD_DATA, BAD_TYPE, ...) is never a property's value (RowWriterV2::setValue).
+    if matches!(v, Value::Null(k) if k != quiver_common::NullKind::Null && k != quiver_common::NullKind::NaN) {
+        return Err(mismatch());
+    }
     if v.is_null() {
         if !prop.nullable {
             return Err(QError::execution("Storage Error: The not null field cannot be null."));

@@ -614,6 +614,9 @@ pub fn equal(l: &Value, r: &Value) -> Value {
     if l.is_empty() || r.is_empty() {
         return Value::Empty;
     }
+    if let (Value::Geography(a), Value::Geography(b)) = (l, r) {
+        return Value::Bool(a.approx_eq(b));
+    }
     Value::Bool(comparable(l, r) && l.total_cmp(r) == Ordering::Equal)
 }
 
@@ -633,6 +636,7 @@ fn comparable(l: &Value, r: &Value) -> bool {
             | (Value::Vertex(_), Value::Vertex(_))
             | (Value::Edge(_), Value::Edge(_))
             | (Value::Path(_), Value::Path(_))
+            | (Value::Geography(_), Value::Geography(_))
     )
 }
 
@@ -644,6 +648,10 @@ fn ordering(op: BinaryOp, l: &Value, r: &Value) -> Value {
         return Value::Empty;
     }
     if !comparable(l, r) {
+        // NebulaGraph's `Value::lessThan` of a geography and another type is a plain NULL.
+        if matches!(l, Value::Geography(_)) || matches!(r, Value::Geography(_)) {
+            return Value::NULL;
+        }
         return Value::Null(NullKind::BadType);
     }
     let o = l.total_cmp(r);

@@ -285,6 +285,16 @@ pub fn near_error(src: &str, start: usize, end: usize) -> QError {
     if start >= src.len() {
         return QError::syntax("syntax error at end of input");
     }
-    let text = if end > start + 1 { truncate(&src[start..end.min(src.len())], 80) } else { truncate(&src[start..], 8) };
-    QError::syntax(format!("syntax error near `{text}'"))
+    QError::syntax(format!("syntax error near `{}'", near_text(src, start, end)))
+}
+
+/// The text NebulaGraph's parser quotes after "near": the token, or for a one-character token up to 8 characters
+/// from it.
+pub fn near_text(src: &str, start: usize, end: usize) -> String {
+    let start = start.min(src.len());
+    if end > start + 1 {
+        truncate(&src[start..end.min(src.len())], 80).to_string()
+    } else {
+        truncate(&src[start..], 8).to_string()
+    }
 }

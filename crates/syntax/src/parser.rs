@@ -1,7 +1,7 @@
 //! Recursive-descent parser for nGQL statements and expressions.
 
 use crate::ast::*;
-use crate::lexer::{lex, near_error, Tok, Token};
+use crate::lexer::{lex, near_error, near_text, Tok, Token};
 use quiver_common::expr::{BinaryOp, CastTo, EdgeMeta, Expr, Quantifier, Reduce, UnaryOp, VertexRef};
 use quiver_common::geo::GeoShape;
 use quiver_common::limits::{EXPR_DEPTH_MAX, SENTENCE_DEPTH_MAX, STATEMENTS_PER_REQUEST_MAX, STATEMENT_BYTES_MAX};
@@ -1013,12 +1013,14 @@ impl<'a> Parser<'a> {
                     return Err(self.error_here());
                 };
                 self.expect_sym("=")?;
+                let (start, end) = (self.tokens[self.pos].start, self.tokens[self.pos].end);
                 let n = self.int_lit()?;
-                // NebulaGraph's parser checks the ranges (parser.yy, index_param_item).
+                // NebulaGraph's parser checks the ranges (parser.yy, index_param_item), "near" the number's text.
                 let (name, lo, hi) = if level { ("s2_max_level", 0, 30) } else { ("s2_max_cells", 1, 32) };
                 if !(lo..=hi).contains(&n) {
                     return Err(QError::syntax(format!(
-                        "'{name}' value must be between {lo} and {hi} inclusive near `{n}'"
+                        "'{name}' value must be between {lo} and {hi} inclusive near `{}'",
+                        near_text(self.src, start, end)
                     )));
                 }
                 if level {

@@ -140,6 +140,10 @@ pub fn cell_id_from_point(c: &Coord, level: u8) -> i64 {
 
 /// `S2_CoveringCellIds`: a covering of `g`, grown by `buffer_meters`, as int64s.
 pub fn covering_cell_ids(g: &Geography, params: CoverParams, buffer_meters: f64) -> Vec<i64> {
+    // Without a buffer a point is its leaf cell, whatever the levels (GeoFunction::s2CoveringCellIds).
+    if let (Geography::Point(c), true) = (g, buffer_meters == 0.0) {
+        return vec![CellID::from(&sphere::point(c)).0 as i64];
+    }
     cover(&query(g, buffer_meters), params).into_iter().map(|c| c.0 as i64).collect()
 }
 

@@ -52,9 +52,17 @@ pub struct Coord {
     pub y: f64,
 }
 
+/// NebulaGraph's `kEpsilon`: coordinates closer than this in both axes are equal (`Coordinate::operator==`).
+const COORD_EPSILON: f64 = 1e-8;
+
 impl Coord {
     pub fn new(x: f64, y: f64) -> Coord {
         Coord { x, y }
+    }
+
+    /// `Coordinate::operator==`.
+    pub fn approx_eq(&self, o: &Coord) -> bool {
+        (self.x - o.x).abs() < COORD_EPSILON && (self.y - o.y).abs() < COORD_EPSILON
     }
 
     /// `Coordinate::isValid`.
@@ -98,12 +106,26 @@ impl Geography {
         Ok(g)
     }
 
-    /// NebulaGraph's normalization: adjacent duplicate coordinates of lines and rings are removed.
+    /// NebulaGraph's normalization: adjacent duplicate coordinates (equal within `kEpsilon`) of lines and rings
+    /// are removed.
     pub fn normalize(&mut self) {
         match self {
             Geography::Point(_) => {}
-            Geography::LineString(c) => c.dedup(),
-            Geography::Polygon(rings) => rings.iter_mut().for_each(|r| r.dedup()),
+            Geography::LineString(c) => c.dedup_by(|a, b| a.approx_eq(b)),
+            Geography::Polygon(rings) => rings.iter_mut().for_each(|r| r.dedup_by(|a, b| a.approx_eq(b))),
+        }
+    }
+
+    /// `Geography::operator==`: the same shape and coordinates equal within `kEpsilon`.
+    pub fn approx_eq(&self, other: &Geography) -> bool {
+        let same = |a: &[Coord], b: &[Coord]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.approx_eq(y));
+        match (self, other) {
+            (Geography::Point(a), Geography::Point(b)) => a.approx_eq(b),
+            (Geography::LineString(a), Geography::LineString(b)) => same(a, b),
+            (Geography::Polygon(a), Geography::Polygon(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
+            }
+            _ => false,
         }
     }
 
@@ -250,6 +272,10 @@ pub fn parse_wkt(text: &str) -> Result<Geography, String> {
     if text.bytes().filter(|b| *b == b',').count() >= crate::limits::GEO_VERTICES_MAX {
         return Err(format!("More than {} vertices", crate::limits::GEO_VERTICES_MAX));
     }
+    // NebulaGraph's WKT grammar has no `+` sign and nothing after the geometry; the `wkt` crate takes both.
+    if text.contains('+') || !text.trim_end().ends_with(')') {
+        return Err("Invalid wkt".into());
+    }
     let mut depth = 0usize;
     for b in text.bytes() {
         match b {
@@ -345,8 +371,13 @@ impl WkbReader<'_> {
     }
 }
 
-/// A double as folly's `to<std::string>` prints it (the shortest text that reads back to it).
+/// A double as folly's `to<std::string>` prints it: the shortest text that reads back to it, in exponent form
+/// (`1E-7`) below 1e-6 and from 1e21 up (double-conversion's SHORTEST with its default decimal range).
 fn write_double(f: &mut fmt::Formatter<'_>, v: f64) -> fmt::Result {
+    let a = v.abs();
+    if a != 0.0 && !(1e-6..1e21).contains(&a) {
+        return f.write_str(&format!("{v:e}").replace('e', "E"));
+    }
     write!(f, "{v}")
 }
 

@@ -309,12 +309,20 @@ pub fn covers(a: &Geography, b: &Geography) -> bool {
         (Shape::Polygon(loops), Shape::Line(_) | Shape::Polygon(_)) => {
             let inside = |p: &Point| Shape::polygon_contains(loops, p) || on_boundary(loops, p);
             let ex = x.edges();
-            y.edges().into_iter().all(|(p, q)| {
+            let edges_inside = y.edges().into_iter().all(|(p, q)| {
                 inside(p)
                     && inside(q)
                     && inside(&midpoint(p, q))
                     && !ex.iter().any(|(c, d)| crossing_sign(p, q, c, d) == Crossing::Cross)
-            })
+            });
+            // A ring of `a` strictly inside polygon `b` (a hole of `a` in it) leaves part of `b` uncovered.
+            let ring_inside = match &y {
+                Shape::Polygon(inner) => {
+                    x.vertices().into_iter().any(|v| Shape::polygon_contains(inner, v) && !on_boundary(inner, v))
+                }
+                _ => false,
+            };
+            edges_inside && !ring_inside
         }
     }
 }

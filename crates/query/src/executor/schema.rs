@@ -58,8 +58,11 @@ fn default_text(def: &PropDef) -> Value {
         None => Value::Empty,
         Some((text, e)) => match e {
             quiver_common::expr::Expr::Const(v) => v.clone(),
+            // A call is shown as written (`now()` is evaluated per row), except the pure geo constructors, which
+            // NebulaGraph folds into the geography they make.
             _ => match eval_const(e) {
                 Ok(v) if !matches!(e, quiver_common::expr::Expr::Function { .. }) => v,
+                Ok(v @ Value::Geography(_)) => v,
                 _ => Value::str(text.clone()),
             },
         },
