@@ -223,16 +223,7 @@ impl Validator<'_> {
                 if *label != schema.name {
                     return Err(QError::semantic(format!("Schema name error: {label}")));
                 }
-                if !is_constant(const_side) {
-                    return Err(QError::semantic(format!("'{const_side}' is not an evaluable expression.")));
-                }
-                let def = schema
-                    .latest()
-                    .props
-                    .iter()
-                    .find(|p| p.name == *prop)
-                    .ok_or_else(|| QError::semantic(format!("Invalid column: {prop}")))?;
-                let v = eval(const_side, &ParamContext { params })?;
+                let (def, v) = prop_and_constant(schema, prop, const_side, params)?;
                 let value = fit(v, def.ty, op, prop)?;
                 Ok(vec![vec![Pred { prop: prop.clone(), op, value, geo: None }]])
             }
@@ -279,16 +270,7 @@ impl Validator<'_> {
             },
             Some(_) => return Err(not_supported_yet(e)),
         };
-        if !is_constant(const_side) {
-            return Err(QError::semantic(format!("'{const_side}' is not an evaluable expression.")));
-        }
-        let def = schema
-            .latest()
-            .props
-            .iter()
-            .find(|p| p.name == *prop)
-            .ok_or_else(|| QError::semantic(format!("Invalid column: {prop}")))?;
-        let value = eval(const_side, &ctx)?;
+        let (def, value) = prop_and_constant(schema, prop, const_side, params)?;
         if !matches!(def.ty, PropType::Geography(_)) || !matches!(value, Value::Geography(_)) {
             return Err(QError::semantic(format!("Column type error : {prop}")));
         }
@@ -344,6 +326,26 @@ impl Validator<'_> {
         }
         Ok(())
     }
+}
+
+/// The property `prop` of `schema` and the value of the constant `c` it is compared with, checked as
+/// LookupValidator does.
+fn prop_and_constant<'s>(
+    schema: &'s SchemaDesc,
+    prop: &str,
+    c: &Expr,
+    params: &Params,
+) -> QResult<(&'s PropDef, Value)> {
+    if !is_constant(c) {
+        return Err(QError::semantic(format!("'{c}' is not an evaluable expression.")));
+    }
+    let def = schema
+        .latest()
+        .props
+        .iter()
+        .find(|p| p.name == prop)
+        .ok_or_else(|| QError::semantic(format!("Invalid column: {prop}")))?;
+    Ok((def, eval(c, &ParamContext { params })?))
 }
 
 fn is_distance(e: &Expr) -> bool {
