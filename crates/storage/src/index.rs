@@ -144,19 +144,25 @@ fn encoded_fields(index: &IndexDesc, values: &[Value]) -> QResult<Vec<Vec<u8>>> 
     Ok(vec![k])
 }
 
+/// Each entry: the index's prefix in the partition of `owner`, one string of field bytes, then `target` (what
+/// [`entry_target`] reads back).
+fn entries(
+    space: &SpaceDesc,
+    index: &IndexDesc,
+    owner: &Value,
+    values: &[Value],
+    target: &[u8],
+) -> QResult<Vec<Vec<u8>>> {
+    let base = index_prefix(space.id, keys::part_of(space, owner), index.id);
+    Ok(encoded_fields(index, values)?.into_iter().map(|fields| [base.as_slice(), &fields, target].concat()).collect())
+}
+
 /// The entries of a tag row with property values `values` (the index's fields, in order): one, or one per cell of
 /// a geo index.
 pub fn vertex_entries(space: &SpaceDesc, index: &IndexDesc, vid: &Value, values: &[Value]) -> QResult<Vec<Vec<u8>>> {
-    let base = index_prefix(space.id, keys::part_of(space, vid), index.id);
-    Ok(encoded_fields(index, values)?
-        .into_iter()
-        .map(|fields| {
-            let mut k = base.clone();
-            k.extend_from_slice(&fields);
-            keys::encode_vid(space, vid, &mut k);
-            k
-        })
-        .collect())
+    let mut target = Vec::new();
+    keys::encode_vid(space, vid, &mut target);
+    entries(space, index, vid, values, &target)
 }
 
 /// The entries of an out-edge, stored in the partition of its source.
@@ -168,18 +174,11 @@ pub fn edge_entries(
     dst: &Value,
     values: &[Value],
 ) -> QResult<Vec<Vec<u8>>> {
-    let base = index_prefix(space.id, keys::part_of(space, src), index.id);
-    Ok(encoded_fields(index, values)?
-        .into_iter()
-        .map(|fields| {
-            let mut k = base.clone();
-            k.extend_from_slice(&fields);
-            keys::encode_vid(space, src, &mut k);
-            k.extend_from_slice(&flip64(rank));
-            keys::encode_vid(space, dst, &mut k);
-            k
-        })
-        .collect())
+    let mut target = Vec::new();
+    keys::encode_vid(space, src, &mut target);
+    target.extend_from_slice(&flip64(rank));
+    keys::encode_vid(space, dst, &mut target);
+    entries(space, index, src, values, &target)
 }
 
 /// What follows the fields of an entry: the VID, or `(src, rank, dst)`.

@@ -368,13 +368,16 @@ pub fn dwithin(a: &Geography, b: &Geography, meters: f64, exclusive: bool) -> bo
     }
 }
 
+/// The zero vector, where centroid sums start (not a point on the sphere).
+const ZERO: Point = Point(s2::r3::vector::Vector { x: 0.0, y: 0.0, z: 0.0 });
+
 /// `S2::TrueCentroid(a, b)` of an edge: toward its middle, with length twice the sine of half its angle.
 fn edge_centroid(a: &Point, b: &Point) -> Point {
     let vdiff = a - b;
     let vsum = a + b;
     let (sin2, cos2) = (vdiff.0.norm2(), vsum.0.norm2());
     if cos2 == 0.0 {
-        return Point(vsum.0 * 0.0);
+        return ZERO;
     }
     vsum * (sin2 / cos2).sqrt()
 }
@@ -382,23 +385,23 @@ fn edge_centroid(a: &Point, b: &Point) -> Point {
 /// `Geography::centroid`: a point is its own; a line's is `S2Polyline::GetCentroid` (edge centroids summed); a
 /// polygon's `S2Polygon::GetCentroid` (its rings' triangle fans, holes subtracted).
 pub fn centroid(g: &Geography) -> Coord {
+    if let Geography::Point(c) = g {
+        return *c;
+    }
     match Shape::new(g) {
-        Shape::Point(_) => match g {
-            Geography::Point(c) => *c,
-            _ => unreachable!("a point's shape is a point"),
-        },
+        Shape::Point(_) => unreachable!("points returned above"),
         Shape::Line(v) => {
-            let mut sum = Point(s2::r3::vector::Vector { x: 0.0, y: 0.0, z: 0.0 });
+            let mut sum = ZERO;
             for w in v.windows(2) {
                 sum = sum + edge_centroid(&w[0], &w[1]);
             }
             coord(&sum)
         }
         Shape::Polygon(loops) => {
-            let mut sum = Point(s2::r3::vector::Vector { x: 0.0, y: 0.0, z: 0.0 });
+            let mut sum = ZERO;
             for (i, l) in loops.iter().enumerate() {
                 let v = &l.vertices;
-                let mut c = Point(s2::r3::vector::Vector { x: 0.0, y: 0.0, z: 0.0 });
+                let mut c = ZERO;
                 for k in 1..v.len().saturating_sub(1) {
                     c = c + true_centroid(&v[0], &v[k], &v[k + 1]);
                 }
