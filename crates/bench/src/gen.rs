@@ -5,6 +5,8 @@
 //!   out-degrees follow a discrete Pareto law (alpha 2, a long tail of super-connected persons); birthdays are
 //!   `yyyymmdd` and times `yyyymmddHHMMSSmmm` integers as in LDBC's CSV files.
 //! - `ldbc-sf01`: the real LDBC SNB SF0.1 persons and knows edges, converted to the `social` files.
+//! - `ldbc-snb-test`: the complete LDBC SNB Interactive v1 test network (persons, messages, forums, places and the
+//!   edges between them that the short reads IS1-IS7 walk), converted to the `snb` files ([`snb`]).
 //! - `ragedb`: RageDB's shape, persons LIKE `k` distinct random items with a double `weight`.
 
 use quiver_common::rng::Rng;
@@ -46,6 +48,8 @@ pub struct Dataset {
     pub edges: u64,
     /// Start vertices, drawn with the dataset's seed from vertices with at least one out-edge.
     pub starts: Vec<i64>,
+    /// The messages the message reads (IS4-IS7) start from, drawn with the seed (empty but for `snb`).
+    pub message_starts: Vec<i64>,
 }
 
 impl Dataset {
@@ -259,6 +263,7 @@ pub fn social(dir: &Path, scale: SocialScale, seed: u64, starts: usize) -> Resul
         vertices: scale.persons,
         edges: scale.knows,
         starts,
+        message_starts: Vec::new(),
     })
 }
 
@@ -313,6 +318,7 @@ pub fn ldbc(src: &Path, dir: &Path, seed: u64, starts: usize) -> Result<Dataset,
         vertices: persons.len() as u64,
         edges,
         starts,
+        message_starts: Vec::new(),
     })
 }
 
@@ -370,5 +376,251 @@ pub fn ragedb(dir: &Path, scale: RageScale, seed: u64, starts: usize) -> Result<
         vertices: scale.persons + scale.items,
         edges: scale.persons * k,
         starts,
+        message_starts: Vec::new(),
+    })
+}
+
+const SNB_MAPPING: &str = r#"space:
+  name: {space}
+  partitionNum: {parts}
+  replicaFactor: 1
+  vidType: INT64
+schema: |
+  CREATE TAG IF NOT EXISTS person(first_name string, last_name string, gender string, birthday int, creation_date int, location_ip string, browser_used string);
+  CREATE TAG IF NOT EXISTS message(creation_date int, content string, length int, is_post bool);
+  CREATE TAG IF NOT EXISTS post(language string);
+  CREATE TAG IF NOT EXISTS forum(title string, creation_date int);
+  CREATE TAG IF NOT EXISTS place(name string);
+  CREATE EDGE IF NOT EXISTS knows(creation_date int);
+  CREATE EDGE IF NOT EXISTS has_creator();
+  CREATE EDGE IF NOT EXISTS reply_of();
+  CREATE EDGE IF NOT EXISTS container_of();
+  CREATE EDGE IF NOT EXISTS has_moderator();
+  CREATE EDGE IF NOT EXISTS is_located_in();
+files:
+  - path: ./person.csv
+    withHeader: true
+    delimiter: "|"
+    vertex:
+      vid: { index: 0, type: int }
+      tags:
+        - name: person
+          props:
+            - { name: first_name, type: string, index: 1 }
+            - { name: last_name, type: string, index: 2 }
+            - { name: gender, type: string, index: 3 }
+            - { name: birthday, type: int, index: 4 }
+            - { name: creation_date, type: int, index: 5 }
+            - { name: location_ip, type: string, index: 6 }
+            - { name: browser_used, type: string, index: 7 }
+  - path: ./message.csv
+    withHeader: true
+    delimiter: "|"
+    vertex:
+      vid: { index: 0, type: int }
+      tags:
+        - name: message
+          props:
+            - { name: creation_date, type: int, index: 1 }
+            - { name: content, type: string, index: 2 }
+            - { name: length, type: int, index: 3 }
+            - { name: is_post, type: bool, index: 4 }
+  - path: ./post.csv
+    withHeader: true
+    delimiter: "|"
+    vertex:
+      vid: { index: 0, type: int }
+      tags:
+        - name: post
+          props:
+            - { name: language, type: string, index: 1 }
+  - path: ./forum.csv
+    withHeader: true
+    delimiter: "|"
+    vertex:
+      vid: { index: 0, type: int }
+      tags:
+        - name: forum
+          props:
+            - { name: title, type: string, index: 1 }
+            - { name: creation_date, type: int, index: 2 }
+  - path: ./place.csv
+    withHeader: true
+    delimiter: "|"
+    vertex:
+      vid: { index: 0, type: int }
+      tags:
+        - name: place
+          props:
+            - { name: name, type: string, index: 1 }
+  - path: ./knows.csv
+    withHeader: true
+    delimiter: "|"
+    edge:
+      name: knows
+      srcVID: { index: 0, type: int }
+      dstVID: { index: 1, type: int }
+      props:
+        - { name: creation_date, type: int, index: 2 }
+{plain_edges}"#;
+
+/// The edge files of [`snb`] without properties: (edge type, LDBC file, the source's and the destination's
+/// [`SnbKind`]).
+const SNB_PLAIN_EDGES: &[(&str, &str, SnbKind, SnbKind)] = &[
+    ("has_creator", "post_hasCreator_person", SnbKind::Message, SnbKind::Person),
+    ("has_creator", "comment_hasCreator_person", SnbKind::Message, SnbKind::Person),
+    ("reply_of", "comment_replyOf_post", SnbKind::Message, SnbKind::Message),
+    ("reply_of", "comment_replyOf_comment", SnbKind::Message, SnbKind::Message),
+    ("container_of", "forum_containerOf_post", SnbKind::Forum, SnbKind::Message),
+    ("has_moderator", "forum_hasModerator_person", SnbKind::Forum, SnbKind::Person),
+    ("is_located_in", "person_isLocatedIn_place", SnbKind::Person, SnbKind::Place),
+];
+
+/// The entity kinds of the SNB network whose LDBC ids overlap (a person, a forum and a place may share an id): each
+/// kind's ids are moved into a range of its own, `kind * 10^14 + id`, the same in every system's files.
+#[derive(Debug, Clone, Copy)]
+pub enum SnbKind {
+    Person = 1,
+    Message = 2,
+    Forum = 3,
+    Place = 4,
+}
+
+impl SnbKind {
+    pub fn vid(self, ldbc_id: i64) -> i64 {
+        self as i64 * 100_000_000_000_000 + ldbc_id
+    }
+}
+
+/// The complete LDBC SNB Interactive v1 test network (`src`: its `vanilla/` CSV files, `|`-separated with headers,
+/// epoch-millisecond dates) converted into `|`-separated files in `dir`, one per vertex kind and edge type, with
+/// the ids of [`SnbKind::vid`]:
+///
+/// - `person.csv`: `id|first_name|last_name|gender|birthday|creation_date|location_ip|browser_used`
+/// - `message.csv`: `id|creation_date|content|length|is_post`, posts and comments. `content` is LDBC's content, or
+///   the image file of a post without content: the short reads return `coalesce(content, imageFile)`, and folding
+///   it into the file keeps every system's answer free of how it reads an empty field.
+/// - `post.csv`: `id|language`, the posts (Quiver gives them a second tag, `post`).
+/// - `forum.csv`: `id|title|creation_date`; `place.csv`: `id|name`.
+/// - `knows.csv`: `src|dst|creation_date` (LDBC stores each friendship once; the reads walk it both ways).
+/// - `has_creator.csv` (message to person), `reply_of.csv` (comment to message), `container_of.csv` (forum to
+///   post), `has_moderator.csv` (forum to person), `is_located_in.csv` (person to place): `src|dst`.
+///
+/// Starts: persons with a knows edge, and messages, drawn with the seed.
+pub fn snb(src: &Path, dir: &Path, seed: u64, starts: usize) -> Result<Dataset, String> {
+    std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+    let read = |name: &str| -> Result<Vec<Vec<String>>, String> {
+        let sub = if ["place", "organisation", "tag", "tagclass"].contains(&name) { "static" } else { "dynamic" };
+        let path = src.join(sub).join(format!("{name}_0_0.csv"));
+        let text = std::fs::read_to_string(&path).map_err(|e| io_err(&path, e))?;
+        Ok(text.lines().skip(1).filter(|l| !l.is_empty()).map(|l| l.split('|').map(str::to_string).collect()).collect())
+    };
+    let field = |row: &[String], i: usize, name: &str| -> Result<String, String> {
+        row.get(i).cloned().ok_or_else(|| format!("{name}: a line with {} fields", row.len()))
+    };
+    let id = |row: &[String], i: usize, name: &str, kind: SnbKind| -> Result<i64, String> {
+        let f = field(row, i, name)?;
+        f.parse::<i64>().map(|v| kind.vid(v)).map_err(|_| format!("{name}: id `{f}'"))
+    };
+    let mut vertices = 0u64;
+    let mut edges = 0u64;
+    let file = |name: &str, header: &str, lines: Vec<String>| -> Result<u64, String> {
+        let path = dir.join(format!("{name}.csv"));
+        let mut w = create(&path)?;
+        writeln!(w, "{header}").map_err(|e| io_err(&path, e))?;
+        for l in &lines {
+            writeln!(w, "{l}").map_err(|e| io_err(&path, e))?;
+        }
+        finish(w, &path)?;
+        Ok(lines.len() as u64)
+    };
+    // person: id|firstName|lastName|gender|birthday|creationDate|locationIP|browserUsed|language|email
+    let mut lines = Vec::new();
+    for r in read("person")? {
+        let f = |i| field(&r, i, "person");
+        let v = id(&r, 0, "person", SnbKind::Person)?;
+        lines.push(format!("{v}|{}|{}|{}|{}|{}|{}|{}", f(1)?, f(2)?, f(3)?, f(4)?, f(5)?, f(6)?, f(7)?));
+    }
+    vertices +=
+        file("person", "id|first_name|last_name|gender|birthday|creation_date|location_ip|browser_used", lines)?;
+    // post: id|imageFile|creationDate|locationIP|browserUsed|language|content|length
+    let (mut messages, mut posts, mut message_ids) = (Vec::new(), Vec::new(), Vec::new());
+    for r in read("post")? {
+        let f = |i| field(&r, i, "post");
+        let v = id(&r, 0, "post", SnbKind::Message)?;
+        let content = if f(6)?.is_empty() { f(1)? } else { f(6)? };
+        messages.push(format!("{v}|{}|{content}|{}|true", f(2)?, f(7)?));
+        posts.push(format!("{v}|{}", f(5)?));
+        message_ids.push(v);
+    }
+    // comment: id|creationDate|locationIP|browserUsed|content|length
+    for r in read("comment")? {
+        let f = |i| field(&r, i, "comment");
+        let v = id(&r, 0, "comment", SnbKind::Message)?;
+        messages.push(format!("{v}|{}|{}|{}|false", f(1)?, f(4)?, f(5)?));
+        message_ids.push(v);
+    }
+    vertices += file("message", "id|creation_date|content|length|is_post", messages)?;
+    file("post", "id|language", posts)?;
+    let mut lines = Vec::new();
+    for r in read("forum")? {
+        let v = id(&r, 0, "forum", SnbKind::Forum)?;
+        lines.push(format!("{v}|{}|{}", field(&r, 1, "forum")?, field(&r, 2, "forum")?));
+    }
+    vertices += file("forum", "id|title|creation_date", lines)?;
+    let mut lines = Vec::new();
+    for r in read("place")? {
+        lines.push(format!("{}|{}", id(&r, 0, "place", SnbKind::Place)?, field(&r, 1, "place")?));
+    }
+    vertices += file("place", "id|name", lines)?;
+    let (mut lines, mut with_edges) = (Vec::new(), Vec::new());
+    for r in read("person_knows_person")? {
+        let (a, b) = (id(&r, 0, "knows", SnbKind::Person)?, id(&r, 1, "knows", SnbKind::Person)?);
+        lines.push(format!("{a}|{b}|{}", field(&r, 2, "knows")?));
+        with_edges.extend([a, b]);
+    }
+    edges += file("knows", "src|dst|creation_date", lines)?;
+    let mut plain_edges = String::new();
+    let mut by_type: Vec<(&str, Vec<String>)> = Vec::new();
+    for &(edge, ldbc, from, to) in SNB_PLAIN_EDGES {
+        let mut lines = Vec::new();
+        for r in read(ldbc)? {
+            lines.push(format!("{}|{}", id(&r, 0, ldbc, from)?, id(&r, 1, ldbc, to)?));
+        }
+        match by_type.iter_mut().find(|(e, _)| *e == edge) {
+            Some((_, all)) => all.extend(lines),
+            None => by_type.push((edge, lines)),
+        }
+    }
+    for (edge, lines) in by_type {
+        edges += file(edge, "src|dst", lines)?;
+        let _ = write!(
+            plain_edges,
+            "  - path: ./{edge}.csv\n    withHeader: true\n    delimiter: \"|\"\n    edge:\n      name: {edge}\n      \
+             srcVID: {{ index: 0, type: int }}\n      dstVID: {{ index: 1, type: int }}\n"
+        );
+    }
+    let mapping = dir.join("config.yaml");
+    std::fs::write(
+        &mapping,
+        SNB_MAPPING
+            .replace("{space}", "snb")
+            .replace("{parts}", &PARTS.to_string())
+            .replace("{plain_edges}", &plain_edges),
+    )
+    .map_err(|e| io_err(&mapping, e))?;
+    with_edges.sort_unstable();
+    with_edges.dedup();
+    let mut r = Rng(seed | 1);
+    let person_starts = draw_starts(&mut r, &with_edges, starts);
+    let message_starts = draw_starts(&mut r, &message_ids, starts);
+    Ok(Dataset {
+        name: "ldbc-snb-test".into(),
+        space: "snb".into(),
+        dir: dir.to_path_buf(),
+        vertices,
+        edges,
+        starts: person_starts,
+        message_starts,
     })
 }

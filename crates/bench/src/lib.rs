@@ -30,6 +30,9 @@ pub struct Options {
     pub social_scale: String,
     /// Where LDBC SF0.1 is (`../shared/data/ldbc-sf01`); skipped if absent.
     pub ldbc_dir: PathBuf,
+    /// Where the LDBC SNB Interactive v1 test network is (`../shared/data/ldbc-snb-interactive-v1-testdata`),
+    /// for the short reads IS1-IS7; skipped if absent.
+    pub snb_dir: PathBuf,
     /// Peers to run (`duckdb`, `kuzu`, `ladybug`, `neo4j`); empty runs Quiver alone.
     pub peers: Vec<String>,
     /// The Python with the peers installed (`bench/setup.sh` makes `bench/.venv`).
@@ -196,6 +199,12 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
     } else {
         results.notes.push(format!("LDBC SF0.1 not found at {}; skipped", opts.ldbc_dir.display()));
     }
+    if opts.snb_dir.join("vanilla").exists() {
+        let ds = gen::snb(&opts.snb_dir.join("vanilla"), &data.join("snb"), opts.seed, p.check_starts)?;
+        sets.push((ds, Workload::snb(), false));
+    } else {
+        results.notes.push(format!("the LDBC SNB test network not found at {}; skipped", opts.snb_dir.display()));
+    }
     sets.push((gen::ragedb(&data.join("ragedb"), p.rage, opts.seed, p.check_starts)?, Workload::rage(), true));
     eprintln!("generated {} datasets in {:.1} s", sets.len(), t.elapsed().as_secs_f64());
     if !opts.only.is_empty() {
@@ -281,8 +290,9 @@ fn bench_dataset(
                         l.dataset = ds.name.clone();
                         results.loads.push(l);
                     }
-                    for (name, digests, us) in &answers {
+                    for ((name, digests, us), w) in answers.iter().zip(reads) {
                         let Some(pw) = stats.workloads.get(name) else { continue };
+                        let starts = w.starts(ds);
                         let same = &us[..pw.latencies_ms.len().min(us.len())];
                         let quiver_failed = failed.contains(name);
                         results.single.push(SingleStats {
@@ -314,7 +324,7 @@ fn bench_dataset(
                                 check.agreed += 1;
                             } else if check.first_difference.is_none() {
                                 check.first_difference =
-                                    Some(format!("from {}: quiver {q}, {system} {theirs}", ds.starts[i]));
+                                    Some(format!("from {}: quiver {q}, {system} {theirs}", starts[i]));
                             }
                         }
                         results.checks.push(check);
@@ -371,17 +381,18 @@ fn quiver_single(
     likes: u64,
 ) -> Result<(Vec<serde_json::Value>, Vec<u64>), String> {
     let warm = Instant::now();
-    for (i, &v) in ds.starts.iter().enumerate().take(WARMUP_STARTS) {
+    let starts = w.starts(ds);
+    for (i, &v) in starts.iter().enumerate().take(WARMUP_STARTS) {
         if warm.elapsed() > p.peer_budget / 2 {
             break;
         }
-        w.digest(conn, v, workloads::partner(&ds.starts, i), likes)?;
+        w.digest(conn, v, workloads::partner(starts, i), likes)?;
     }
     let mut us = Vec::new();
     let mut digests = Vec::new();
-    for (i, &v) in ds.starts.iter().enumerate() {
+    for (i, &v) in starts.iter().enumerate() {
         let t = Instant::now();
-        digests.push(w.digest(conn, v, workloads::partner(&ds.starts, i), likes)?);
+        digests.push(w.digest(conn, v, workloads::partner(starts, i), likes)?);
         us.push(t.elapsed().as_micros() as u64);
     }
     Ok((digests, us))
@@ -496,8 +507,15 @@ fn peers(opts: &Options, p: &Plan, ds: &Dataset, reads: &[Workload]) -> Result<P
     let req = serde_json::json!({
         "dataset": ds.name,
         "dir": ds.dir,
-        "kind": if ds.name.starts_with("ragedb") { "ragedb" } else { "social" },
+        "kind": if ds.name.starts_with("ragedb") {
+            "ragedb"
+        } else if ds.space == "snb" {
+            "snb"
+        } else {
+            "social"
+        },
         "starts": ds.starts,
+        "message_starts": ds.message_starts,
         "workloads": reads.iter().map(|w| &w.name).collect::<Vec<_>>(),
         "likes": likes,
         "top": workloads::TOP_ITEMS,

@@ -38,6 +38,15 @@ pub enum Kind {
     AllShortestPaths,
     /// `GET SUBGRAPH 2 STEPS` from a start over knows both ways: how many vertices and edges it lists.
     Subgraph2,
+    /// LDBC's short read IS1 on persons alone (the social graphs): a person's properties.
+    PersonProfile,
+    /// LDBC's IS3 on persons and knows alone: a person's friends (knows either way) with the friendship's time,
+    /// newest first.
+    PersonFriends,
+    /// The distinct persons two knows edges away (either way), neither the person nor a friend.
+    FriendsOfFriends,
+    /// LDBC SNB Interactive v1 short read IS`n` (1-7) on the complete test network ([`snb`]).
+    Snb(u8),
     /// BG3: 99% one-hop reads, 1% single-edge inserts.
     FollowMix,
     /// BG3: 70% 1-hop, 20% 2-hop, 10% 3-hop reads.
@@ -95,7 +104,23 @@ impl Workload {
         w.push(Workload { name: "shortest-path".into(), kind: Kind::ShortestPath });
         w.push(Workload { name: "all-shortest-paths".into(), kind: Kind::AllShortestPaths });
         w.push(Workload { name: "subgraph-2-steps".into(), kind: Kind::Subgraph2 });
+        w.push(Workload { name: "person-profile".into(), kind: Kind::PersonProfile });
+        w.push(Workload { name: "person-friends".into(), kind: Kind::PersonFriends });
+        w.push(Workload { name: "friends-of-friends".into(), kind: Kind::FriendsOfFriends });
         w
+    }
+
+    /// LDBC's short reads IS1-IS7 on the SNB test network ([`crate::gen::snb`]).
+    pub fn snb() -> Vec<Workload> {
+        SNB_NAMES.iter().zip(1..).map(|(name, n)| Workload { name: (*name).into(), kind: Kind::Snb(n) }).collect()
+    }
+
+    /// The vertices the workload starts from: messages for IS4-IS7, persons otherwise.
+    pub fn starts<'a>(&self, ds: &'a Dataset) -> &'a [i64] {
+        match self.kind {
+            Kind::Snb(4..) => &ds.message_starts,
+            _ => &ds.starts,
+        }
     }
 
     pub fn social_mixes() -> Vec<Workload> {
@@ -137,6 +162,21 @@ impl Workload {
                 TOP_ITEMS as u64 + likes
             ),
             Kind::Match { steps, case } => match_go(steps, case, v),
+            Kind::PersonProfile => format!(
+                "MATCH (n:person) WHERE id(n) == {v} RETURN n.person.first_name AS firstName, \
+                 n.person.last_name AS lastName, n.person.gender AS gender, n.person.birthday AS birthday, \
+                 n.person.creation_date AS creationDate"
+            ),
+            Kind::PersonFriends => format!(
+                "MATCH (n:person)-[k:knows]-(f:person) WHERE id(n) == {v} RETURN id(f) AS personId, \
+                 f.person.first_name AS firstName, f.person.last_name AS lastName, k.time AS friendshipTime \
+                 ORDER BY friendshipTime DESC, personId"
+            ),
+            Kind::FriendsOfFriends => format!(
+                "MATCH (n:person)-[:knows]-(:person)-[:knows]-(o:person) WHERE id(n) == {v} AND id(o) <> {v} \
+                 AND NOT (n)-[:knows]-(o) RETURN DISTINCT id(o)"
+            ),
+            Kind::Snb(n) => snb_read(n, v),
             Kind::MatchRageCount3 => format!("{} RETURN count(*)", match_rage_walk(v)),
             Kind::MatchRageRecommend => format!(
                 "{} RETURN id(r) AS j, count(*) AS c ORDER BY c DESC, j LIMIT {}",
@@ -174,12 +214,16 @@ impl Workload {
                 }
                 json!({ "vertices": vertices.len(), "edges": edges.len() })
             }
-            Kind::Go { case: 4, .. } | Kind::Match { case: 4, .. } => {
+            Kind::Go { case: 4, .. }
+            | Kind::Match { case: 4, .. }
+            | Kind::PersonProfile
+            | Kind::PersonFriends
+            | Kind::Snb(_) => {
                 let mut rows: Vec<Json> = rows.iter().map(|r| Json::Array(r.iter().map(json_of).collect())).collect();
                 rows.sort_by_key(|r| r.to_string());
                 json!({ "rows": rows })
             }
-            Kind::Go { .. } | Kind::Match { .. } => {
+            Kind::Go { .. } | Kind::Match { .. } | Kind::FriendsOfFriends => {
                 let sum = rows.iter().fold(0i64, |acc, r| (acc + digest_value(&r[0])) % MODULUS);
                 json!({ "rows": rows.len(), "sum": sum })
             }
@@ -217,7 +261,11 @@ impl Workload {
                 | Kind::MatchRageCount3
                 | Kind::ShortestPath
                 | Kind::AllShortestPaths
-                | Kind::Subgraph2 => conn.run(&w.statement(v, partner(&starts, at), likes)).map(|_| 0),
+                | Kind::Subgraph2
+                | Kind::PersonProfile
+                | Kind::PersonFriends
+                | Kind::FriendsOfFriends
+                | Kind::Snb(_) => conn.run(&w.statement(v, partner(&starts, at), likes)).map(|_| 0),
                 Kind::RageRecommend => {
                     liked(conn, v)?;
                     conn.run(&w.statement(v, v, likes)).map(|_| 0)
@@ -295,6 +343,62 @@ fn go(steps: u32, case: u32, v: i64) -> String {
         _ => format!(
             "{head} YIELD DISTINCT knows.time AS t, $$.person.first_name, $$.person.last_name, $$.person.birthday AS birth \
              | ORDER BY $-.t, $-.birth | LIMIT 10"
+        ),
+    }
+}
+
+/// The names of LDBC's short reads IS1-IS7, in order.
+pub const SNB_NAMES: [&str; 7] = [
+    "is1-profile",
+    "is2-recent-messages",
+    "is3-friends",
+    "is4-message-content",
+    "is5-message-creator",
+    "is6-message-forum",
+    "is7-message-replies",
+];
+
+/// LDBC SNB Interactive v1 short read IS`n` from `v` (a person for IS1-IS3, a message for IS4-IS7) as a MATCH in
+/// NebulaGraph's dialect, returning the specification's columns. A post carries the tags `message` and `post`; a
+/// message's root post is the end of its `reply_of` chain (`*0..`: a post is its own root).
+fn snb_read(n: u8, v: i64) -> String {
+    const PERSON: &str = "p.person.first_name AS firstName, p.person.last_name AS lastName";
+    match n {
+        1 => format!(
+            "MATCH (n:person)-[:is_located_in]->(c:place) WHERE id(n) == {v} RETURN n.person.first_name AS firstName, \
+             n.person.last_name AS lastName, n.person.birthday AS birthday, n.person.location_ip AS locationIP, \
+             n.person.browser_used AS browserUsed, id(c) AS cityId, n.person.gender AS gender, \
+             n.person.creation_date AS creationDate"
+        ),
+        2 => format!(
+            "MATCH (n:person)<-[:has_creator]-(m:message) WHERE id(n) == {v} \
+             WITH m, m.message.creation_date AS created, id(m) AS messageId ORDER BY created DESC, messageId DESC LIMIT 10 \
+             MATCH (m)-[:reply_of*0..]->(o:post)-[:has_creator]->(p:person) \
+             RETURN messageId, m.message.content AS messageContent, created AS messageCreationDate, \
+             id(o) AS originalPostId, id(p) AS originalPostAuthorId, p.person.first_name AS originalPostAuthorFirstName, \
+             p.person.last_name AS originalPostAuthorLastName ORDER BY messageCreationDate DESC, messageId DESC"
+        ),
+        3 => format!(
+            "MATCH (n:person)-[k:knows]-(p:person) WHERE id(n) == {v} RETURN id(p) AS personId, {PERSON}, \
+             k.creation_date AS friendshipCreationDate ORDER BY friendshipCreationDate DESC, personId"
+        ),
+        4 => format!(
+            "MATCH (m:message) WHERE id(m) == {v} \
+             RETURN m.message.creation_date AS messageCreationDate, m.message.content AS messageContent"
+        ),
+        5 => format!("MATCH (m:message)-[:has_creator]->(p:person) WHERE id(m) == {v} RETURN id(p) AS personId, {PERSON}"),
+        6 => format!(
+            "MATCH (m:message)-[:reply_of*0..]->(:post)<-[:container_of]-(f:forum)-[:has_moderator]->(p:person) \
+             WHERE id(m) == {v} RETURN id(f) AS forumId, f.forum.title AS forumTitle, id(p) AS moderatorId, \
+             p.person.first_name AS moderatorFirstName, p.person.last_name AS moderatorLastName"
+        ),
+        _ => format!(
+            "MATCH (m:message)<-[:reply_of]-(c:message)-[:has_creator]->(p:person) WHERE id(m) == {v} \
+             OPTIONAL MATCH (m)-[:has_creator]->(:person)-[k:knows]-(p) \
+             RETURN id(c) AS commentId, c.message.content AS commentContent, \
+             c.message.creation_date AS commentCreationDate, id(p) AS replyAuthorId, \
+             p.person.first_name AS replyAuthorFirstName, p.person.last_name AS replyAuthorLastName, \
+             k IS NOT NULL AS replyAuthorKnowsOriginalMessageAuthor ORDER BY commentCreationDate DESC, replyAuthorId"
         ),
     }
 }

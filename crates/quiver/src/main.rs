@@ -92,6 +92,9 @@ enum Command {
         out_dir: PathBuf,
         #[arg(long, default_value = "../shared/data/ldbc-sf01")]
         ldbc_dir: PathBuf,
+        /// The LDBC SNB Interactive v1 test network (the short reads IS1-IS7).
+        #[arg(long, default_value = "../shared/data/ldbc-snb-interactive-v1-testdata")]
+        snb_dir: PathBuf,
         /// The Python that has the peers (bench/setup.sh installs them into bench/.venv).
         #[arg(long, default_value = "bench/.venv/bin/python")]
         python: PathBuf,
@@ -162,13 +165,14 @@ fn main() -> ExitCode {
             }
         }
         Command::Import { config, data_dir, max_bad_rows, json } => import(&config, &data_dir, max_bad_rows, json),
-        Command::Bench { quick, scale, peers, work_dir, out_dir, ldbc_dir, python, seed, workloads } => {
+        Command::Bench { quick, scale, peers, work_dir, out_dir, ldbc_dir, snb_dir, python, seed, workloads } => {
             let opts = quiver_bench::Options {
                 quick,
                 work_dir,
                 out_dir,
                 social_scale: scale.unwrap_or_else(|| if quick { "sf1".into() } else { "sf10".into() }),
                 ldbc_dir,
+                snb_dir,
                 peers: peers
                     .split(',')
                     .map(str::trim)
