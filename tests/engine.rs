@@ -156,8 +156,8 @@ fn nba() -> Database {
 
 #[test]
 fn a_query_past_its_memory_bound_fails_alone() {
-    let mut db = nba();
-    db.engine.limits = Limits { timeout: Duration::from_secs(60), memory_bytes: 4096 };
+    let db = nba();
+    db.engine.set_limits(Limits { timeout: Duration::from_secs(60), memory_bytes: 4096 });
     let mut s = Session { space: Some("nba".into()), ..Session::default() };
     let e = db
         .execute(
@@ -174,12 +174,12 @@ fn a_query_past_its_memory_bound_fails_alone() {
 
 #[test]
 fn a_query_past_its_deadline_fails_alone() {
-    let mut db = nba();
-    db.engine.limits = Limits { timeout: Duration::ZERO, memory_bytes: 1 << 30 };
+    let db = nba();
+    db.engine.set_limits(Limits { timeout: Duration::ZERO, memory_bytes: 1 << 30 });
     let mut s = Session { space: Some("nba".into()), ..Session::default() };
     let e = db.execute(&mut s, "GO FROM \"Tim Duncan\" OVER like YIELD like._dst", &Params::new()).unwrap_err();
     assert_eq!(e.message, "Execution had been killed: the query ran longer than its timeout of 0 ms");
-    db.engine.limits = Limits::default();
+    db.engine.set_limits(Limits::default());
     assert_eq!(
         exec(&db, &mut s, "GO FROM \"Tim Duncan\" OVER serve YIELD serve._dst"),
         vec![vec![Value::String("Spurs".into())]]
@@ -190,8 +190,8 @@ fn a_query_past_its_deadline_fails_alone() {
 /// like each other) stops at the deadline, fused into a count or not.
 #[test]
 fn billions_of_steps_end_or_stop_at_the_deadline() {
-    let mut db = nba();
-    db.engine.limits = Limits { timeout: Duration::from_millis(300), memory_bytes: 1 << 30 };
+    let db = nba();
+    db.engine.set_limits(Limits { timeout: Duration::from_millis(300), memory_bytes: 1 << 30 });
     let mut s = Session { space: Some("nba".into()), ..Session::default() };
     let count = "GO 4000000000 STEPS FROM \"Spurs\" OVER serve YIELD serve._dst | YIELD COUNT(*) AS n";
     let rows = "GO 4000000000 STEPS FROM \"Spurs\" OVER serve YIELD serve._dst AS d";
@@ -216,8 +216,8 @@ fn billions_of_steps_end_or_stop_at_the_deadline() {
 /// query's deadline, not when it is done.
 #[test]
 fn a_quadratic_reduce_stops_at_the_deadline() {
-    let mut db = Database::in_memory();
-    db.engine.limits = Limits { timeout: Duration::from_millis(300), memory_bytes: 1 << 30 };
+    let db = Database::in_memory();
+    db.engine.set_limits(Limits { timeout: Duration::from_millis(300), memory_bytes: 1 << 30 });
     let mut s = Session::default();
     let started = std::time::Instant::now();
     let e = db
@@ -225,7 +225,7 @@ fn a_quadratic_reduce_stops_at_the_deadline() {
         .unwrap_err();
     assert_eq!(e.message, "Execution had been killed: the query ran longer than its timeout of 300 ms");
     assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
-    db.engine.limits = Limits::default();
+    db.engine.set_limits(Limits::default());
     assert_eq!(
         exec(&db, &mut s, "YIELD size(reduce(acc = [], x IN range(1, 100) | acc + [x])) AS n"),
         vec![vec![Value::Int(100)]]
@@ -404,7 +404,7 @@ fn sample_draws_edges_at_random_and_limit_keeps_the_first() {
 /// search under `| LIMIT` ends once it has its paths.
 #[test]
 fn find_all_path_on_a_dense_graph_stops_at_the_memory_bound() {
-    let mut db = Database::in_memory();
+    let db = Database::in_memory();
     let mut s = Session::default();
     exec(&db, &mut s, "CREATE SPACE dense(vid_type = INT64); USE dense; CREATE EDGE e()");
     let edges: Vec<String> =
@@ -412,7 +412,7 @@ fn find_all_path_on_a_dense_graph_stops_at_the_memory_bound() {
     for chunk in edges.chunks(2000) {
         exec(&db, &mut s, &format!("INSERT EDGE e() VALUES {}", chunk.join(", ")));
     }
-    db.engine.limits = Limits { timeout: Duration::from_secs(120), memory_bytes: 64 << 20 };
+    db.engine.set_limits(Limits { timeout: Duration::from_secs(120), memory_bytes: 64 << 20 });
     let db = std::sync::Arc::new(db);
     let worker = {
         let db = db.clone();

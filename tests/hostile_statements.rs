@@ -256,8 +256,8 @@ enum Outcome {
 
 /// The `nba` graph with the deadline and memory bound of these tests, on a worker thread.
 fn nba_worker() -> (mpsc::Sender<String>, mpsc::Receiver<Outcome>) {
-    let mut db = Database::in_memory();
-    db.engine.limits = Limits { timeout: DEADLINE, memory_bytes: 256 << 20 };
+    let db = Database::in_memory();
+    db.engine.set_limits(Limits { timeout: DEADLINE, memory_bytes: 256 << 20 });
     quiver_server::loader::load(&db, &quiver_tests::datasets_dir().join("nba")).unwrap();
     start_worker(db)
 }

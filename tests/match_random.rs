@@ -1257,9 +1257,9 @@ fn match_agrees_with_a_reference_matcher_on_random_graphs() {
     for seed in seed_base..seed_base + graphs {
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let g = Graph::random(&mut rng);
-        let mut db = Database::in_memory();
+        let db = Database::in_memory();
         // A statement past these is skipped (counted), not failed: the reference's size estimate is not the plan's.
-        db.engine.limits = Limits { timeout: Duration::from_secs(3), memory_bytes: 256 << 20 };
+        db.engine.set_limits(Limits { timeout: Duration::from_secs(3), memory_bytes: 256 << 20 });
         let mut session = Session::default();
         let setup = g.setup();
         if verbose {

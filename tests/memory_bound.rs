@@ -38,7 +38,7 @@ fn exec(db: &Database, s: &mut Session, stmt: &str) -> Vec<Vec<Value>> {
 
 #[test]
 fn a_five_hop_pipe_fails_at_the_bound_with_resident_memory_within_the_factor() {
-    let mut db = Database::in_memory();
+    let db = Database::in_memory();
     let mut s = Session::default();
     exec(&db, &mut s, "CREATE SPACE dense(vid_type = INT64, partition_num = 8); USE dense; CREATE EDGE e()");
     // Vertex v links to v+1 .. v+100 (mod VERTICES): every vertex has 100 out-edges.
@@ -56,7 +56,7 @@ fn a_five_hop_pipe_fails_at_the_bound_with_resident_memory_within_the_factor() {
         vec![vec![Value::Int(OUT_DEGREE)]]
     );
 
-    db.engine.limits = Limits { timeout: Duration::from_secs(600), memory_bytes: BOUND_BYTES };
+    db.engine.set_limits(Limits { timeout: Duration::from_secs(600), memory_bytes: BOUND_BYTES });
     let db = Arc::new(db);
     let hop = "GO FROM $-.id OVER e YIELD dst(edge) AS id";
     let query = format!("GO FROM 0 OVER e YIELD dst(edge) AS id | {hop} | {hop} | {hop} | {hop}");

@@ -60,7 +60,8 @@ query_files!(
     lookup,
     index,
     stats_jobs,
-    ttl
+    ttl,
+    configs
 );
 
 rule_files!(

@@ -7,6 +7,7 @@
 //! ([`optimizer`]) and executed ([`plan::exec`]); statements that need no planning (DDL, DML, FETCH) run in the
 //! statement layer ([`data`], [`schema`]).
 
+pub mod configs;
 mod constants;
 mod context;
 mod dataset;
@@ -67,8 +68,12 @@ pub type Params = BTreeMap<String, Value>;
 pub struct QueryEngine {
     pub catalog: Arc<dyn Catalog>,
     pub storage: Arc<dyn StorageClient>,
-    /// Each request's deadline and memory bound.
-    pub limits: Limits,
+    /// The settings `UPDATE CONFIGS` changes: the engine registers its own (each request's deadline and memory
+    /// bound, the log level); a server adds those of its sessions and connections.
+    pub configs: configs::Configs,
+    /// Each request's deadline (`query_timeout_ms`) and memory bound (`query_memory_bytes`), read as it starts.
+    query_timeout_ms: configs::ConfigCell,
+    query_memory_bytes: configs::ConfigCell,
     /// Optimizer rules switched off for every session.
     pub disabled_rules: Vec<String>,
     /// The graph protocol's sessions, when a server serves that protocol.
@@ -80,20 +85,62 @@ pub struct QueryEngine {
 
 impl QueryEngine {
     pub fn new(catalog: Arc<dyn Catalog>, storage: Arc<dyn StorageClient>) -> QueryEngine {
+        use configs::{cell, ConfigType};
+        use quiver_syntax::ast::ConfigModule;
+        let limits = Limits::default();
+        let query_timeout_ms = cell(limits.timeout.as_millis() as i64);
+        let query_memory_bytes = cell(limits.memory_bytes as i64);
+        let mut configs = configs::Configs::default();
+        let positive = ConfigType::Int { min: 1, max: i64::MAX };
+        configs.register(ConfigModule::Graph, "query_timeout_ms", positive, query_timeout_ms.clone());
+        configs.register(ConfigModule::Graph, "query_memory_bytes", positive, query_memory_bytes.clone());
+        // One process logs for every role: the graph and the storage module's `minloglevel` and `v` are one pair.
+        let (minloglevel, v) = (cell(0), cell(0));
+        let apply = {
+            let (minloglevel, v) = (minloglevel.clone(), v.clone());
+            Arc::new(move || {
+                use std::sync::atomic::Ordering::Relaxed;
+                log::set_max_level(configs::log_level(minloglevel.load(Relaxed), v.load(Relaxed)));
+            }) as Arc<dyn Fn() + Send + Sync>
+        };
+        let level = ConfigType::Int { min: 0, max: 4 };
+        let verbosity = ConfigType::Int { min: 0, max: i64::from(i32::MAX) };
+        for module in [ConfigModule::Graph, ConfigModule::Storage] {
+            configs.register_with(module, "minloglevel", level, minloglevel.clone(), Some(apply.clone()));
+            configs.register_with(module, "v", verbosity, v.clone(), Some(apply.clone()));
+        }
         QueryEngine {
             catalog,
             storage,
-            limits: Limits::default(),
+            configs,
+            query_timeout_ms,
+            query_memory_bytes,
             disabled_rules: Vec::new(),
             sessions: None,
             local_host: ("127.0.0.1".into(), 9669),
         }
     }
 
+    /// Each request's deadline and memory bound, as they are set now.
+    pub fn limits(&self) -> Limits {
+        use std::sync::atomic::Ordering::Relaxed;
+        Limits {
+            timeout: std::time::Duration::from_millis(self.query_timeout_ms.load(Relaxed).max(0) as u64),
+            memory_bytes: self.query_memory_bytes.load(Relaxed).max(0) as usize,
+        }
+    }
+
+    /// Sets each request's deadline and memory bound (`--query-timeout-ms`, `--query-memory-mb`).
+    pub fn set_limits(&self, limits: Limits) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.query_timeout_ms.store(limits.timeout.as_millis().min(i64::MAX as u128) as i64, Relaxed);
+        self.query_memory_bytes.store(limits.memory_bytes.min(i64::MAX as usize) as i64, Relaxed);
+    }
+
     /// Runs every statement of `text` in order and returns the last one's result. The first error stops the
     /// request; statements before it have taken effect.
     pub fn execute(&self, session: &mut Session, text: &str, params: &Params) -> QResult<DataSet> {
-        let budget = Budget::new(self.limits);
+        let budget = Budget::new(self.limits());
         // Everything this thread allocates for the request, from its syntax tree on, counts towards its bound.
         let _memory = budget.enter();
         let names: Vec<&str> = params.keys().map(String::as_str).collect();

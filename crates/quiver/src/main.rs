@@ -300,11 +300,26 @@ fn serve(
         return Err(format!("unknown optimizer rule `{bad}' (rules: {})", known.join(", ")));
     }
     let mut db = quiver_server::Database::open(&data_dir).map_err(|e| e.to_string())?;
-    db.engine.limits = limits;
+    db.engine.set_limits(limits);
     db.engine.local_host = (graph.addr.ip().to_string(), graph.addr.port());
     let sessions = Arc::new(SessionManager::new(graph.idle_timeout, graph.addr.to_string(), disabled_rules.clone()));
     db.engine.disabled_rules = disabled_rules;
     db.engine.sessions = Some(sessions.clone());
+    let limit = quiver_server::net::ConnectionLimit::new(graph.max_connections);
+    {
+        use quiver_query::configs::ConfigModule;
+        use quiver_query::configs::ConfigType;
+        // NebulaGraph's bounds: its gflag validator's one week, and a positive connection count.
+        let week = ConfigType::Int { min: 1, max: 604_800 };
+        db.engine.configs.register(
+            ConfigModule::Graph,
+            "session_idle_timeout_secs",
+            week,
+            sessions.idle_timeout_cell(),
+        );
+        let positive = ConfigType::Int { min: 1, max: i64::MAX };
+        db.engine.configs.register(ConfigModule::Graph, "max_allowed_connections", positive, limit.max_cell());
+    }
     let db = Arc::new(db);
     if demo {
         let dir = datasets.join("nba");
@@ -330,7 +345,6 @@ fn serve(
             graph.addr,
             data_dir.display()
         );
-        let limit = quiver_server::net::ConnectionLimit::new(graph.max_connections);
         let arrival_timeout = graph.config.frame_timeout;
         let graph_task = tokio::spawn(quiver_server::graphd::serve(
             graph_listener,

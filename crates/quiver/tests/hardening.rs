@@ -181,5 +181,38 @@ fn past_max_connections_a_connection_is_closed_at_once_and_logged() {
     let log = log_of(&log);
     assert!(log.contains("refused a connection to the graph port from 127.0.0.1"), "{log}");
     assert!(log.contains("refused a connection to the HTTP port from 127.0.0.1"), "{log}");
-    assert!(log.contains("2 connections are open, the most --max-connections allows"), "{log}");
+    assert!(
+        log.contains("2 connections are open, the most --max-connections (max_allowed_connections) allows"),
+        "{log}"
+    );
+}
+
+/// `UPDATE CONFIGS` changes the running server: a shorter `session_idle_timeout_secs` expires an idle session, and
+/// a lower `max_allowed_connections` closes the next connection at once.
+#[test]
+fn updated_configs_take_effect_in_the_running_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start_with(dir.path(), &[]);
+    let (mut c, sid) = session(&s);
+    let run = |c: &mut Client, sid: i64, stmt: &str| {
+        let r = c.execute(sid, stmt, BTreeMap::new()).unwrap();
+        assert_eq!(r.error_code, 0, "{stmt}: {:?}", r.error_msg);
+        r.data.map(|d| d.rows()).unwrap_or_default()
+    };
+    let rows = run(&mut c, sid, "GET CONFIGS graph:max_allowed_connections");
+    assert_eq!(rows[0][4], quiver_common::Value::Int(i64::MAX), "NebulaGraph's default: no bound");
+    run(&mut c, sid, "UPDATE CONFIGS graph:session_idle_timeout_secs = 1");
+    let rows = run(&mut c, sid, "GET CONFIGS graph:session_idle_timeout_secs");
+    assert_eq!(rows[0][4], quiver_common::Value::Int(1));
+    std::thread::sleep(Duration::from_millis(2500));
+    let r = c.execute(sid, "YIELD 1", BTreeMap::new()).unwrap();
+    assert_eq!(r.error_code, -1002, "the idle session expired: {:?}", r.error_msg);
+    let fresh = c.open_session("root", "nebula").unwrap();
+    run(&mut c, fresh, "UPDATE CONFIGS graph:session_idle_timeout_secs = 28800");
+    // This connection is the only one open: a bound of 1 keeps it and refuses the next.
+    run(&mut c, fresh, "UPDATE CONFIGS graph:max_allowed_connections = 1");
+    let mut second = TcpStream::connect(&s.graph_addr).unwrap();
+    assert!(closed_after(&mut second, TIMEOUT) < Duration::from_secs(5));
+    run(&mut c, fresh, "UPDATE CONFIGS graph:max_allowed_connections = 100");
+    graph_port_serves(&s);
 }

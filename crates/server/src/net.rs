@@ -1,6 +1,7 @@
 //! What both front ends (HTTP and the graph protocol) share about connections: an optional bound on how many are
 //! open at once, and how long a request that has started arriving may take to arrive whole.
 
+use quiver_query::configs::ConfigCell;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -16,7 +17,9 @@ pub const REQUEST_ARRIVAL_TIMEOUT_DEFAULT: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub struct ConnectionLimit {
     open: AtomicUsize,
-    max: Option<usize>,
+    /// The most open at once (`max_allowed_connections`, which `UPDATE CONFIGS` changes; `i64::MAX` when unbounded,
+    /// NebulaGraph's default).
+    max: ConfigCell,
 }
 
 /// One admitted connection; dropping it frees its place.
@@ -27,17 +30,24 @@ pub struct ConnectionSlot {
 
 impl ConnectionLimit {
     pub fn new(max: Option<usize>) -> Arc<ConnectionLimit> {
-        Arc::new(ConnectionLimit { open: AtomicUsize::new(0), max })
+        let max = max.map_or(i64::MAX, |m| m.min(i64::MAX as usize) as i64);
+        Arc::new(ConnectionLimit { open: AtomicUsize::new(0), max: quiver_query::configs::cell(max) })
+    }
+
+    /// The bound's setting, for the registry of `UPDATE CONFIGS`.
+    pub fn max_cell(&self) -> ConfigCell {
+        self.max.clone()
     }
 
     /// A place for a new connection from `peer` on the `port` front end, or `None` (logged) when all are taken.
     pub fn admit(self: &Arc<ConnectionLimit>, peer: SocketAddr, port: &str) -> Option<ConnectionSlot> {
         let open = self.open.fetch_add(1, Ordering::AcqRel) + 1;
-        if let Some(max) = self.max {
-            if open > max {
+        let max = self.max.load(Ordering::Relaxed);
+        if open as i64 > max {
+            {
                 self.open.fetch_sub(1, Ordering::AcqRel);
                 log::warn!(
-                    "refused a connection to the {port} port from {peer}: {max} connections are open, the most --max-connections allows"
+                    "refused a connection to the {port} port from {peer}: {max} connections are open, the most --max-connections (max_allowed_connections) allows"
                 );
                 return None;
             }

@@ -6,6 +6,7 @@
 //! it, so no lock is held while a query runs (and `SHOW SESSIONS` inside a session cannot deadlock on it).
 
 use quiver_common::{ErrorCode, QError};
+use quiver_query::configs::ConfigCell;
 use quiver_query::{Session, SessionInfo, SessionRegistry};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -31,7 +32,8 @@ impl Entry {
 
 pub struct SessionManager {
     sessions: Mutex<HashMap<i64, Entry>>,
-    idle_timeout: Duration,
+    /// Seconds (`session_idle_timeout_secs`, which `UPDATE CONFIGS` changes).
+    idle_timeout_secs: ConfigCell,
     graph_addr: String,
     /// Optimizer rules every new session starts with switched off.
     disabled_rules: Vec<String>,
@@ -51,7 +53,21 @@ pub fn session_not_found(id: i64) -> QError {
 
 impl SessionManager {
     pub fn new(idle_timeout: Duration, graph_addr: String, disabled_rules: Vec<String>) -> SessionManager {
-        SessionManager { sessions: Mutex::new(HashMap::new()), idle_timeout, graph_addr, disabled_rules }
+        SessionManager {
+            sessions: Mutex::new(HashMap::new()),
+            idle_timeout_secs: quiver_query::configs::cell(idle_timeout.as_secs().max(1) as i64),
+            graph_addr,
+            disabled_rules,
+        }
+    }
+
+    /// The idle timeout's setting, for the registry of `UPDATE CONFIGS`.
+    pub fn idle_timeout_cell(&self) -> ConfigCell {
+        self.idle_timeout_secs.clone()
+    }
+
+    fn idle_timeout(&self) -> Duration {
+        Duration::from_secs(self.idle_timeout_secs.load(std::sync::atomic::Ordering::Relaxed).max(1) as u64)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Entry>> {
@@ -91,7 +107,7 @@ impl SessionManager {
         }
         let mut sessions = self.lock();
         let Some(entry) = sessions.get_mut(&id) else { return Err(session_not_found(id)) };
-        if entry.expired(self.idle_timeout) {
+        if entry.expired(self.idle_timeout()) {
             log::info!("session {id} expired after {:?} idle", entry.last_used.elapsed());
             sessions.remove(&id);
             return Err(session_not_found(id));
@@ -116,7 +132,7 @@ impl SessionManager {
     pub fn reap(&self) -> usize {
         let mut sessions = self.lock();
         let before = sessions.len();
-        sessions.retain(|_, e| !e.expired(self.idle_timeout));
+        sessions.retain(|_, e| !e.expired(self.idle_timeout()));
         before - sessions.len()
     }
 
@@ -134,7 +150,7 @@ impl SessionRegistry for SessionManager {
         let sessions = self.lock();
         sessions
             .iter()
-            .filter(|(_, e)| !e.expired(self.idle_timeout))
+            .filter(|(_, e)| !e.expired(self.idle_timeout()))
             .map(|(id, e)| SessionInfo {
                 id: *id,
                 user: e.user.clone(),

@@ -90,6 +90,25 @@ impl HostRole {
     }
 }
 
+/// The modules whose settings `SHOW | GET | UPDATE CONFIGS` name (NebulaGraph's `ConfigModule`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ConfigModule {
+    Graph,
+    Meta,
+    Storage,
+}
+
+impl ConfigModule {
+    /// As NebulaGraph prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConfigModule::Graph => "GRAPH",
+            ConfigModule::Meta => "META",
+            ConfigModule::Storage => "STORAGE",
+        }
+    }
+}
+
 /// `YIELD columns FROM $left INNER JOIN $right ON $left.a == $right.b`: the pairs of rows of two variables whose
 /// keys are equal, projected.
 #[derive(Debug, Clone, PartialEq)]
@@ -318,6 +337,19 @@ pub enum Statement {
     ShowParts(Option<Vec<i64>>),
     ShowCharset,
     ShowCollation,
+    /// `SHOW CONFIGS [GRAPH | META | STORAGE]` (`None`: every module).
+    ShowConfigs(Option<ConfigModule>),
+    /// `GET CONFIGS [module:]name` (`None`: the graph and the storage module both).
+    GetConfig {
+        module: Option<ConfigModule>,
+        name: String,
+    },
+    /// `UPDATE CONFIGS [module:]name = expr`, or `= {key = expr, ...}` (a [`Expr::Map`]).
+    SetConfig {
+        module: Option<ConfigModule>,
+        name: String,
+        value: Expr,
+    },
     ShowMetaLeader,
     ShowZones,
     CreateSnapshot,

@@ -525,6 +525,7 @@ impl<'a> Parser<'a> {
             }
             "ALTER" => self.alter(),
             "INSERT" => self.insert(),
+            "UPDATE" if self.peek_kw_at(1, "CONFIGS") => self.set_config(),
             "UPDATE" | "UPSERT" => self.update(),
             "DELETE" => self.delete(),
             "FETCH" => self.fetch(),
@@ -593,6 +594,12 @@ impl<'a> Parser<'a> {
             "MATCH" | "OPTIONAL" | "UNWIND" | "WITH" => self.match_statement(),
             "FIND" => self.find_path(),
             "GET" if self.peek_kw_at(1, "SUBGRAPH") => self.get_subgraph(),
+            "GET" if self.peek_kw_at(1, "CONFIGS") => {
+                self.bump();
+                self.bump();
+                let (module, name) = self.config_item()?;
+                Ok(Statement::GetConfig { module, name })
+            }
             "GET" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
                 self.skip_to_statement_end();
                 Ok(Statement::Unsupported(word.to_uppercase()))
@@ -1329,6 +1336,9 @@ impl<'a> Parser<'a> {
             }
             return Ok(Statement::ShowParts(None));
         }
+        if self.eat_kw("CONFIGS") {
+            return Ok(Statement::ShowConfigs(self.config_module()));
+        }
         for (word, stmt) in [
             ("SNAPSHOTS", Statement::ShowSnapshots),
             ("CHARSET", Statement::ShowCharset),
@@ -1507,6 +1517,47 @@ impl<'a> Parser<'a> {
             return Ok(vec![column]);
         }
         self.comma_separated(Parser::vid_expr)
+    }
+
+    /// `GRAPH`, `META` or `STORAGE`, if one is next.
+    fn config_module(&mut self) -> Option<ConfigModule> {
+        [("GRAPH", ConfigModule::Graph), ("META", ConfigModule::Meta), ("STORAGE", ConfigModule::Storage)]
+            .into_iter()
+            .find(|(w, _)| self.eat_kw(w))
+            .map(|(_, m)| m)
+    }
+
+    /// A setting's name, `module:name` or `name` (NebulaGraph's `get_config_item`).
+    fn config_item(&mut self) -> QResult<(Option<ConfigModule>, String)> {
+        let module = if self.peek_sym_at(1, ":") { self.config_module() } else { None };
+        if module.is_some() {
+            self.expect_sym(":")?;
+        }
+        Ok((module, self.name()?))
+    }
+
+    /// `UPDATE CONFIGS [module:]name = expr` or `= {key = expr, ...}` (NebulaGraph's `set_config_item`).
+    fn set_config(&mut self) -> QResult<Statement> {
+        self.bump();
+        self.bump();
+        let (module, name) = self.config_item()?;
+        self.expect_sym("=")?;
+        let value = if self.eat_sym("{") {
+            let mut items = Vec::new();
+            loop {
+                let key = self.name()?;
+                self.expect_sym("=")?;
+                items.push((key, self.expr()?));
+                if !self.eat_sym(",") {
+                    break;
+                }
+            }
+            self.expect_sym("}")?;
+            Expr::Map(items)
+        } else {
+            self.expr()?
+        };
+        Ok(Statement::SetConfig { module, name, value })
     }
 
     fn update(&mut self) -> QResult<Statement> {

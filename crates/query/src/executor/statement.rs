@@ -31,6 +31,13 @@ impl QueryEngine {
             | Statement::DropSnapshot(_)
             | Statement::ShowSnapshots
             | Statement::DescribeZone(_) => self.cluster_statement(stmt),
+            Statement::ShowConfigs(module) => Ok(self.configs.show(*module)),
+            Statement::GetConfig { module, name } => self.configs.get(*module, name),
+            Statement::SetConfig { module, name, value } => {
+                let value = quiver_common::eval::eval_const(value)?;
+                self.configs.set(*module, name, &value)?;
+                Ok(DataSet::empty())
+            }
             Statement::ShowParts(ids) => {
                 let space = self.current_space(session)?;
                 self.show_parts(&space, ids.as_deref())
