@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn sessions_are_random_keep_their_space_and_expire() {
-        let m = SessionManager::new(Duration::from_millis(200), "127.0.0.1:9669".into(), Vec::new());
+        let m = SessionManager::new(Duration::from_secs(1), "127.0.0.1:9669".into(), Vec::new());
         let a = m.create("root", "127.0.0.1").unwrap();
         let b = m.create("root", "127.0.0.1").unwrap();
         assert!(a > 0 && b > 0 && a != b);
@@ -189,7 +189,7 @@ mod tests {
             (e.code, e.message.as_str()),
             (ErrorCode::SessionInvalid, "Get sessionId[12345] failed: Session `12345' not found: Session not existed!")
         );
-        std::thread::sleep(Duration::from_millis(250));
+        std::thread::sleep(Duration::from_millis(1100));
         assert!(m.sessions().is_empty());
         assert_eq!(m.checkout(a).unwrap_err().code, ErrorCode::SessionInvalid);
         assert_eq!(m.reap(), 1);

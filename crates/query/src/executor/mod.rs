@@ -388,15 +388,19 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let argument = pattern::argument();
                 UnwindExecutor::execute(expr, alias, false, req, input.unwrap_or(&argument))
             }
-            Op::OptionalJoin { .. } | Op::PatternApply { .. } => {
+            Op::OptionalJoin { columns } => {
                 // The branch runs once over the input rows, numbered, and its rows are joined back by number.
                 let left = input.cloned().unwrap_or_else(pattern::argument);
                 let branch = self.run(&node.branches[0], Some(&pattern::numbered(&left)))?;
-                Ok(match &node.op {
-                    Op::OptionalJoin { columns } => pattern::left_join(&left, &branch, columns),
-                    Op::PatternApply { anti } => pattern::semi_join(&left, &branch, *anti),
-                    _ => unreachable!("matched above"),
-                })
+                Ok(pattern::left_join(&left, &branch, columns))
+            }
+            Op::PatternApply { anti, keys } => {
+                // The branch runs once over the distinct keys of the input rows, numbered; each row is kept by its
+                // key's answer.
+                let left = input.cloned().unwrap_or_else(pattern::argument);
+                let (distinct, key_of_row) = pattern::distinct_keys(&left, keys);
+                let branch = self.run(&node.branches[0], Some(&pattern::numbered(&distinct)))?;
+                Ok(pattern::semi_join(&left, &key_of_row, &branch, *anti))
             }
             Op::StartVertices(_) | Op::Traverse(_) | Op::AppendVertices(_) | Op::BuildPath(_) | Op::ShortestPath(_) => {
                 let space = self.space()?;

@@ -569,8 +569,9 @@ pub(super) fn left_join(input: &DataSet, branch: &DataSet, new: &[String]) -> Da
 }
 
 /// The input rows from which the branch produced a row (with `anti`, those from which it produced none).
-pub(super) fn semi_join(input: &DataSet, branch: &DataSet, anti: bool) -> DataSet {
-    let mut hit = vec![false; input.len()];
+pub(super) fn semi_join(input: &DataSet, key_of_row: &[usize], branch: &DataSet, anti: bool) -> DataSet {
+    let keys = key_of_row.iter().max().map_or(0, |k| k + 1);
+    let mut hit = vec![false; keys];
     if let Some(rc) = branch.column_index(ROW_COLUMN) {
         for r in 0..branch.len() {
             if let Value::Int(i) = branch.value(r, rc) {
@@ -580,6 +581,26 @@ pub(super) fn semi_join(input: &DataSet, branch: &DataSet, anti: bool) -> DataSe
             }
         }
     }
-    let kept: Vec<usize> = (0..input.len()).filter(|&i| hit[i] != anti).collect();
+    let kept: Vec<usize> = (0..input.len()).filter(|&i| hit[key_of_row[i]] != anti).collect();
     input.gather(&kept)
+}
+
+/// The input's rows with distinct values in the `keys` columns (the first of each, whole), and for every input
+/// row the position of its key among them. Columns of `keys` the input lacks are left out.
+pub(super) fn distinct_keys(input: &DataSet, keys: &[String]) -> (DataSet, Vec<usize>) {
+    let cols: Vec<usize> = keys.iter().filter_map(|k| input.column_index(k)).collect();
+    let mut seen: HashMap<Vec<Value>, usize> = HashMap::default();
+    let mut firsts = Vec::new();
+    let key_of_row = (0..input.len())
+        .map(|r| {
+            let key: Vec<Value> = cols.iter().map(|&c| input.value(r, c).clone()).collect();
+            let next = seen.len();
+            let k = *seen.entry(key).or_insert(next);
+            if k == next {
+                firsts.push(r);
+            }
+            k
+        })
+        .collect();
+    (input.gather(&firsts), key_of_row)
 }

@@ -333,7 +333,7 @@ fn describe(op: &Op) -> Vec<(String, String)> {
         Op::Repeat { column } => d.push(("count".into(), column.clone())),
         Op::Unwind { expr, alias, .. } => d.push(("unwind".into(), format!("{expr} AS {alias}"))),
         Op::OptionalJoin { columns } => d.push(("columns".into(), join(columns))),
-        Op::PatternApply { anti } => d.push(("anti".into(), anti.to_string())),
+        Op::PatternApply { anti, .. } => d.push(("anti".into(), anti.to_string())),
         Op::Lookup(p) => {
             d.push(("schema".into(), p.schema.name.clone()));
             d.push((

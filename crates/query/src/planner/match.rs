@@ -153,8 +153,15 @@ pub(super) fn plan(m: BoundMatch) -> PlanNode {
                     node = above(node, Op::Filter(f));
                 }
                 for (p, anti) in predicates {
+                    let keys = p
+                        .nodes
+                        .iter()
+                        .filter(|n| n.bound)
+                        .map(|n| n.column.clone())
+                        .chain(p.edges.iter().map(|e| e.column.clone()))
+                        .collect();
                     node = PlanNode {
-                        op: Op::PatternApply { anti },
+                        op: Op::PatternApply { anti, keys },
                         input: Some(Box::new(node)),
                         branches: vec![path(None, p, &tags)],
                     };

@@ -108,9 +108,11 @@ pub(crate) enum Op {
         columns: Vec<String>,
     },
     /// A WHERE's path pattern: keeps the input rows from which `branches[0]` matches (with `anti`, those from which
-    /// it does not).
+    /// it does not). Whether it matches depends on the row's `keys` alone (the pattern's bound nodes and its edges),
+    /// so the branch runs once per distinct key.
     PatternApply {
         anti: bool,
+        keys: Vec<String>,
     },
 }
 
