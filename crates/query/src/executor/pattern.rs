@@ -195,6 +195,10 @@ impl PatternTraverseExecutor {
         let mut out = DataSet::from_columns(columns, Vec::new());
         let Some(from) = input.column_index(&t.from) else { return Ok(out) };
         let path_columns: Vec<usize> = t.path_edges.iter().filter_map(|c| input.column_index(c)).collect();
+        // Where a walk must arrive (the far node bound before), when it is; a row without it produces nothing.
+        let arrive = t.arrive_at.as_ref().and_then(|c| input.column_index(c));
+        let arrives =
+            |row: usize, far: &Value| arrive.is_none_or(|c| vid_of(input.value(row, c)).is_some_and(|v| v == far));
         let edge_types = t.signed_types();
         let names: HashMap<i32, &str> = t.edge.types.iter().map(|s| (s.id, s.name.as_str())).collect();
         let want: Vec<(&str, Value)> =
@@ -217,7 +221,7 @@ impl PatternTraverseExecutor {
             })
             .collect();
         if min == 0 {
-            for w in &frontier {
+            for w in frontier.iter().filter(|w| arrives(w.row, &w.at)) {
                 meter.tick()?;
                 emit(&mut out, w);
             }
@@ -270,13 +274,15 @@ impl PatternTraverseExecutor {
                     meter.tick()?;
                     if !list {
                         // One step, the last: the row is the walk's only trace.
-                        out.push_extended(input, w.row, [Value::Edge(e.clone()), far.clone()]);
+                        if arrives(w.row, far) {
+                            out.push_extended(input, w.row, [Value::Edge(e.clone()), far.clone()]);
+                        }
                         continue;
                     }
                     let mut taken = w.edges.clone();
                     taken.push(e.clone());
                     let walk = Walk { row: w.row, edges: taken, at: far.clone() };
-                    if level >= min {
+                    if level >= min && arrives(walk.row, &walk.at) {
                         emit(&mut out, &walk);
                     }
                     if max.is_none_or(|m| level < m) {
@@ -593,7 +599,14 @@ pub(super) fn distinct_keys(input: &DataSet, keys: &[String]) -> (DataSet, Vec<u
     let mut firsts = Vec::new();
     let key_of_row = (0..input.len())
         .map(|r| {
-            let key: Vec<Value> = cols.iter().map(|&c| input.value(r, c).clone()).collect();
+            // A vertex by its VID: hashing a whole vertex value would hash its properties.
+            let key: Vec<Value> = cols
+                .iter()
+                .map(|&c| {
+                    let v = input.value(r, c);
+                    vid_of(v).unwrap_or(v).clone()
+                })
+                .collect();
             let next = seen.len();
             let k = *seen.entry(key).or_insert(next);
             if k == next {

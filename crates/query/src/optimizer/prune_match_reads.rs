@@ -9,7 +9,11 @@
 //!   carries the VID and no tags;
 //! - an `AppendVertices` of a node with no earlier binding, whose column is read only as `n.tag.prop` (and by
 //!   `id(...)` and the next `Traverse`), reads only those properties (with those of its own property map), of
-//!   every tag, so its tags (its labels) stay whole.
+//!   every tag, so its tags (its labels) stay whole; read only by `id(...)`, walks and arrivals but labelled, it
+//!   reads its tags and no property beyond its property map.
+//!
+//! Arriving at a node bound before (`AppendVertices` of a bound node) reads only its VID unless that node pattern
+//! has labels or a property map.
 //!
 //! A path alias (`BuildPath`) reads its nodes and edges whole. Names the statement does not bind (`__anon_1`) are
 //! never read by an expression, so anonymous nodes and edges always qualify.
@@ -134,7 +138,9 @@ impl Uses {
             }
             Op::AppendVertices(a) => {
                 if a.node.bound {
-                    self.mark(&a.node.column, Use::Whole);
+                    // Arriving at a bound vertex compares VIDs; its labels and property map are checked on its value.
+                    let checks = !a.node.tags.is_empty() || !a.node.props.is_empty();
+                    self.mark(&a.node.column, if checks { Use::Whole } else { Use::Key });
                 }
                 true
             }
@@ -174,6 +180,11 @@ fn prune(node: &mut PlanNode, uses: &Uses) -> bool {
         Op::AppendVertices(a) if !a.node.bound && !a.id_only => match uses.reads(&a.node.column) {
             None | Some(Use::Key) if a.node.tags.is_empty() && a.node.props.is_empty() => {
                 a.id_only = true;
+                changed = true;
+            }
+            None | Some(Use::Key) if a.props.is_none() => {
+                // Labels to check but no property read: the tags alone, and the property map's values.
+                a.props = Some(a.node.props.iter().map(|(_, p, _)| p.clone()).collect());
                 changed = true;
             }
             Some(Use::Props(read)) if a.props.is_none() => {

@@ -314,7 +314,7 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             } else if a.id_only {
                 d.push(("props".into(), "none".into()));
             } else if let Some(props) = &a.props {
-                d.push(("props".into(), join(props)));
+                d.push(("props".into(), if props.is_empty() { "tags only".into() } else { join(props) }));
             }
             describe_node(&a.node, &mut d);
         }

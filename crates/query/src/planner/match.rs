@@ -37,6 +37,10 @@ pub(crate) struct TraverseNode {
     pub path_edges: Vec<String>,
     /// Whether the edges are read with their properties (`prune_match_reads` clears it when nothing reads them).
     pub edge_props: bool,
+    /// The column of the far node when it is bound before: only walks arriving at its vertex are produced (the
+    /// `AppendVertices` above keeps exactly those), so a pattern closing on a bound node, such as `NOT
+    /// (n)-[:knows]-(o)`, does not build a row per neighbour.
+    pub arrive_at: Option<String>,
 }
 
 impl TraverseNode {
@@ -297,6 +301,7 @@ fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
                 to: to.clone(),
                 path_edges: path_edges.clone(),
                 edge_props: true,
+                arrive_at: node.bound.then(|| node.column.clone()),
             })),
         );
         path_edges.push(edge_column);
