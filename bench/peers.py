@@ -18,6 +18,9 @@ statement adds `id(e_i) <> id(e_j)` for every pair of the path's relationships; 
 `likes` row per relationship with the same pairwise inequalities (an edge is its (src, dst): rank 0, no duplicate
 rows in the files).
 
+The `snb` kind is the LDBC SNB Interactive v1 test network (crates/bench/src/gen.rs's `snb`) and its workloads
+LDBC's short reads IS1-IS7: IS1-IS3 start from persons (`starts`), IS4-IS7 from messages (`message_starts`).
+
 Usage: peers.py SPEC.json            (SPEC is written by `quiver bench`)
 """
 import json, os, shutil, subprocess, sys, time
@@ -58,6 +61,12 @@ def digest_value(v):
     return 0
 
 
+# LDBC's short reads, in order (workloads.rs's SNB_NAMES); IS4-IS7 start from messages.
+SNB_READS = ["is1-profile", "is2-recent-messages", "is3-friends", "is4-message-content", "is5-message-creator",
+             "is6-message-forum", "is7-message-replies"]
+MESSAGE_READS = SNB_READS[3:]
+
+
 def digest_kind(workload):
     """How a workload's answer is digested: `rows` (the rows as a set), `sum` (row count and checksum of the first
     column), `count` (one count), `top` (the recommendation without the liked items), `length` (a shortest path's
@@ -68,8 +77,10 @@ def digest_kind(workload):
         return "shortest"
     if workload == "subgraph-2-steps":
         return "subgraph"
-    if workload.endswith("distinct-order-limit"):
+    if workload.endswith("distinct-order-limit") or workload in ["person-profile", "person-friends"] + SNB_READS:
         return "rows"
+    if workload == "friends-of-friends":
+        return "sum"
     if workload in ("go2-count-over-all", "rage-3hop-count", "match-rage-3hop-count"):
         return "count"
     if workload in ("rage-recommend", "match-rage-recommend"):
@@ -110,6 +121,11 @@ def partner(starts, i):
     return starts[i]
 
 
+def starts_of(spec, w):
+    """The start vertices of a workload (as workloads.rs's `Workload::starts`): messages for IS4-IS7, else persons."""
+    return spec["message_starts"] if w in MESSAGE_READS else spec["starts"]
+
+
 PATH_STEPS = 6
 
 
@@ -138,7 +154,8 @@ def measure(spec, path, open_db, load, query, close, qs, edges_q, liked_q):
     seconds = time.perf_counter() - t
     edges = query(h, edges_q, {})[0][0]
     first_w, first = next(iter(qs.items()))
-    v0 = params(first_w, spec["starts"][0], partner(spec["starts"], 0))
+    starts = starts_of(spec, first_w)
+    v0 = params(first_w, starts[0], partner(starts, 0))
     query(h, first, v0)
     rss = rss_bytes() - rss0
     close(h)
@@ -220,6 +237,39 @@ def match_rage_walk(walks):
             + distinct_rels(["e1", "e2", "e3"], "r", walks))
 
 
+# The person reads of the social graphs. Friends of friends: a path that uses one relationship twice ends at the
+# start, which is left out, so walks (Kuzu, ladybug) and relationship-isomorphic paths (Neo4j) reach the same persons.
+PERSON_CYPHER = {
+    "person-profile": ("MATCH (n:person {id: $v}) "
+                       "RETURN n.first_name, n.last_name, n.gender, n.birthday, n.creation_date"),
+    "person-friends": "MATCH (n:person {id: $v})-[k:knows]-(f:person) RETURN f.id, f.first_name, f.last_name, k.time",
+    "friends-of-friends": ("MATCH (n:person {id: $v})-[:knows]-(:person)-[:knows]-(o:person) WHERE o.id <> $v "
+                           "WITH DISTINCT n, o WHERE NOT EXISTS { MATCH (n)-[:knows]-(o) } RETURN o.id"),
+}
+
+# IS1-IS7 (as workloads.rs's `snb_read`). A message's root post is the post at the end of its reply_of chain
+# (`*0..`: a post is its own root); a post is a message with is_post (the peers load no post table or label).
+SNB_CYPHER = {
+    "is1-profile": ("MATCH (n:person {id: $v})-[:is_located_in]->(c:place) RETURN n.first_name, n.last_name, "
+                    "n.birthday, n.location_ip, n.browser_used, c.id, n.gender, n.creation_date"),
+    "is2-recent-messages": ("MATCH (n:person {id: $v})<-[:has_creator]-(m:message) "
+                            "WITH m ORDER BY m.creation_date DESC, m.id DESC LIMIT 10 "
+                            "MATCH (m)-[:reply_of*0..]->(o:message)-[:has_creator]->(p:person) WHERE o.is_post "
+                            "RETURN m.id, m.content, m.creation_date, o.id, p.id, p.first_name, p.last_name"),
+    "is3-friends": ("MATCH (n:person {id: $v})-[k:knows]-(p:person) "
+                    "RETURN p.id, p.first_name, p.last_name, k.creation_date"),
+    "is4-message-content": "MATCH (m:message {id: $v}) RETURN m.creation_date, m.content",
+    "is5-message-creator": ("MATCH (m:message {id: $v})-[:has_creator]->(p:person) "
+                            "RETURN p.id, p.first_name, p.last_name"),
+    "is6-message-forum": ("MATCH (m:message {id: $v})-[:reply_of*0..]->(o:message)<-[:container_of]-(f:forum)"
+                          "-[:has_moderator]->(p:person) WHERE o.is_post "
+                          "RETURN f.id, f.title, p.id, p.first_name, p.last_name"),
+    "is7-message-replies": ("MATCH (m:message {id: $v})<-[:reply_of]-(c:message)-[:has_creator]->(p:person) "
+                            "OPTIONAL MATCH (m)-[:has_creator]->(:person)-[k:knows]-(p) "
+                            "RETURN c.id, c.content, c.creation_date, p.id, p.first_name, p.last_name, k IS NOT NULL"),
+}
+
+
 def cypher_queries(spec, walk=RAGE_WALK, walks=True):
     """The Cypher statements; `walks`: the system matches fixed-length patterns as walks (Kuzu, ladybug), so the
     MATCH forms spell out that no relationship is used twice."""
@@ -261,11 +311,39 @@ def cypher_queries(spec, walk=RAGE_WALK, walks=True):
                 fn = "shortestPath" if w == "shortest-path" else "allShortestPaths"
                 qs[w] = (f"MATCH (a:person {{id: $v}}), (b:person {{id: $u}}) "
                          f"MATCH p = {fn}((a)-[:knows*..{PATH_STEPS}]-(b)) RETURN {ret}")
+        elif w in PERSON_CYPHER:
+            qs[w] = PERSON_CYPHER[w]
+        elif w in SNB_CYPHER:
+            # Kuzu and ladybug take at most 30 hops (`*0..100` is refused): the bound spelled out. The test
+            # network's reply chains are 5 long at most.
+            qs[w] = SNB_CYPHER[w].replace("*0..]", "*0..30]") if walks else SNB_CYPHER[w]
     return qs
 
 
 def edge_count_query(spec):
+    """The edges loaded: knows, likes, or every relationship of the snb network (as Quiver's figure counts them)."""
+    if spec["kind"] == "snb":
+        return "MATCH ()-[e]->() RETURN count(*)"
     return f"MATCH ()-[e:{'knows' if spec['kind'] == 'social' else 'likes'}]->() RETURN count(*)"
+
+
+# The snb files (gen.rs's `snb`) as tables: the node tables' columns, then the relationship tables' ends and
+# properties. post.csv is not loaded: a post is a message with is_post.
+SNB_NODES = {
+    "person": "id INT64, first_name STRING, last_name STRING, gender STRING, birthday INT64, creation_date INT64, "
+              "location_ip STRING, browser_used STRING",
+    "message": "id INT64, creation_date INT64, content STRING, length INT64, is_post BOOLEAN",
+    "forum": "id INT64, title STRING, creation_date INT64",
+    "place": "id INT64, name STRING",
+}
+SNB_EDGES = {
+    "knows": ("person", "person", ", creation_date INT64"),
+    "has_creator": ("message", "person", ""),
+    "reply_of": ("message", "message", ""),
+    "container_of": ("forum", "message", ""),
+    "has_moderator": ("forum", "person", ""),
+    "is_located_in": ("person", "place", ""),
+}
 
 
 LIKED_QUERY = "MATCH (p:person {id: $v})-[:likes]->(i:item) RETURN i.id"
@@ -286,6 +364,14 @@ def run_cypher_system(mod, spec, path):
             conn.execute("CREATE REL TABLE knows(FROM person TO person, time INT64)")
             conn.execute(f"COPY person FROM '{d}/person.csv' (HEADER=true)")
             conn.execute(f"COPY knows FROM '{d}/knows.csv' (HEADER=true)")
+        elif spec["kind"] == "snb":
+            # The files hold no `"` (the default quote and escape), so their single quotes and commas read as text.
+            for t, cols in SNB_NODES.items():
+                conn.execute(f"CREATE NODE TABLE {t}({cols}, PRIMARY KEY(id))")
+            for t, (a, b, props) in SNB_EDGES.items():
+                conn.execute(f"CREATE REL TABLE {t}(FROM {a} TO {b}{props})")
+            for t in list(SNB_NODES) + list(SNB_EDGES):
+                conn.execute(f"COPY {t} FROM '{d}/{t}.csv' (HEADER=true, DELIM='|')")
         else:
             conn.execute("CREATE NODE TABLE person(id INT64, PRIMARY KEY(id))")
             conn.execute("CREATE NODE TABLE item(id INT64, PRIMARY KEY(id))")
@@ -363,6 +449,57 @@ def duck_shortest(first_only):
     return q + f" SELECT {cols} FROM ({found}) ORDER BY k LIMIT 1"
 
 
+def duck_friends(time):
+    """One row per knows edge touching $v, either way: the friend, its names and the edge's `time` column."""
+    return (f"SELECT p.id, p.first_name, p.last_name, k.t FROM (SELECT e.dst AS f, e.{time} AS t FROM knows e "
+            f"WHERE e.src = $v UNION ALL SELECT e.src, e.{time} FROM knows e WHERE e.dst = $v) k "
+            "JOIN person p ON p.id = k.f")
+
+
+DUCK_PERSON = {
+    "person-profile": "SELECT first_name, last_name, gender, birthday, creation_date FROM person WHERE id = $v",
+    "person-friends": duck_friends("time"),
+    "friends-of-friends": ("WITH e AS (SELECT src, dst FROM knows UNION ALL SELECT dst AS src, src AS dst FROM knows), "
+                           "f AS (SELECT dst AS v FROM e WHERE src = $v) "
+                           "SELECT DISTINCT e.dst FROM f JOIN e ON e.src = f.v "
+                           "WHERE e.dst <> $v AND e.dst NOT IN (SELECT v FROM f)"),
+}
+
+
+def duck_roots(of):
+    """The recursive CTE `up(m, o)`: the messages o on the reply_of chain of each message m of `of` (a CTE with an
+    `id` column), m itself included; the post among them is m's root."""
+    return f"up(m, o) AS (SELECT id, id FROM {of} UNION ALL SELECT up.m, r.dst FROM up JOIN reply_of r ON r.src = up.o)"
+
+
+# IS1-IS7 in SQL, one table per file. IS7's LEFT JOIN is the OPTIONAL MATCH: one row per knows edge found, else NULL.
+DUCK_SNB = {
+    "is1-profile": ("SELECT p.first_name, p.last_name, p.birthday, p.location_ip, p.browser_used, l.dst, p.gender, "
+                    "p.creation_date FROM person p JOIN is_located_in l ON l.src = p.id WHERE p.id = $v"),
+    "is2-recent-messages": ("WITH RECURSIVE recent AS (SELECT m.id, m.content, m.creation_date FROM has_creator h "
+                            "JOIN message m ON m.id = h.src WHERE h.dst = $v "
+                            "ORDER BY m.creation_date DESC, m.id DESC LIMIT 10), " + duck_roots("recent") +
+                            " SELECT recent.id, recent.content, recent.creation_date, o.id, p.id, p.first_name, "
+                            "p.last_name FROM recent JOIN up ON up.m = recent.id JOIN message o ON o.id = up.o "
+                            "JOIN has_creator h ON h.src = o.id JOIN person p ON p.id = h.dst WHERE o.is_post"),
+    "is3-friends": duck_friends("creation_date"),
+    "is4-message-content": "SELECT creation_date, content FROM message WHERE id = $v",
+    "is5-message-creator": ("SELECT p.id, p.first_name, p.last_name FROM has_creator h JOIN person p ON p.id = h.dst "
+                            "WHERE h.src = $v"),
+    "is6-message-forum": ("WITH RECURSIVE start AS (SELECT CAST($v AS BIGINT) AS id), " + duck_roots("start") +
+                          " SELECT f.id, f.title, p.id, p.first_name, p.last_name FROM up "
+                          "JOIN message o ON o.id = up.o JOIN container_of c ON c.dst = o.id "
+                          "JOIN forum f ON f.id = c.src JOIN has_moderator hm ON hm.src = f.id "
+                          "JOIN person p ON p.id = hm.dst WHERE o.is_post"),
+    "is7-message-replies": ("WITH friends AS (SELECT k.dst AS p FROM has_creator h JOIN (SELECT src, dst FROM knows "
+                            "UNION ALL SELECT dst, src FROM knows) k ON k.src = h.dst WHERE h.src = $v) "
+                            "SELECT c.id, c.content, c.creation_date, p.id, p.first_name, p.last_name, "
+                            "friends.p IS NOT NULL FROM reply_of r JOIN message c ON c.id = r.src "
+                            "JOIN has_creator hc ON hc.src = c.id JOIN person p ON p.id = hc.dst "
+                            "LEFT JOIN friends ON friends.p = p.id WHERE r.dst = $v"),
+}
+
+
 def duck_queries(spec):
     qs = {}
     for w in spec["workloads"]:
@@ -394,7 +531,16 @@ def duck_queries(spec):
                      f"LIMIT {spec['top'] + spec['likes']}")
         elif w.startswith("match"):
             qs[w] = duck_match(*go_shape(w))
+        elif w in DUCK_PERSON:
+            qs[w] = DUCK_PERSON[w]
+        elif w in DUCK_SNB:
+            qs[w] = DUCK_SNB[w]
     return qs
+
+
+def duck_columns(cols):
+    """read_csv's `columns` for a `name TYPE, ...` list."""
+    return "{" + ", ".join("'{}': '{}'".format(*c.split()) for c in cols.split(", ")) + "}"
 
 
 def run_duckdb(spec, path):
@@ -404,16 +550,25 @@ def run_duckdb(spec, path):
             os.remove(p)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     d = spec["dir"]
-    tables = ["person", "knows"] if spec["kind"] == "social" else ["person", "item", "likes"]
+    if spec["kind"] == "snb":
+        # The snb files' columns typed as the other peers' (not sniffed), and no quote character (the sniffer could
+        # take content's single quotes for one).
+        cols = dict(SNB_NODES, **{t: "src INT64, dst INT64" + props for t, (_, _, props) in SNB_EDGES.items()})
+        tables = {t: f"delim = '|', header = true, quote = '', escape = '', columns = {duck_columns(c)}"
+                  for t, c in cols.items()}
+        edges_q = "SELECT " + " + ".join(f"(SELECT count(*) FROM {t})" for t in SNB_EDGES)
+    else:
+        names = ["person", "knows"] if spec["kind"] == "social" else ["person", "item", "likes"]
+        tables = {t: "header = true" for t in names}
+        edges_q = f"SELECT count(*) FROM {names[-1]}"
 
     def load(con):
-        for t in tables:
-            con.execute(f"CREATE TABLE {t} AS SELECT * FROM read_csv('{d}/{t}.csv', header = true)")
+        for t, options in tables.items():
+            con.execute(f"CREATE TABLE {t} AS SELECT * FROM read_csv('{d}/{t}.csv', {options})")
         con.execute("CHECKPOINT")
 
     return measure(spec, path, lambda: duckdb.connect(path), load, lambda con, q, p: con.execute(q, p).fetchall(),
-                   lambda con: con.close(), duck_queries(spec), f"SELECT count(*) FROM {tables[-1]}",
-                   "SELECT dst FROM likes WHERE src = $v")
+                   lambda con: con.close(), duck_queries(spec), edges_q, "SELECT dst FROM likes WHERE src = $v")
 
 
 # ---------------------------------------------------------------- Neo4j (a JVM of its own)
@@ -423,7 +578,8 @@ NEO4J_BUILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".venv", 
 
 def run_neo4j(spec):
     """Runs bench/neo4j/NeoPeer.java, which loads, measures and digests as `measure` and `run_system` do here,
-    except for the answers that are a few rows (written raw): those are digested here."""
+    except for the answers that are a few rows (`raw`, written as they are): those are digested here. The spec tells
+    it each workload's starts."""
     cp_file = os.path.join(NEO4J_BUILD, "classpath.txt")
     if not os.path.exists(cp_file):
         raise RuntimeError("the Neo4j peer is not built (run bench/setup.sh)")
@@ -434,7 +590,10 @@ def run_neo4j(spec):
     with open(spec_path, "w") as f:
         json.dump(dict(spec, queries=cypher_queries(spec, NEO4J_RAGE_WALK, walks=False),
                        edge_count_query=edge_count_query(spec),
-                       liked_query=LIKED_QUERY), f)
+                       liked_query=LIKED_QUERY,
+                       workload_starts={w: starts_of(spec, w) for w in spec["workloads"]},
+                       raw=[w for w in spec["workloads"]
+                            if digest_kind(w) in ("rows", "length", "shortest", "subgraph")]), f)
     r = subprocess.run(["java", "-Xmx6g", "-cp", cp, "NeoPeer", spec_path, out_path],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
@@ -471,7 +630,7 @@ def run_system(spec, system):
     for w in spec["workloads"]:
         # Warm-up, untimed, as Quiver's (bench's WARMUP_STARTS): the first starts, until half the budget is spent.
         warm = time.perf_counter()
-        starts = spec["starts"]
+        starts = starts_of(spec, w)
         for i, v in enumerate(starts[:spec.get("warmup", 0)]):
             if time.perf_counter() - warm > spec.get("budget_s", float("inf")) / 2:
                 break

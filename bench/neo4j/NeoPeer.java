@@ -4,12 +4,14 @@
 //
 // and reads OUT.json in the shape the Python peers produce ({"load": ..., "workloads": {w: {"latencies_ms",
 // "digests"}}}). Digests are computed here as crates/bench/src/workloads.rs computes them, except for the
-// workloads whose answer is a short list of rows (`*-distinct-order-limit`, `*rage-recommend`): for those the rows
-// are written as they are ({"raw": rows, "liked": ids}) and peers.py digests them with its own code.
+// workloads whose answer is a short list of rows (the spec's `raw` ones and `*rage-recommend`): for those the rows
+// are written as they are ({"raw": rows, "liked": ids}) and peers.py digests them with its own code. The spec also
+// gives each workload's start vertices (`workload_starts`: messages for the SNB message reads, else persons).
 //
 // Loading: the CSV files are read here and written through the core API (nodes, then relationships) in
-// transactions of 50,000 entities, with an index on person.id (and item.id) created first; that is Neo4j's fastest
-// load path short of its offline `neo4j-admin database import`.
+// transactions of 50,000 entities, with an index on the id of each label looked up by id (person, item, message)
+// created first; that is Neo4j's fastest load path short of its offline `neo4j-admin database import`. The `snb`
+// network's posts are messages with is_post (no post label), as in the other peers.
 //
 // The Cypher statements come in the spec from peers.py (the ones Kuzu and ladybug run, but for the RageDB walk:
 // one MATCH pattern never reuses a relationship in Neo4j, so peers.py writes it as three MATCH clauses, which lets a
@@ -23,17 +25,20 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
+import org.neo4j.graphdb.Entity;
 import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.graphdb.Label;
 import org.neo4j.graphdb.Node;
@@ -64,15 +69,17 @@ public final class NeoPeer {
         Path dir = Path.of((String) spec.get("dir"));
         Path home = Path.of((String) spec.get("work"), "neo4j");
         deleteTree(home);
-        List<Object> starts = (List<Object>) spec.get("starts");
+        Map<String, List<Object>> startsOf = (Map<String, List<Object>>) spec.get("workload_starts");
+        List<Object> raw = (List<Object>) spec.get("raw");
         List<Object> workloads = (List<Object>) spec.get("workloads");
         double budget = ((Number) spec.getOrDefault("budget_s", 1e9)).doubleValue();
         int warmup = ((Number) spec.getOrDefault("warmup", 0)).intValue();
         Map<String, String> qs = (Map<String, String>) spec.get("queries");
         String edgeCount = (String) spec.get("edge_count_query");
         String likedQuery = (String) spec.get("liked_query");
-        Map<String, Object> first = Map.of("v", starts.get(0), "u", partner(starts, 0));
-        String firstQ = qs.get((String) workloads.get(0));
+        String firstW = (String) workloads.get(0);
+        Map<String, Object> first = Map.of("v", startsOf.get(firstW).get(0), "u", partner(startsOf.get(firstW), 0));
+        String firstQ = qs.get(firstW);
 
         long rss0 = rss();
         long t0 = System.nanoTime();
@@ -80,6 +87,8 @@ public final class NeoPeer {
         GraphDatabaseService db = dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME);
         if (kind.equals("social")) {
             loadSocial(db, dir);
+        } else if (kind.equals("snb")) {
+            loadSnb(db, dir);
         } else {
             loadRage(db, dir);
         }
@@ -108,6 +117,7 @@ public final class NeoPeer {
         Map<String, Object> ws = new LinkedHashMap<>();
         for (Object wo : workloads) {
             String w = (String) wo;
+            List<Object> starts = startsOf.get(w);
             List<Object> lat = new ArrayList<>();
             List<Object> digests = new ArrayList<>();
             double spent = 0;
@@ -119,7 +129,7 @@ public final class NeoPeer {
                     break;
                 }
                 Map<String, Object> p = Map.of("v", v, "u", partner(starts, i));
-                if (w.endsWith("rage-recommend") || w.endsWith("distinct-order-limit") || (w.contains("shortest") || w.contains("subgraph"))) {
+                if (w.endsWith("rage-recommend") || raw.contains(w)) {
                     query(db, qs.get(w), p);
                 } else {
                     digest(w, db, qs.get(w), p);
@@ -136,7 +146,7 @@ public final class NeoPeer {
                         liked.add(r.get(0));
                     }
                     digest = Map.of("raw", query(db, qs.get(w), p), "liked", liked);
-                } else if (w.endsWith("distinct-order-limit") || (w.contains("shortest") || w.contains("subgraph"))) {
+                } else if (raw.contains(w)) {
                     // A few rows: digested by peers.py.
                     digest = Map.of("raw", query(db, qs.get(w), p));
                 } else {
@@ -222,6 +232,9 @@ public final class NeoPeer {
 
     static final Label PERSON = Label.label("person");
     static final Label ITEM = Label.label("item");
+    static final Label MESSAGE = Label.label("message");
+    static final Label FORUM = Label.label("forum");
+    static final Label PLACE = Label.label("place");
 
     static void createIndex(GraphDatabaseService db, String label) {
         try (Transaction tx = db.beginTx()) {
@@ -241,15 +254,17 @@ public final class NeoPeer {
         void row(Transaction tx, String[] f);
     }
 
-    /** Reads a CSV file with a header line, calling `sink` per row in transactions of TX_BATCH rows. */
-    static void eachRow(GraphDatabaseService db, Path file, RowSink sink) {
+    /** Reads a CSV file (fields separated by `sep`, no quoting) with a header line, calling `sink` per row in
+     *  transactions of TX_BATCH rows. */
+    static void eachRow(GraphDatabaseService db, Path file, String sep, RowSink sink) {
+        Pattern split = Pattern.compile(Pattern.quote(sep));
         try (BufferedReader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             r.readLine();
             Transaction tx = db.beginTx();
             int n = 0;
             String line;
             while ((line = r.readLine()) != null) {
-                sink.row(tx, line.split(",", -1));
+                sink.row(tx, split.split(line, -1));
                 if (++n == TX_BATCH) {
                     tx.commit();
                     tx.close();
@@ -264,48 +279,89 @@ public final class NeoPeer {
         }
     }
 
+    /** The property columns of a file, in order: each `name` (a string) or `name:long`, `name:double`, `name:bool`
+     *  (parsed), as {name} or {name, type}. */
+    static String[][] columns(String[] props) {
+        return Arrays.stream(props).map(p -> p.split(":")).toArray(String[][]::new);
+    }
+
+    /** Sets the properties of a row's columns from `first` on. */
+    static void setProps(Entity e, String[][] props, String[] f, int first) {
+        for (int i = 0; i < props.length; i++) {
+            String[] p = props[i];
+            String s = f[first + i];
+            e.setProperty(p[0], p.length == 1 ? s
+                    : switch (p[1]) {
+                        case "long" -> Long.parseLong(s);
+                        case "double" -> Double.parseDouble(s);
+                        case "bool" -> Boolean.parseBoolean(s);
+                        default -> throw new IllegalArgumentException(String.join(":", p));
+                    });
+        }
+    }
+
+    /** A node per row: `id` from the first column, then `props` (as `columns`). Returns the ids' node ids. */
     @SuppressWarnings("removal")
-    static Map<Long, Long> nodes(GraphDatabaseService db, Path file, Label label, boolean personProps) {
+    static Map<Long, Long> nodes(GraphDatabaseService db, Path file, String sep, Label label, String... props) {
         Map<Long, Long> ids = new HashMap<>();
-        eachRow(db, file, (tx, f) -> {
+        String[][] cols = columns(props);
+        eachRow(db, file, sep, (tx, f) -> {
             Node n = tx.createNode(label);
             long id = Long.parseLong(f[0]);
             n.setProperty("id", id);
-            if (personProps) {
-                n.setProperty("first_name", f[1]);
-                n.setProperty("last_name", f[2]);
-                n.setProperty("gender", f[3]);
-                n.setProperty("birthday", Long.parseLong(f[4]));
-                n.setProperty("creation_date", Long.parseLong(f[5]));
-            }
+            setProps(n, cols, f, 1);
             ids.put(id, n.getId());
         });
         return ids;
     }
 
+    /** A relationship per row, from the `src` node of the first column to the `dst` node of the second, then
+     *  `props` (as `columns`). */
     @SuppressWarnings("removal")
-    static void edges(GraphDatabaseService db, Path file, Map<Long, Long> src, Map<Long, Long> dst, String type, String prop, boolean dbl) {
+    static void edges(GraphDatabaseService db, Path file, String sep, Map<Long, Long> src, Map<Long, Long> dst,
+                      String type, String... props) {
         RelationshipType t = RelationshipType.withName(type);
-        eachRow(db, file, (tx, f) -> {
+        String[][] cols = columns(props);
+        eachRow(db, file, sep, (tx, f) -> {
             Node a = tx.getNodeById(src.get(Long.parseLong(f[0])));
             Node b = tx.getNodeById(dst.get(Long.parseLong(f[1])));
-            a.createRelationshipTo(b, t).setProperty(prop, dbl ? (Object) Double.parseDouble(f[2]) : (Object) Long.parseLong(f[2]));
+            setProps(a.createRelationshipTo(b, t), cols, f, 2);
         });
     }
 
     static void loadSocial(GraphDatabaseService db, Path dir) {
         createIndex(db, "person");
-        Map<Long, Long> persons = nodes(db, dir.resolve("person.csv"), PERSON, true);
-        edges(db, dir.resolve("knows.csv"), persons, persons, "knows", "time", false);
+        Map<Long, Long> persons = nodes(db, dir.resolve("person.csv"), ",", PERSON,
+                "first_name", "last_name", "gender", "birthday:long", "creation_date:long");
+        edges(db, dir.resolve("knows.csv"), ",", persons, persons, "knows", "time:long");
         awaitIndexes(db);
     }
 
     static void loadRage(GraphDatabaseService db, Path dir) {
         createIndex(db, "person");
         createIndex(db, "item");
-        Map<Long, Long> persons = nodes(db, dir.resolve("person.csv"), PERSON, false);
-        Map<Long, Long> items = nodes(db, dir.resolve("item.csv"), ITEM, false);
-        edges(db, dir.resolve("likes.csv"), persons, items, "likes", "weight", true);
+        Map<Long, Long> persons = nodes(db, dir.resolve("person.csv"), ",", PERSON);
+        Map<Long, Long> items = nodes(db, dir.resolve("item.csv"), ",", ITEM);
+        edges(db, dir.resolve("likes.csv"), ",", persons, items, "likes", "weight:double");
+        awaitIndexes(db);
+    }
+
+    /** The LDBC SNB test network (`|`-separated; gen.rs's `snb`), as peers.py's SNB_NODES and SNB_EDGES. */
+    static void loadSnb(GraphDatabaseService db, Path dir) {
+        createIndex(db, "person");
+        createIndex(db, "message");
+        Map<Long, Long> persons = nodes(db, dir.resolve("person.csv"), "|", PERSON, "first_name", "last_name", "gender",
+                "birthday:long", "creation_date:long", "location_ip", "browser_used");
+        Map<Long, Long> messages = nodes(db, dir.resolve("message.csv"), "|", MESSAGE,
+                "creation_date:long", "content", "length:long", "is_post:bool");
+        Map<Long, Long> forums = nodes(db, dir.resolve("forum.csv"), "|", FORUM, "title", "creation_date:long");
+        Map<Long, Long> places = nodes(db, dir.resolve("place.csv"), "|", PLACE, "name");
+        edges(db, dir.resolve("knows.csv"), "|", persons, persons, "knows", "creation_date:long");
+        edges(db, dir.resolve("has_creator.csv"), "|", messages, persons, "has_creator");
+        edges(db, dir.resolve("reply_of.csv"), "|", messages, messages, "reply_of");
+        edges(db, dir.resolve("container_of.csv"), "|", forums, messages, "container_of");
+        edges(db, dir.resolve("has_moderator.csv"), "|", forums, persons, "has_moderator");
+        edges(db, dir.resolve("is_located_in.csv"), "|", persons, places, "is_located_in");
         awaitIndexes(db);
     }
 

@@ -506,7 +506,7 @@ impl SnbKind {
 /// - `has_creator.csv` (message to person), `reply_of.csv` (comment to message), `container_of.csv` (forum to
 ///   post), `has_moderator.csv` (forum to person), `is_located_in.csv` (person to place): `src|dst`.
 ///
-/// Starts: persons with a knows edge, and messages, drawn with the seed.
+/// Starts: persons with a knows edge, and messages with at least one reply, drawn with the seed.
 pub fn snb(src: &Path, dir: &Path, seed: u64, starts: usize) -> Result<Dataset, String> {
     std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
     let read = |name: &str| -> Result<Vec<Vec<String>>, String> {
@@ -544,21 +544,19 @@ pub fn snb(src: &Path, dir: &Path, seed: u64, starts: usize) -> Result<Dataset, 
     vertices +=
         file("person", "id|first_name|last_name|gender|birthday|creation_date|location_ip|browser_used", lines)?;
     // post: id|imageFile|creationDate|locationIP|browserUsed|language|content|length
-    let (mut messages, mut posts, mut message_ids) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut messages, mut posts) = (Vec::new(), Vec::new());
     for r in read("post")? {
         let f = |i| field(&r, i, "post");
         let v = id(&r, 0, "post", SnbKind::Message)?;
         let content = if f(6)?.is_empty() { f(1)? } else { f(6)? };
         messages.push(format!("{v}|{}|{content}|{}|true", f(2)?, f(7)?));
         posts.push(format!("{v}|{}", f(5)?));
-        message_ids.push(v);
     }
     // comment: id|creationDate|locationIP|browserUsed|content|length
     for r in read("comment")? {
         let f = |i| field(&r, i, "comment");
         let v = id(&r, 0, "comment", SnbKind::Message)?;
         messages.push(format!("{v}|{}|{}|{}|false", f(1)?, f(4)?, f(5)?));
-        message_ids.push(v);
     }
     vertices += file("message", "id|creation_date|content|length|is_post", messages)?;
     file("post", "id|language", posts)?;
@@ -582,10 +580,15 @@ pub fn snb(src: &Path, dir: &Path, seed: u64, starts: usize) -> Result<Dataset, 
     edges += file("knows", "src|dst|creation_date", lines)?;
     let mut plain_edges = String::new();
     let mut by_type: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut replied = Vec::new();
     for &(edge, ldbc, from, to) in SNB_PLAIN_EDGES {
         let mut lines = Vec::new();
         for r in read(ldbc)? {
-            lines.push(format!("{}|{}", id(&r, 0, ldbc, from)?, id(&r, 1, ldbc, to)?));
+            let (a, b) = (id(&r, 0, ldbc, from)?, id(&r, 1, ldbc, to)?);
+            if edge == "reply_of" {
+                replied.push(b);
+            }
+            lines.push(format!("{a}|{b}"));
         }
         match by_type.iter_mut().find(|(e, _)| *e == edge) {
             Some((_, all)) => all.extend(lines),
@@ -613,7 +616,10 @@ pub fn snb(src: &Path, dir: &Path, seed: u64, starts: usize) -> Result<Dataset, 
     with_edges.dedup();
     let mut r = Rng(seed | 1);
     let person_starts = draw_starts(&mut r, &with_edges, starts);
-    let message_starts = draw_starts(&mut r, &message_ids, starts);
+    // Messages with a reply, so IS7 compares rows rather than empty answers.
+    replied.sort_unstable();
+    replied.dedup();
+    let message_starts = draw_starts(&mut r, &replied, starts);
     Ok(Dataset {
         name: "ldbc-snb-test".into(),
         space: "snb".into(),

@@ -455,9 +455,13 @@ fn snb_short_reads_equal_a_reference() {
             starts.extend(creator.iter().filter(|(_, p)| **p == ds.starts[0]).map(|(m, _)| *m));
         }
         for v in starts {
-            assert_eq!(w.digest(&mut conn, v, v, 0).unwrap(), expect(n, v), "{} from {v}", w.name);
-            checked[n as usize - 1] += 1;
+            let want = expect(n, v);
+            assert_eq!(w.digest(&mut conn, v, v, 0).unwrap(), want, "{} from {v}", w.name);
+            if want["rows"].as_array().is_some_and(|r| !r.is_empty()) {
+                checked[n as usize - 1] += 1;
+            }
         }
     }
-    assert!(checked.iter().all(|c| *c >= 30), "{checked:?}");
+    // Every read compared non-empty answers from at least 25 starts (the message starts have replies, for IS7).
+    assert!(checked.iter().all(|c| *c >= 25), "{checked:?}");
 }
