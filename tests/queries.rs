@@ -61,7 +61,8 @@ query_files!(
     index,
     stats_jobs,
     ttl,
-    configs
+    configs,
+    queries
 );
 
 rule_files!(

@@ -15,6 +15,7 @@ mod distinct;
 mod executor;
 pub mod optimizer;
 mod planner;
+mod queries;
 mod request;
 
 mod top;
@@ -58,6 +59,10 @@ pub trait SessionRegistry: Send + Sync {
 /// Per-client state kept between requests.
 #[derive(Debug, Clone, Default)]
 pub struct Session {
+    /// The graph protocol's session id (0 for a request outside its sessions: the HTTP API, embedded use).
+    pub id: i64,
+    /// Who opened the session.
+    pub user: String,
     pub space: Option<String>,
     /// Optimizer rules switched off for this session, by name (see [`optimizer::rule_names`]).
     pub disabled_rules: Vec<String>,
@@ -74,6 +79,8 @@ pub struct QueryEngine {
     /// Each request's deadline (`query_timeout_ms`) and memory bound (`query_memory_bytes`), read as it starts.
     query_timeout_ms: configs::ConfigCell,
     query_memory_bytes: configs::ConfigCell,
+    /// The requests running now (`SHOW QUERIES`, `KILL QUERY`).
+    running: queries::RunningQueries,
     /// Optimizer rules switched off for every session.
     pub disabled_rules: Vec<String>,
     /// The graph protocol's sessions, when a server serves that protocol.
@@ -115,6 +122,7 @@ impl QueryEngine {
             configs,
             query_timeout_ms,
             query_memory_bytes,
+            running: queries::RunningQueries::default(),
             disabled_rules: Vec::new(),
             sessions: None,
             local_host: ("127.0.0.1".into(), 9669),
@@ -141,6 +149,7 @@ impl QueryEngine {
     /// request; statements before it have taken effect.
     pub fn execute(&self, session: &mut Session, text: &str, params: &Params) -> QResult<DataSet> {
         let budget = Budget::new(self.limits());
+        let _running = self.running.register(session.id, &session.user, text, &budget);
         // Everything this thread allocates for the request, from its syntax tree on, counts towards its bound.
         let _memory = budget.enter();
         let names: Vec<&str> = params.keys().map(String::as_str).collect();

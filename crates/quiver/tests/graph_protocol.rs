@@ -180,3 +180,50 @@ fn client_versions_outside_the_configured_list_are_refused() {
     let r = c.call(&Call::VerifyClientVersion { version: "3.8.0".into() }).unwrap().unwrap().unwrap();
     assert_eq!(r, Reply::Verify { error_code: 0, error_msg: None });
 }
+
+/// `SHOW QUERIES` lists another session's running query, with its session id and user; `KILL QUERY` stops it at
+/// its next check with NebulaGraph's error, and it leaves the list.
+#[test]
+fn a_running_query_is_listed_and_killed_from_another_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start_with(dir.path(), &[]);
+    let mut a = client(&s);
+    let runner = a.open_session("root", "nebula").unwrap();
+    for stmt in ["CREATE SPACE k(vid_type = INT64)", "USE k"] {
+        assert_eq!(a.execute(runner, stmt, BTreeMap::new()).unwrap().error_code, 0, "{stmt}");
+    }
+    let long = "UNWIND range(1, 1000000) AS a UNWIND range(1, 1000000) AS b RETURN count(*)";
+    let worker = std::thread::spawn(move || a.execute(runner, long, BTreeMap::new()).unwrap());
+    let mut b = client(&s);
+    let killer = b.open_session("root", "nebula").unwrap();
+    let listed = |b: &mut Client| {
+        let r = b.execute(killer, "SHOW QUERIES", BTreeMap::new()).unwrap();
+        assert_eq!(r.error_code, 0, "{:?}", r.error_msg);
+        let data = r.data.expect("a data set");
+        assert_eq!(
+            data.columns,
+            ["SessionID", "ExecutionPlanID", "User", "Host", "StartTime", "DurationInUSec", "Status", "Query"]
+        );
+        data.rows().into_iter().find(|row| row[7] == Value::str(long))
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let row = loop {
+        if let Some(row) = listed(&mut b) {
+            break row;
+        }
+        assert!(std::time::Instant::now() < deadline, "the long query was never listed");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!((&row[0], &row[2], &row[6]), (&Value::Int(runner), &Value::str("root"), &Value::str("RUNNING")));
+    let Value::Int(plan) = row[1] else { panic!("a plan id: {row:?}") };
+    let r = b.execute(killer, &format!("KILL QUERY (session = {runner}, plan = 999999999)"), BTreeMap::new()).unwrap();
+    assert_eq!(
+        (r.error_code, r.error_msg.unwrap()),
+        (-1005, format!("ExecutionPlanId[999999999] does not exist in Session[{runner}]."))
+    );
+    let r = b.execute(killer, &format!("KILL QUERY (session = {runner}, plan = {plan})"), BTreeMap::new()).unwrap();
+    assert_eq!(r.error_code, 0, "{:?}", r.error_msg);
+    let killed = worker.join().unwrap();
+    assert_eq!((killed.error_code, killed.error_msg.unwrap()), (-1005, "Execution had been killed".to_string()));
+    assert!(listed(&mut b).is_none(), "a finished query is not listed");
+}

@@ -83,7 +83,8 @@ impl SessionManager {
             if id == 0 || sessions.contains_key(&id) {
                 continue;
             }
-            let state = Session { space: None, disabled_rules: self.disabled_rules.clone() };
+            let state =
+                Session { id, user: user.to_string(), space: None, disabled_rules: self.disabled_rules.clone() };
             sessions.insert(
                 id,
                 Entry {

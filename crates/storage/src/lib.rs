@@ -624,11 +624,14 @@ impl StorageClient for EmbeddedStorage {
         // Per tag, once: the selected properties of its current version, under names every row shares.
         let projections: Vec<(Vec<usize>, Arc<[String]>)> =
             tags.iter().map(|t| TagColumns::selected(t, props)).collect();
+        // Every stored row in one batched read, vertex by vertex in `stored`'s order.
+        let keys: Vec<Vec<u8>> =
+            vids.iter().flat_map(|vid| stored.iter().map(move |t| keys::tag_key(space, vid, t.id))).collect();
+        let mut rows = if keys.is_empty() { Vec::new() } else { self.kv.multi_get(&keys).map_err(kv_err)? }.into_iter();
+        // Vertices none of whose read tags is there: whether the vertex itself is, asked afterwards in one batch.
+        let mut unknown: Vec<usize> = Vec::new();
         for vid in vids {
             let mut data = VertexData { vid: vid.clone(), tags: Vec::new() };
-            let keys: Vec<Vec<u8>> = stored.iter().map(|t| keys::tag_key(space, vid, t.id)).collect();
-            let mut rows =
-                if keys.is_empty() { Vec::new() } else { self.kv.multi_get(&keys).map_err(kv_err)? }.into_iter();
             let mut expired = false;
             for ((t, c), (picked, names)) in tags.iter().zip(&cached).zip(&projections) {
                 if let Some(c) = c {
@@ -650,9 +653,22 @@ impl StorageClient for EmbeddedStorage {
                 }
             }
             // A vertex whose read tags have all expired is gone, as a vertex whose only tag expired.
-            let exists = !data.tags.is_empty()
-                || (!expired && self.kv.get(&keys::vertex_key(space, vid)).map_err(kv_err)?.is_some());
-            out.push(exists.then_some(data));
+            if data.tags.is_empty() {
+                if !expired {
+                    unknown.push(out.len());
+                }
+                out.push(None);
+            } else {
+                out.push(Some(data));
+            }
+        }
+        if !unknown.is_empty() {
+            let keys: Vec<Vec<u8>> = unknown.iter().map(|&i| keys::vertex_key(space, &vids[i])).collect();
+            for (&i, found) in unknown.iter().zip(self.kv.multi_get(&keys).map_err(kv_err)?) {
+                if found.is_some() {
+                    out[i] = Some(VertexData { vid: vids[i].clone(), tags: Vec::new() });
+                }
+            }
         }
         Ok(out)
     }

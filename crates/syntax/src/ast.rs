@@ -337,6 +337,15 @@ pub enum Statement {
     ShowParts(Option<Vec<i64>>),
     ShowCharset,
     ShowCollation,
+    /// `SHOW QUERIES` (every session's running queries) or `SHOW LOCAL QUERIES` (the current session's).
+    ShowQueries {
+        local: bool,
+    },
+    /// `KILL QUERY (session = s, plan = p)`, or `(plan = p)` for the current session's.
+    KillQuery {
+        session: Option<Expr>,
+        plan: Expr,
+    },
     /// `SHOW CONFIGS [GRAPH | META | STORAGE]` (`None`: every module).
     ShowConfigs(Option<ConfigModule>),
     /// `GET CONFIGS [module:]name` (`None`: the graph and the storage module both).

@@ -600,6 +600,7 @@ impl<'a> Parser<'a> {
                 let (module, name) = self.config_item()?;
                 Ok(Statement::GetConfig { module, name })
             }
+            "KILL" if self.peek_kw_at(1, "QUERY") => self.kill_query(),
             "GET" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
                 self.skip_to_statement_end();
                 Ok(Statement::Unsupported(word.to_uppercase()))
@@ -1290,6 +1291,14 @@ impl<'a> Parser<'a> {
         if self.peek_kw("LOCAL") && self.peek_kw_at(1, "SESSIONS") {
             self.bump();
         }
+        if self.peek_kw("LOCAL") && self.peek_kw_at(1, "QUERIES") {
+            self.bump();
+            self.bump();
+            return Ok(Statement::ShowQueries { local: true });
+        }
+        if self.eat_kw("QUERIES") {
+            return Ok(Statement::ShowQueries { local: false });
+        }
         if self.eat_kw("SESSIONS") {
             return Ok(Statement::ShowSessions(None));
         }
@@ -1517,6 +1526,36 @@ impl<'a> Parser<'a> {
             return Ok(vec![column]);
         }
         self.comma_separated(Parser::vid_expr)
+    }
+
+    /// `KILL QUERY (session = s, plan = p)` or `(plan = p)`, in either order (NebulaGraph's
+    /// `query_unique_identifier`).
+    fn kill_query(&mut self) -> QResult<Statement> {
+        self.bump();
+        self.bump();
+        self.expect_sym("(")?;
+        let (mut session, mut plan) = (None, None);
+        loop {
+            let slot = if self.peek_kw("SESSION") {
+                &mut session
+            } else if self.peek_kw("PLAN") {
+                &mut plan
+            } else {
+                return Err(self.error_here());
+            };
+            if slot.is_some() {
+                return Err(self.error_here());
+            }
+            self.bump();
+            self.expect_sym("=")?;
+            *slot = Some(self.expr()?);
+            if !self.eat_sym(",") {
+                break;
+            }
+        }
+        let Some(plan) = plan else { return Err(self.error_here()) };
+        self.expect_sym(")")?;
+        Ok(Statement::KillQuery { session, plan })
     }
 
     /// `GRAPH`, `META` or `STORAGE`, if one is next.

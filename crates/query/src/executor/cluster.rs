@@ -14,7 +14,7 @@ const NEBULA_VERSION: &str = "3.8.0";
 
 impl QueryEngine {
     /// This host as NebulaGraph writes one: `host:port`.
-    fn local_addr(&self) -> String {
+    pub(crate) fn local_addr(&self) -> String {
         format!("{}:{}", self.local_host.0, self.local_host.1)
     }
 

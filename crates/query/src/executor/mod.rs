@@ -353,6 +353,20 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
     fn op(&mut self, node: &PlanNode, input: Option<&DataSet>) -> QResult<DataSet> {
         let req = &*self.req;
         match &node.op {
+            Op::Statement(s @ quiver_syntax::ast::Statement::KillQuery { session: target, plan })
+                if crate::constants::reads_input(plan)
+                    || target.as_ref().is_some_and(crate::constants::reads_input) =>
+            {
+                // `... | KILL QUERY (session = $-.SessionID, plan = $-.ExecutionPlanID)`: one query per input row.
+                let from = if crate::constants::reads_input(plan) { plan } else { target.as_ref().expect("reads") };
+                let src = crate::request::input_rows(from, req, input)?;
+                for row in 0..src.len() {
+                    let ctx = src.context(req, row);
+                    let t = target.as_ref().map(|e| quiver_common::eval::eval(e, &ctx)).transpose()?;
+                    self.engine.kill_query(self.session, t, quiver_common::eval::eval(plan, &ctx)?, s)?;
+                }
+                Ok(DataSet::empty())
+            }
             Op::Statement(s) if mutation::reads_input_rows(s) => {
                 let space = self.space()?;
                 let constants = mutation::of_input_rows(&space, s, req, input)?;

@@ -3,7 +3,9 @@
 //! theirs: see `docs/design/query.md`).
 
 use crate::{DataSet, Params, QueryEngine, Session};
-use quiver_common::{QError, QResult};
+use quiver_common::eval::eval;
+use quiver_common::expr::Expr;
+use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::Statement;
 
 impl QueryEngine {
@@ -31,6 +33,12 @@ impl QueryEngine {
             | Statement::DropSnapshot(_)
             | Statement::ShowSnapshots
             | Statement::DescribeZone(_) => self.cluster_statement(stmt),
+            Statement::ShowQueries { local } => Ok(self.running.show(local.then_some(session.id), &self.local_addr())),
+            Statement::KillQuery { session: s, plan } => {
+                let ctx = quiver_common::eval::ConstContext { params: Some(params) };
+                let s = s.as_ref().map(|e| eval(e, &ctx)).transpose()?;
+                self.kill_query(session, s, eval(plan, &ctx)?, stmt)
+            }
             Statement::ShowConfigs(module) => Ok(self.configs.show(*module)),
             Statement::GetConfig { module, name } => self.configs.get(*module, name),
             Statement::SetConfig { module, name, value } => {
@@ -80,5 +88,37 @@ impl QueryEngine {
                 self.data_statement(&space, stmt, params)
             }
         }
+    }
+}
+
+impl QueryEngine {
+    /// `KILL QUERY` of plan `plan` in session `target` (the asking session's when `None` or 0), both evaluated,
+    /// with NebulaGraph's errors for values that are no integers. With authorization off every user may kill any
+    /// query, as NebulaGraph's GOD role may.
+    pub(crate) fn kill_query(
+        &self,
+        session: &Session,
+        target: Option<Value>,
+        plan: Value,
+        stmt: &Statement,
+    ) -> QResult<DataSet> {
+        let Statement::KillQuery { session: target_expr, plan: plan_expr } = stmt else {
+            unreachable!("a KILL QUERY statement")
+        };
+        let int = |v: &Value, what: &str, e: &Expr| match v {
+            Value::Int(i) => Ok(*i),
+            other => Err(QError::execution(format!(
+                "{what} `{e}' is not kind of int, but was {}",
+                other.type_name().to_uppercase()
+            ))),
+        };
+        let target = match (&target, target_expr) {
+            (Some(v), Some(e)) => int(v, "Session", e)?,
+            _ => 0,
+        };
+        let plan = int(&plan, "ExecutionPlanID", plan_expr)?;
+        let exists = |id: i64| self.sessions.as_ref().is_some_and(|r| r.sessions().iter().any(|s| s.id == id));
+        self.running.kill(session.id, target, plan, &exists)?;
+        Ok(DataSet::empty())
     }
 }
