@@ -83,8 +83,10 @@ fn corpus() -> Vec<String> {
             }
             let stmt = stmt.join("\n");
             let upper = stmt.to_uppercase();
-            // Statements that remove the graph under test, or wait on background jobs, are left out.
+            // Statements that remove the graph under test, wait on background jobs, or change the engine's own
+            // bounds (UPDATE CONFIGS: a mutated memory bound of a few bytes fails every later query) are left out.
             if upper.contains("DROP SPACE")
+                || upper.contains("CONFIGS")
                 || upper.contains("CLEAR SPACE")
                 || upper.contains("SUBMIT JOB")
                 || upper.contains("USE ")

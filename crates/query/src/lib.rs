@@ -54,6 +54,8 @@ pub struct SessionInfo {
 /// Where `SHOW SESSIONS` finds the sessions: the server that owns them.
 pub trait SessionRegistry: Send + Sync {
     fn sessions(&self) -> Vec<SessionInfo>;
+    /// Ends a session (`KILL SESSION`); whether it existed.
+    fn remove(&self, id: i64) -> bool;
 }
 
 /// Per-client state kept between requests.

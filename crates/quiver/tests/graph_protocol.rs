@@ -182,9 +182,9 @@ fn client_versions_outside_the_configured_list_are_refused() {
 }
 
 /// `SHOW QUERIES` lists another session's running query, with its session id and user; `KILL QUERY` stops it at
-/// its next check with NebulaGraph's error, and it leaves the list.
+/// its next check with NebulaGraph's error, and it leaves the list; `KILL SESSION` ends that session.
 #[test]
-fn a_running_query_is_listed_and_killed_from_another_session() {
+fn a_running_query_and_its_session_are_killed_from_another_session() {
     let dir = tempfile::tempdir().unwrap();
     let s = Server::start_with(dir.path(), &[]);
     let mut a = client(&s);
@@ -193,7 +193,10 @@ fn a_running_query_is_listed_and_killed_from_another_session() {
         assert_eq!(a.execute(runner, stmt, BTreeMap::new()).unwrap().error_code, 0, "{stmt}");
     }
     let long = "UNWIND range(1, 1000000) AS a UNWIND range(1, 1000000) AS b RETURN count(*)";
-    let worker = std::thread::spawn(move || a.execute(runner, long, BTreeMap::new()).unwrap());
+    let worker = std::thread::spawn(move || {
+        let r = a.execute(runner, long, BTreeMap::new()).unwrap();
+        (a, r)
+    });
     let mut b = client(&s);
     let killer = b.open_session("root", "nebula").unwrap();
     let listed = |b: &mut Client| {
@@ -223,7 +226,16 @@ fn a_running_query_is_listed_and_killed_from_another_session() {
     );
     let r = b.execute(killer, &format!("KILL QUERY (session = {runner}, plan = {plan})"), BTreeMap::new()).unwrap();
     assert_eq!(r.error_code, 0, "{:?}", r.error_msg);
-    let killed = worker.join().unwrap();
+    let (mut a, killed) = worker.join().unwrap();
     assert_eq!((killed.error_code, killed.error_msg.unwrap()), (-1005, "Execution had been killed".to_string()));
     assert!(listed(&mut b).is_none(), "a finished query is not listed");
+    // KILL SESSION ends the other session: its next request is refused as NebulaGraph refuses an unknown one.
+    let r = b.execute(killer, &format!("KILL SESSION {runner}"), BTreeMap::new()).unwrap();
+    let data = r.data.expect("a data set");
+    assert_eq!(
+        (data.columns.clone(), data.rows()),
+        (vec!["Number of session killed".to_string()], vec![vec![Value::Int(1)]])
+    );
+    let r = a.execute(runner, "YIELD 1", BTreeMap::new()).unwrap();
+    assert_eq!(r.error_code, -1002, "{:?}", r.error_msg);
 }

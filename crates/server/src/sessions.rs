@@ -147,6 +147,10 @@ impl SessionManager {
 }
 
 impl SessionRegistry for SessionManager {
+    fn remove(&self, id: i64) -> bool {
+        SessionManager::remove(self, id)
+    }
+
     fn sessions(&self) -> Vec<SessionInfo> {
         let sessions = self.lock();
         sessions

@@ -346,6 +346,8 @@ pub enum Statement {
         session: Option<Expr>,
         plan: Expr,
     },
+    /// `KILL SESSION expr` / `KILL SESSIONS expr`.
+    KillSession(Expr),
     /// `SHOW CONFIGS [GRAPH | META | STORAGE]` (`None`: every module).
     ShowConfigs(Option<ConfigModule>),
     /// `GET CONFIGS [module:]name` (`None`: the graph and the storage module both).

@@ -601,6 +601,11 @@ impl<'a> Parser<'a> {
                 Ok(Statement::GetConfig { module, name })
             }
             "KILL" if self.peek_kw_at(1, "QUERY") => self.kill_query(),
+            "KILL" if self.peek_kw_at(1, "SESSION") || self.peek_kw_at(1, "SESSIONS") => {
+                self.bump();
+                self.bump();
+                Ok(Statement::KillSession(self.expr()?))
+            }
             "GET" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
                 self.skip_to_statement_end();
                 Ok(Statement::Unsupported(word.to_uppercase()))

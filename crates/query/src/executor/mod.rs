@@ -367,6 +367,14 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 }
                 Ok(DataSet::empty())
             }
+            Op::Statement(quiver_syntax::ast::Statement::KillSession(e)) if crate::constants::reads_input(e) => {
+                // `SHOW SESSIONS | YIELD $-.SessionId AS s ... | KILL SESSIONS $-.s`: the sessions of every row.
+                let src = crate::request::input_rows(e, req, input)?;
+                let ids = (0..src.len())
+                    .map(|row| quiver_common::eval::eval(e, &src.context(req, row)))
+                    .collect::<QResult<Vec<_>>>()?;
+                self.engine.kill_sessions(e, &ids)
+            }
             Op::Statement(s) if mutation::reads_input_rows(s) => {
                 let space = self.space()?;
                 let constants = mutation::of_input_rows(&space, s, req, input)?;

@@ -39,6 +39,16 @@ impl QueryEngine {
                 let s = s.as_ref().map(|e| eval(e, &ctx)).transpose()?;
                 self.kill_query(session, s, eval(plan, &ctx)?, stmt)
             }
+            Statement::KillSession(e) => {
+                let v = eval(e, &quiver_common::eval::ConstContext { params: Some(params) })?;
+                if !matches!(v, Value::Int(_)) {
+                    return Err(QError::semantic(format!(
+                        "{e}, Session ID must be an integer but was {}",
+                        v.type_name().to_uppercase()
+                    )));
+                }
+                self.kill_sessions(e, &[v])
+            }
             Statement::ShowConfigs(module) => Ok(self.configs.show(*module)),
             Statement::GetConfig { module, name } => self.configs.get(*module, name),
             Statement::SetConfig { module, name, value } => {
@@ -120,5 +130,24 @@ impl QueryEngine {
         let exists = |id: i64| self.sessions.as_ref().is_some_and(|r| r.sessions().iter().any(|s| s.id == id));
         self.running.kill(session.id, target, plan, &exists)?;
         Ok(DataSet::empty())
+    }
+
+    /// `KILL SESSION`: ends the sessions whose ids `values` holds (evaluated from `e`), and says how many existed.
+    pub(crate) fn kill_sessions(&self, e: &Expr, values: &[Value]) -> QResult<DataSet> {
+        let mut killed = 0;
+        for v in values {
+            let Value::Int(id) = v else {
+                return Err(QError::execution(format!(
+                    "Session `{e}' is not kind of int, but was {}",
+                    v.type_name().to_uppercase()
+                )));
+            };
+            if self.sessions.as_ref().is_some_and(|r| r.remove(*id)) {
+                killed += 1;
+            }
+        }
+        let mut ds = DataSet::with_columns(&["Number of session killed"]);
+        ds.push_row([Value::Int(killed)]);
+        Ok(ds)
     }
 }
