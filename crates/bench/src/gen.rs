@@ -398,71 +398,50 @@ schema: |
   CREATE EDGE IF NOT EXISTS has_moderator();
   CREATE EDGE IF NOT EXISTS is_located_in();
 files:
-  - path: ./person.csv
-    withHeader: true
-    delimiter: "|"
-    vertex:
-      vid: { index: 0, type: int }
-      tags:
-        - name: person
-          props:
-            - { name: first_name, type: string, index: 1 }
-            - { name: last_name, type: string, index: 2 }
-            - { name: gender, type: string, index: 3 }
-            - { name: birthday, type: int, index: 4 }
-            - { name: creation_date, type: int, index: 5 }
-            - { name: location_ip, type: string, index: 6 }
-            - { name: browser_used, type: string, index: 7 }
-  - path: ./message.csv
-    withHeader: true
-    delimiter: "|"
-    vertex:
-      vid: { index: 0, type: int }
-      tags:
-        - name: message
-          props:
-            - { name: creation_date, type: int, index: 1 }
-            - { name: content, type: string, index: 2 }
-            - { name: length, type: int, index: 3 }
-            - { name: is_post, type: bool, index: 4 }
-  - path: ./post.csv
-    withHeader: true
-    delimiter: "|"
-    vertex:
-      vid: { index: 0, type: int }
-      tags:
-        - name: post
-          props:
-            - { name: language, type: string, index: 1 }
-  - path: ./forum.csv
-    withHeader: true
-    delimiter: "|"
-    vertex:
-      vid: { index: 0, type: int }
-      tags:
-        - name: forum
-          props:
-            - { name: title, type: string, index: 1 }
-            - { name: creation_date, type: int, index: 2 }
-  - path: ./place.csv
-    withHeader: true
-    delimiter: "|"
-    vertex:
-      vid: { index: 0, type: int }
-      tags:
-        - name: place
-          props:
-            - { name: name, type: string, index: 1 }
-  - path: ./knows.csv
-    withHeader: true
-    delimiter: "|"
-    edge:
-      name: knows
-      srcVID: { index: 0, type: int }
-      dstVID: { index: 1, type: int }
-      props:
-        - { name: creation_date, type: int, index: 2 }
-{plain_edges}"#;
+{files}"#;
+
+/// The vertex files of [`snb`]: the file (and tag) name and its property columns after the id, in order.
+const SNB_VERTEX_FILES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "person",
+        &[
+            ("first_name", "string"),
+            ("last_name", "string"),
+            ("gender", "string"),
+            ("birthday", "int"),
+            ("creation_date", "int"),
+            ("location_ip", "string"),
+            ("browser_used", "string"),
+        ],
+    ),
+    ("message", &[("creation_date", "int"), ("content", "string"), ("length", "int"), ("is_post", "bool")]),
+    ("post", &[("language", "string")]),
+    ("forum", &[("title", "string"), ("creation_date", "int")]),
+    ("place", &[("name", "string")]),
+];
+
+/// A `files:` entry of the mapping for a `|`-separated file with a header: a vertex file of one tag or an edge file
+/// (`edge`), named `name`, its ids first (the VID, or source and destination), then `props`.
+fn mapping_entry(out: &mut String, name: &str, edge: bool, props: &[(&str, &str)]) {
+    let _ = writeln!(out, "  - path: ./{name}.csv\n    withHeader: true\n    delimiter: \"|\"");
+    let (first, indent) = if edge {
+        let _ = writeln!(
+            out,
+            "    edge:\n      name: {name}\n      srcVID: {{ index: 0, type: int }}\n      dstVID: {{ index: 1, type: int }}"
+        );
+        (2, "      ")
+    } else {
+        let _ = writeln!(out, "    vertex:\n      vid: {{ index: 0, type: int }}\n      tags:\n        - name: {name}");
+        (1, "          ")
+    };
+    if props.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{indent}props:");
+    for (i, (p, ty)) in props.iter().enumerate() {
+        let _ = writeln!(out, "{indent}  - {{ name: {p}, type: {ty}, index: {} }}", first + i);
+    }
+}
 
 /// The edge files of [`snb`] without properties: (edge type, LDBC file, the source's and the destination's
 /// [`SnbKind`]).
@@ -578,7 +557,11 @@ pub fn snb(src: &Path, dir: &Path, seed: u64, starts: usize) -> Result<Dataset, 
         with_edges.extend([a, b]);
     }
     edges += file("knows", "src|dst|creation_date", lines)?;
-    let mut plain_edges = String::new();
+    let mut files = String::new();
+    for (name, props) in SNB_VERTEX_FILES {
+        mapping_entry(&mut files, name, false, props);
+    }
+    mapping_entry(&mut files, "knows", true, &[("creation_date", "int")]);
     let mut by_type: Vec<(&str, Vec<String>)> = Vec::new();
     let mut replied = Vec::new();
     for &(edge, ldbc, from, to) in SNB_PLAIN_EDGES {
@@ -597,19 +580,12 @@ pub fn snb(src: &Path, dir: &Path, seed: u64, starts: usize) -> Result<Dataset, 
     }
     for (edge, lines) in by_type {
         edges += file(edge, "src|dst", lines)?;
-        let _ = write!(
-            plain_edges,
-            "  - path: ./{edge}.csv\n    withHeader: true\n    delimiter: \"|\"\n    edge:\n      name: {edge}\n      \
-             srcVID: {{ index: 0, type: int }}\n      dstVID: {{ index: 1, type: int }}\n"
-        );
+        mapping_entry(&mut files, edge, true, &[]);
     }
     let mapping = dir.join("config.yaml");
     std::fs::write(
         &mapping,
-        SNB_MAPPING
-            .replace("{space}", "snb")
-            .replace("{parts}", &PARTS.to_string())
-            .replace("{plain_edges}", &plain_edges),
+        SNB_MAPPING.replace("{space}", "snb").replace("{parts}", &PARTS.to_string()).replace("{files}", &files),
     )
     .map_err(|e| io_err(&mapping, e))?;
     with_edges.sort_unstable();
