@@ -388,6 +388,50 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 _ => Value::Null(NullKind::BadType),
             })
         }
+        // The hex MD5 digest of a string (NebulaGraph's `md5`, proxygen's `md5Encode`).
+        "md5" => {
+            let a = known!();
+            arity(name, &a, 1, 1).map(|_| match &a[0] {
+                Value::String(s) => Value::str(format!("{:x}", md5::compute(s.as_bytes()))),
+                Value::Null(_) => Value::NULL,
+                _ => Value::Null(NullKind::BadType),
+            })
+        }
+        "is_edge" => {
+            let a = known!();
+            arity(name, &a, 1, 1).map(|_| Value::Bool(matches!(a[0], Value::Edge(_))))
+        }
+        // Whether the first argument equals any of the others (NebulaGraph's `udf_is_in`).
+        "udf_is_in" => {
+            let a = known!();
+            arity(name, &a, 2, usize::MAX).map(|_| Value::Bool(a[1..].contains(&a[0])))
+        }
+        // NebulaGraph's `cos_similarity(x1, ..., xn, y1, ..., yn)`: the cosine of the angle between the two vectors,
+        // -2.0 (outside the cosine's range) for an odd number of arguments or a vector of length 0, BAD_TYPE for a
+        // value that is not a number.
+        "cos_similarity" => {
+            let a = known!();
+            arity(name, &a, 2, usize::MAX).map(|_| {
+                if a.len() % 2 != 0 {
+                    return Value::Float(-2.0);
+                }
+                let (x, y) = a.split_at(a.len() / 2);
+                let (mut dot, mut xx, mut yy) = (0.0, 0.0, 0.0);
+                for (x, y) in x.iter().zip(y) {
+                    let (Some(x), Some(y)) = (number(x), number(y)) else {
+                        return Value::Null(NullKind::BadType);
+                    };
+                    dot += x * y;
+                    xx += x * x;
+                    yy += y * y;
+                }
+                if xx.abs() <= K_EPSILON || yy.abs() <= K_EPSILON {
+                    Value::Float(-2.0)
+                } else {
+                    Value::Float(dot / (xx.sqrt() * yy.sqrt()))
+                }
+            })
+        }
         // NebulaGraph's `std::hash<Value>`, read as a signed integer; a time, duration, map or set is BAD_TYPE.
         "hash" => {
             let a = known!();
@@ -920,6 +964,18 @@ fn fnv64(bytes: &[u8], hash: u64) -> u64 {
     bytes.iter().fold(hash, |hash, &b| fnv_mul(hash) ^ (b as i8 as i64 as u64))
 }
 
+/// NebulaGraph's `kEpsilon`: floats closer to 0 than this are 0 to its functions.
+const K_EPSILON: f64 = 1e-8;
+
+/// An int or a float as a float; `None` for anything else.
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
 const FNV64_START: u64 = 14_695_981_039_346_656_037;
 
 /// `hv` mixed with `h` as NebulaGraph's `Vertex` and `Path` hashes do (one FNV-1 step of a whole word).
@@ -1034,8 +1090,8 @@ fn math1(name: &str, a: Vec<Value>) -> QResult<Value> {
         }
     }
     let x = as_f64(v);
-    // NebulaGraph's logarithms of 0 (or of a float within 1e-8 of it) are NULL, not -inf.
-    if matches!(name, "log" | "log2" | "log10") && x.abs() <= 1e-8 {
+    // NebulaGraph's logarithms of 0 (or of a float within kEpsilon of it) are NULL, not -inf.
+    if matches!(name, "log" | "log2" | "log10") && x.abs() <= K_EPSILON {
         return Ok(Value::NULL);
     }
     Ok(match name {
