@@ -375,6 +375,21 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                     .collect::<QResult<Vec<_>>>()?;
                 self.engine.kill_sessions(e, &ids)
             }
+            Op::Statement(s) if mutation::update_input(s).is_some() => {
+                // `... | UPDATE VERTEX ON t $-.id SET ...`: the update once per input row, the rows it yields joined.
+                let from = mutation::update_input(s).expect("matched");
+                let src = crate::request::input_rows(from, req, input)?;
+                let mut out: Option<DataSet> = None;
+                for row in 0..src.len() {
+                    let stmt = mutation::update_of_row(s, &src.context(req, row))?;
+                    let ds = self.engine.execute_statement(self.session, &stmt, self.req.params)?;
+                    match &mut out {
+                        Some(all) => (0..ds.len()).for_each(|r| all.push_row(ds.row(r))),
+                        None => out = Some(ds),
+                    }
+                }
+                Ok(out.unwrap_or_else(DataSet::empty))
+            }
             Op::Statement(s) if mutation::reads_input_rows(s) => {
                 let space = self.space()?;
                 let constants = mutation::of_input_rows(&space, s, req, input)?;

@@ -319,6 +319,45 @@ pub(crate) fn reads_input_rows(stmt: &Statement) -> bool {
     }
 }
 
+/// The expression of an UPDATE's or UPSERT's target that reads a pipe or a variable (`| UPDATE VERTEX ON t $-.id`,
+/// `| UPDATE EDGE ON e $-.s -> $-.d @ $-.r`), if one does: the statement then runs once per row of that input.
+pub(crate) fn update_input(stmt: &Statement) -> Option<&Expr> {
+    match stmt {
+        Statement::Update { target: UpdateTarget::Vertex { vid, .. }, .. } => Some(vid).filter(|e| reads_input(e)),
+        Statement::Update { target: UpdateTarget::Edge { key, .. }, .. } => {
+            [Some(&key.src), Some(&key.dst), key.rank.as_ref()].into_iter().flatten().find(|e| reads_input(e))
+        }
+        _ => None,
+    }
+}
+
+/// An UPDATE or UPSERT whose target reads its input ([`update_input`]), for one input row: the same statement with
+/// the target's VIDs (and rank) evaluated on that row.
+pub(crate) fn update_of_row(stmt: &Statement, ctx: &dyn quiver_common::eval::EvalContext) -> QResult<Statement> {
+    let Statement::Update { upsert, target, set, when, yield_clause } = stmt else {
+        unreachable!("update_input found an UPDATE")
+    };
+    let constant = |e: &Expr| eval(e, ctx).map(Expr::Const);
+    let target = match target {
+        UpdateTarget::Vertex { tag, vid } => UpdateTarget::Vertex { tag: tag.clone(), vid: constant(vid)? },
+        UpdateTarget::Edge { edge, key } => UpdateTarget::Edge {
+            edge: edge.clone(),
+            key: EdgeKey {
+                src: constant(&key.src)?,
+                dst: constant(&key.dst)?,
+                rank: key.rank.as_ref().map(constant).transpose()?,
+            },
+        },
+    };
+    Ok(Statement::Update {
+        upsert: *upsert,
+        target,
+        set: set.clone(),
+        when: when.clone(),
+        yield_clause: yield_clause.clone(),
+    })
+}
+
 /// A DELETE that reads a pipe or a variable, turned into the same statement over the constants its input rows
 /// give: one vertex ID or edge key per row. As NebulaGraph's, it skips rows whose ID (or source) is NULL or EMPTY
 /// and fails, before anything is deleted, on one whose ID, source, destination or rank has the wrong type.
