@@ -1426,11 +1426,86 @@ fn reference_paths(
     out
 }
 
+/// MATCH's paths by enumeration, per last edge as walked: `(signed type, near end, far end, rank)` -> paths.
+fn reference_last_edges(
+    edges: &[EdgeRow],
+    exists: &BTreeSet<i64>,
+    starts: &[i64],
+    hops: &[ExpandHop],
+) -> BTreeMap<(i32, i64, i64, i64), u64> {
+    type Last = (i32, i64, i64, i64);
+    fn walk(
+        edges: &[EdgeRow],
+        exists: &BTreeSet<i64>,
+        steps: &[&Vec<i32>],
+        v: i64,
+        used: &mut Vec<EdgeRow>,
+        last: Option<Last>,
+        out: &mut BTreeMap<Last, u64>,
+    ) {
+        let Some((types, rest)) = steps.split_first() else {
+            *out.entry(last.expect("at least one hop")).or_default() += 1;
+            return;
+        };
+        for t in types.iter() {
+            for &e in edges {
+                let (src, et, rank, dst) = e;
+                let to = if *t == et && src == v {
+                    dst
+                } else if *t == -et && dst == v {
+                    src
+                } else {
+                    continue;
+                };
+                if used.contains(&e) || !exists.contains(&to) {
+                    continue;
+                }
+                used.push(e);
+                walk(edges, exists, rest, to, used, Some((*t, v, to, rank)), out);
+                used.pop();
+            }
+        }
+    }
+    let steps: Vec<&Vec<i32>> =
+        hops.iter().flat_map(|h| std::iter::repeat_n(&h.edge_types, h.times as usize)).collect();
+    let mut out = BTreeMap::new();
+    for s in starts.iter().filter(|s| exists.contains(s)) {
+        walk(edges, exists, &steps, *s, &mut Vec::new(), None, &mut out);
+    }
+    out
+}
+
+/// Checks `expand` of MATCH's paths with [`ExpandOutput::LastEdges`]: each last edge once, with its count.
+fn check_last_edges(
+    s: &Space<'_>,
+    starts: &[i64],
+    hops: &[ExpandHop],
+    want: &BTreeMap<(i32, i64, i64, i64), u64>,
+    when: &str,
+) {
+    let req = ExpandRequest {
+        paths: true,
+        starts: starts.iter().map(|v| iv(*v)).collect(),
+        hops: hops.to_vec(),
+        output: ExpandOutput::LastEdges,
+        budget: Budget::unlimited(),
+    };
+    let got = s.st.expand(&s.sp, &req).unwrap();
+    let mut by_edge = BTreeMap::new();
+    for (e, n) in &got.last_edges {
+        let key = (e.edge_type, as_int(&e.from), as_int(&e.to), e.rank);
+        assert!(by_edge.insert(key, *n).is_none(), "{when}: last edge {e:?} listed twice");
+    }
+    assert_eq!(&by_edge, want, "{when}: last edges, hops {hops:?}");
+    assert_eq!(got.paths, want.values().sum::<u64>(), "{when}: LastEdges total, hops {hops:?}");
+}
+
 /// `expand` with `paths` counts MATCH's paths, not walks: no edge twice within one path (parallel edges of
 /// different ranks are different edges; a self-loop walked both ways is found twice but used once), only existing
 /// vertices reached, start duplicates separate paths. Checked against enumeration on a random graph with self-loops,
 /// parallel edges and edges whose ends do not exist, also after a vertex delete and new edges; a `distinct` hop is
-/// refused.
+/// refused. With `LastEdges`, each last edge as walked once with the paths that end with it (a path's own earlier
+/// edge is never its last one).
 fn expand_counts_match_paths(fx: &Fixture) {
     let s = int_space(fx);
     let tag = s.tag("t", &[]);
@@ -1471,6 +1546,7 @@ fn expand_counts_match_paths(fx: &Fixture) {
     let check = |edges: &[EdgeRow], exists: &BTreeSet<i64>, when: &str| {
         for hops in &cases {
             check_expand(&s, &starts, hops, true, &reference_paths(edges, exists, &starts, hops), when);
+            check_last_edges(&s, &starts, hops, &reference_last_edges(edges, exists, &starts, hops), when);
         }
     };
     check(&edges, &exists, "dangling edges");

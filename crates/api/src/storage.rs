@@ -193,6 +193,20 @@ pub enum ExpandOutput {
     Count,
     /// The far ends of the last hop, each with the number of paths reaching it, in first-reached order.
     Ends,
+    /// The edges of the last hop, each as walked with the number of paths that end with it (MATCH's paths only:
+    /// [`ExpandRequest::paths`]). A path's own earlier edges are never its last, so an edge's count is the paths
+    /// reaching its near end less those that already used it.
+    LastEdges,
+}
+
+/// An edge of a path's last hop as it was walked: `edge_type` signed (positive: out from `from`, negative: in), so
+/// the stored edge is `from -> to` for a positive type and `to -> from` for a negative one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastEdge {
+    pub edge_type: i32,
+    pub from: Value,
+    pub to: Value,
+    pub rank: i64,
 }
 
 /// A multi-hop traversal run where the topology lives: whole frontiers per hop, multiplicities instead of rows.
@@ -216,6 +230,8 @@ pub struct ExpandResult {
     /// Paths through every hop (with [`ExpandOutput::Ends`], the sum of the ends' counts).
     pub paths: u64,
     pub ends: Vec<(Value, u64)>,
+    /// With [`ExpandOutput::LastEdges`], each last edge once with the number of paths ending with it.
+    pub last_edges: Vec<(LastEdge, u64)>,
     /// Edges read, for PROFILE.
     pub edges_read: u64,
 }

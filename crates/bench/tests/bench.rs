@@ -71,11 +71,11 @@ fn go_reference(out: &HashMap<i64, Vec<i64>>, v: i64, steps: u32) -> Vec<i64> {
 }
 
 /// MATCH's paths of `steps` edges from `v`, no edge twice (an edge is its (src, dst): the generated graphs repeat
-/// none): the last vertex of each.
-fn match_reference(out: &HashMap<i64, Vec<i64>>, v: i64, steps: u32) -> Vec<i64> {
-    fn walk(out: &HashMap<i64, Vec<i64>>, path: &mut Vec<(i64, i64)>, at: i64, left: u32, ends: &mut Vec<i64>) {
+/// none): the last edge of each.
+fn match_reference(out: &HashMap<i64, Vec<i64>>, v: i64, steps: u32) -> Vec<(i64, i64)> {
+    fn walk(out: &HashMap<i64, Vec<i64>>, path: &mut Vec<(i64, i64)>, at: i64, left: u32, ends: &mut Vec<(i64, i64)>) {
         if left == 0 {
-            ends.push(at);
+            ends.push(*path.last().expect("a step"));
             return;
         }
         for &d in out.get(&at).map_or(&[][..], |n| &n[..]) {
@@ -237,16 +237,27 @@ fn match_answers_equal_a_reference_path_enumeration() {
     for (s, d, _) in edges(&ds.dir.join("knows.csv")) {
         out.entry(s).or_default().push(d);
     }
+    let time: HashMap<(i64, i64), i64> =
+        edges(&ds.dir.join("knows.csv")).into_iter().map(|(s, d, t)| ((s, d), t.parse().unwrap())).collect();
     let workloads = Workload::social();
+    let sum = |values: &mut dyn Iterator<Item = i64>| {
+        values.fold(0i64, |a, d| (a + d.rem_euclid(1_000_000_007)) % 1_000_000_007)
+    };
     for &v in &ds.starts {
         for steps in 1..=3u32 {
-            let expect = match_reference(&out, v, steps);
-            let sum = expect.iter().fold(0i64, |a, d| (a + d.rem_euclid(1_000_000_007)) % 1_000_000_007);
+            let last = match_reference(&out, v, steps);
             let w = workloads.iter().find(|w| w.name == format!("match{steps}-dst")).unwrap();
             assert_eq!(
                 w.digest(&mut conn, v, v, 0).unwrap(),
-                json!({ "rows": expect.len(), "sum": sum }),
+                json!({ "rows": last.len(), "sum": sum(&mut last.iter().map(|(_, d)| *d)) }),
                 "match{steps} from {v}"
+            );
+            // The last edge's property: per last edge, the paths that end with it (none that used it before).
+            let w = workloads.iter().find(|w| w.name == format!("match{steps}-edge-prop")).unwrap();
+            assert_eq!(
+                w.digest(&mut conn, v, v, 0).unwrap(),
+                json!({ "rows": last.len(), "sum": sum(&mut last.iter().map(|e| time[e])) }),
+                "match{steps}-edge-prop from {v}"
             );
         }
     }

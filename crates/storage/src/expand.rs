@@ -130,6 +130,9 @@ impl EmbeddedStorage {
             }
         }
         let topo = self.topology(space)?;
+        if req.output == ExpandOutput::LastEdges && !req.paths {
+            return Err(QError::execution("the last edges of an expansion are counted for MATCH's paths only"));
+        }
         if req.paths {
             return paths::count(&topo.read().expect("lock poisoned"), req).and_then(finish);
         }
@@ -252,8 +255,9 @@ fn finish(r: ExpandResult) -> QResult<ExpandResult> {
 mod paths {
     use super::{bump, collect};
     use crate::topology::{Adjacency, SpaceTopology};
-    use quiver_api::{ExpandOutput, ExpandRequest, ExpandResult};
+    use quiver_api::{ExpandOutput, ExpandRequest, ExpandResult, LastEdge};
     use quiver_common::budget::Meter;
+    use quiver_common::fasthash::FastMap as HashMap;
     use quiver_common::{QError, QResult};
 
     /// An edge of a prefix as stored: `(type, source, destination, rank)`, the type positive.
@@ -273,6 +277,8 @@ mod paths {
         touched: Vec<u32>,
         /// Last-hop entries that are a prefix's own edge again: `(far end, how many)`.
         repeats: Vec<(u32, u64)>,
+        /// With [`ExpandOutput::LastEdges`], the same per last-hop entry: `(signed type, near end, far end, rank)`.
+        edge_repeats: Option<HashMap<(i32, u32, u32, i64), u64>>,
         edges_read: u64,
         failed: Option<QError>,
     }
@@ -298,6 +304,7 @@ mod paths {
             mult: vec![0; t.dict.len()],
             touched: Vec::new(),
             repeats: Vec::new(),
+            edge_repeats: (req.output == ExpandOutput::LastEdges).then(HashMap::default),
             edges_read: 0,
             failed: None,
         };
@@ -353,6 +360,29 @@ mod paths {
                 reached.retain(|(_, m)| *m > 0);
                 result.paths = reached.iter().fold(0u64, |s, (_, m)| s.saturating_add(*m));
                 result.ends = reached.into_iter().map(|(v, m)| (t.dict.value(v), m)).collect();
+            }
+            ExpandOutput::LastEdges => {
+                let repeats = w.edge_repeats.take().unwrap_or_default();
+                for (i, &(v, m)) in ends.iter().enumerate() {
+                    if i % crate::expand::FRONTIER_BATCH == 0 {
+                        req.budget.check()?;
+                    }
+                    for &(et, a) in last {
+                        a.for_each_entry(v, |rank, to| {
+                            result.edges_read += 1;
+                            if !(w.every_end_exists || t.vertex_exists(to)) {
+                                return;
+                            }
+                            let n = m - repeats.get(&(et, v, to, rank)).copied().unwrap_or(0);
+                            if n > 0 {
+                                result.paths = result.paths.saturating_add(n);
+                                let edge =
+                                    LastEdge { edge_type: et, from: t.dict.value(v), to: t.dict.value(to), rank };
+                                result.last_edges.push((edge, n));
+                            }
+                        });
+                    }
+                }
             }
         }
         Ok(result)
@@ -413,6 +443,10 @@ mod paths {
                     } else if self.every_end_exists || self.t.vertex_exists(to) {
                         bump(&mut self.mult, &mut self.touched, to, 1);
                         bulk += 1;
+                        if let Some(r) = self.edge_repeats.as_mut().filter(|_| back > 0) {
+                            // The edge just taken, walked back from `to` by the last hop.
+                            *r.entry((-et, to, v, rank)).or_default() += back;
+                        }
                     }
                 });
                 if back > 0 && bulk > 0 {
@@ -428,12 +462,18 @@ mod paths {
                 return;
             }
             bump(&mut self.mult, &mut self.touched, v, 1);
-            for &(ty, src, dst, _) in &self.edges {
+            for &(ty, src, dst, rank) in &self.edges {
                 for &(et, _) in last {
-                    if et == ty && src == v {
-                        self.repeats.push((dst, 1));
+                    let far = if et == ty && src == v {
+                        dst
                     } else if et == -ty && dst == v {
-                        self.repeats.push((src, 1));
+                        src
+                    } else {
+                        continue;
+                    };
+                    self.repeats.push((far, 1));
+                    if let Some(r) = self.edge_repeats.as_mut() {
+                        *r.entry((et, v, far, rank)).or_default() += 1;
                     }
                 }
             }

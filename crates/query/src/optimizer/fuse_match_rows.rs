@@ -1,11 +1,18 @@
-//! `fuse_match_rows`: a MATCH path whose rows read only its last node is walked as one storage-side path count
-//! per far end, and the rows are produced per far end, then repeated once per path.
+//! `fuse_match_rows`: a MATCH path whose rows read only its last node (and its last edge) is walked as one
+//! storage-side path count per far end (per last edge), and the rows are produced per far end (per last edge), then
+//! repeated once per path.
 //!
 //! Preconditions: a `RETURN` or `WITH` (a `Project` without aggregates or its own filter) whose columns read
-//! nothing but the path's last node `d` (no `rand()`), above only `Filter`s that read nothing but `d`, above one
+//! nothing but the path's last node `d` and last edge (no `rand()`), above only `Filter`s that read nothing but
+//! those, above one
 //! path that [`fuse_match_count`](super::fuse_match_count) could count, except that `d` may have labels and a
 //! property map (its `AppendVertices` stays and checks them), and it has two hops or more (the paths of one hop
 //! rarely meet at a far end, so there would be little to share).
+//!
+//! When the rows read the last hop's edge `e` too (`RETURN e.time, d.name`), every path ending with the same edge
+//! gives the same row: storage counts paths per last edge (`ExpandOutput::LastEdges`: the paths reaching its near
+//! end, less those that used it already), the edges' properties are read once per edge (`PathEdgeCount`), and `d`
+//! once per edge.
 //!
 //! Every path ending at the same `d` gives the same row, so the row is computed once per distinct `d` and repeated
 //! as many times as paths reach it (`Repeat`; nothing is repeated under DISTINCT, which would remove the copies).
@@ -39,11 +46,11 @@ pub(crate) struct FuseMatchRows;
 /// The column holding how many paths reach a row's far end.
 const PATHS: &str = "__paths";
 
-/// Whether `e` reads no column but `column`, no variable, and gives the same value on every row with the same
-/// `column` (no random numbers).
-fn reads_only(e: &Expr, column: &str) -> bool {
+/// Whether `e` reads no column but `columns`, no variable, and gives the same value on every row with the same
+/// values in them (no random numbers).
+fn reads_only(e: &Expr, columns: &[&str]) -> bool {
     !e.any(&|x| match x {
-        Expr::InputProp(c) => c != column,
+        Expr::InputProp(c) => !columns.contains(&c.as_str()),
         Expr::VarProp { .. } | Expr::Aggregate { .. } | Expr::Pattern(_) => true,
         Expr::Function { name, .. } => name.to_ascii_lowercase().starts_with("rand"),
         _ => false,
@@ -138,10 +145,21 @@ impl Rule for FuseMatchRows {
             append = b;
         }
         let Some(last) = last_node(append) else { return false };
-        let mut reads = y.columns.iter().map(|c| &c.expr).chain(conditions.iter().copied());
-        if y.columns.iter().any(|c| c.name() == PATHS) || !reads.all(|e| reads_only(e, last)) {
+        // The last hop's edge, which the rows may read too (then they are made per last edge, not per far end).
+        let Some(Op::Traverse(last_hop)) = append.input.as_deref().map(|t| &t.op) else { return false };
+        let edge = last_hop.edge.column.as_str();
+        let reads = || y.columns.iter().map(|c| &c.expr).chain(conditions.iter().copied());
+        if y.columns.iter().any(|c| c.name() == PATHS) || !reads().all(|e| reads_only(e, &[last, edge])) {
             return false;
         }
+        let per_edge = !reads().all(|e| reads_only(e, &[last]));
+        let edge_output = per_edge.then(|| CountOutput::EdgeGroupCount {
+            edge: edge.to_string(),
+            types: last_hop.edge.types.clone(),
+            props: last_hop.edge_props,
+            node: last.to_string(),
+            paths: PATHS.to_string(),
+        });
         let filters = conditions.len();
         let Some(Chain { start, hops, described }) = chain(append, true) else { return false };
         // One hop has no paths that meet at a far end: nothing to share.
@@ -165,7 +183,8 @@ impl Rule for FuseMatchRows {
         a.exist = true;
         a.columns = columns;
         let traverse = at.input.take().expect("the chain was checked");
-        let output = CountOutput::GroupCount { columns: vec![(last, false), (PATHS.to_string(), true)] };
+        let output = edge_output
+            .unwrap_or_else(|| CountOutput::GroupCount { columns: vec![(last, false), (PATHS.to_string(), true)] });
         at.input = Some(Box::new(PlanNode {
             op: Op::PathCount(Box::new(PathCountNode { start, hops, described, output })),
             input: Some(start_of(traverse)),

@@ -396,6 +396,10 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             match &p.output {
                 CountOutput::Count { column } => d.push(("count".into(), column.clone())),
                 CountOutput::GroupCount { columns } => d.push(("columns".into(), join(columns.iter().map(|(c, _)| c)))),
+                CountOutput::EdgeGroupCount { edge, props, node, paths, .. } => {
+                    d.push(("columns".into(), join([edge, node, paths])));
+                    d.push(("edge props".into(), if *props { "all" } else { "none" }.into()));
+                }
             }
         }
         Op::Expand(e) => {
@@ -410,6 +414,7 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             match &e.output {
                 CountOutput::Count { column } => d.push(("count".into(), column.clone())),
                 CountOutput::GroupCount { columns } => d.push(("columns".into(), join(columns.iter().map(|(c, _)| c)))),
+                CountOutput::EdgeGroupCount { .. } => unreachable!("GO chains count far ends"),
             }
         }
     }

@@ -17,7 +17,7 @@ use crate::validator::LookupPlan;
 use crate::validator::{
     BoundFetchEdges, BoundFetchVertices, BoundFindPath, BoundGo, BoundJoin, BoundSentence, BoundSubgraph,
 };
-use quiver_api::{PathKind, PropSelection};
+use quiver_api::{PathKind, PropSelection, SchemaRef};
 use quiver_common::expr::Expr;
 use quiver_syntax::ast::{SetOp, Statement, YieldClause};
 
@@ -143,6 +143,10 @@ pub(crate) enum CountOutput {
     Count { column: String },
     /// One row per far end of the last hop: the columns, in order, are the far end or the row count.
     GroupCount { columns: Vec<(String, bool)> },
+    /// One row per edge of a MATCH path's last hop (`fuse_match_rows` of rows that read that edge): the edge in
+    /// `edge` (with its properties when `props`; `types` are the hop's edge types), its far end's VID in `node`, and
+    /// the number of paths that end with it in `paths`.
+    EdgeGroupCount { edge: String, types: Vec<SchemaRef>, props: bool, node: String, paths: String },
 }
 
 pub(crate) struct ExpandNode {
@@ -280,10 +284,11 @@ impl PlanNode {
             Op::PathCount(p) => match p.output {
                 CountOutput::Count { .. } => "PathCount",
                 CountOutput::GroupCount { .. } => "PathGroupCount",
+                CountOutput::EdgeGroupCount { .. } => "PathEdgeCount",
             },
             Op::Expand(e) => match e.output {
                 CountOutput::Count { .. } => "ExpandCount",
-                CountOutput::GroupCount { .. } => "ExpandGroupCount",
+                CountOutput::GroupCount { .. } | CountOutput::EdgeGroupCount { .. } => "ExpandGroupCount",
             },
         }
     }
