@@ -4,7 +4,8 @@
 use super::Reads;
 use crate::planner::{CountOutput, ExpandNode, PathCountNode};
 use crate::DataSet;
-use quiver_api::{EdgeKeyVal, ExpandHop, ExpandRequest, LastEdge, Props, SchemaRef};
+use quiver_api::{ExpandHop, ExpandRequest, LastEdge, NeighborsRequest, PropRow, PropSelection, SchemaRef};
+use quiver_common::fasthash::FastMap as HashMap;
 use quiver_common::value::Edge;
 use quiver_common::{QError, QResult, Value};
 use std::sync::Arc;
@@ -70,8 +71,8 @@ fn count_value(n: u64) -> QResult<Value> {
 fn rows(reads: &Reads<'_>, output: &CountOutput, r: quiver_api::ExpandResult) -> QResult<DataSet> {
     let count = count_value;
     match output {
-        CountOutput::EdgeGroupCount { edge, types, props, node, paths } => {
-            edge_rows(reads, types, *props, r.last_edges, [edge.clone(), node.clone(), paths.clone()])
+        CountOutput::EdgeGroupCount { edge, types, props, columns, node, paths } => {
+            edge_rows(reads, types, edge.as_deref().map(|e| (e, *props)), columns, r.last_edges, node, paths)
         }
         CountOutput::Count { column } => Ok(DataSet::new(vec![column.clone()], vec![vec![count(r.paths)?]])),
         CountOutput::GroupCount { columns } => {
@@ -89,42 +90,63 @@ fn rows(reads: &Reads<'_>, output: &CountOutput, r: quiver_api::ExpandResult) ->
     }
 }
 
-/// One row per last edge: the edge as a MATCH edge value (stored direction, its type's name, its properties read in
-/// one batch per type when `props`), the far end's VID, and the count.
+/// One row per last edge: the edge as a MATCH edge value in `edge`'s column (stored direction, its type's name, and
+/// with `props` its properties) or its properties in `columns`, the far end's VID, and the count. Properties are read
+/// as the last hop's neighbours of the edges' near ends, which the edge cache serves when it is hot.
 fn edge_rows(
     r: &Reads<'_>,
-    types: &[SchemaRef],
-    props: bool,
+    types: &[(i32, SchemaRef)],
+    edge: Option<(&str, bool)>,
+    columns: &[(String, String)],
     last: Vec<(LastEdge, u64)>,
-    columns: [String; 3],
+    node: &str,
+    paths: &str,
 ) -> QResult<DataSet> {
-    let keys: Vec<EdgeKeyVal> = last
-        .iter()
-        .map(|(e, _)| {
-            let (src, dst) = if e.edge_type > 0 { (&e.from, &e.to) } else { (&e.to, &e.from) };
-            EdgeKeyVal { src: src.clone(), edge_type: e.edge_type.abs(), rank: e.rank, dst: dst.clone() }
-        })
-        .collect();
-    let mut values: Vec<Props> = vec![Props::new(); keys.len()];
-    if props {
-        for t in types {
-            let at: Vec<usize> = (0..keys.len()).filter(|&i| keys[i].edge_type == t.id).collect();
-            if at.is_empty() {
-                continue;
-            }
-            let batch: Vec<EdgeKeyVal> = at.iter().map(|&i| keys[i].clone()).collect();
-            for (i, p) in at.into_iter().zip(r.storage.get_edges(r.space, t, &batch)?) {
-                values[i] = p.unwrap_or_default();
+    let selection = match edge {
+        Some((_, true)) => Some(PropSelection::All),
+        Some((_, false)) => None,
+        None => Some(PropSelection::Only(columns.iter().map(|(p, _)| p.clone()).collect())),
+    };
+    let mut read: HashMap<(i32, Value, Value, i64), PropRow> = HashMap::default();
+    if let Some(props) = selection.filter(|_| !last.is_empty()) {
+        let mut near: Vec<Value> = last.iter().map(|(e, _)| e.from.clone()).collect();
+        near.sort_by(|a, b| a.total_cmp(b));
+        near.dedup();
+        let req = NeighborsRequest {
+            vids: near,
+            edge_types: types.to_vec(),
+            props,
+            filter: None,
+            limit: None,
+            budget: r.req.budget.clone(),
+        };
+        for n in r.storage.get_neighbors(r.space, &req)? {
+            if let Some(props) = n.props {
+                read.insert((n.edge_type, n.from, n.to, n.rank), props);
             }
         }
     }
-    let mut rows = Vec::with_capacity(keys.len());
-    for ((key, props), (e, n)) in keys.into_iter().zip(values).zip(last) {
+    let mut names: Vec<String> = edge.map(|(e, _)| e.to_string()).into_iter().collect();
+    names.extend(columns.iter().map(|(_, c)| c.clone()));
+    names.extend([node.to_string(), paths.to_string()]);
+    let mut rows = Vec::with_capacity(last.len());
+    for (e, n) in last {
         r.req.budget.check()?;
-        let name = types.iter().find(|t| t.id == key.edge_type).map_or("", |t| t.name.as_str());
-        let edge =
-            Edge { src: key.src, dst: key.dst, edge_type: key.edge_type, name: name.into(), ranking: key.rank, props };
-        rows.push(vec![Value::Edge(Arc::new(edge)), e.to, count_value(n)?]);
+        let props = read.remove(&(e.edge_type, e.from.clone(), e.to.clone(), e.rank));
+        let mut row = Vec::with_capacity(names.len());
+        if edge.is_some() {
+            let stored = e.edge_type.abs();
+            let name = types.iter().find(|(_, t)| t.id == stored).map_or("", |(_, t)| t.name.as_str());
+            let (src, dst) = if e.edge_type > 0 { (e.from, e.to.clone()) } else { (e.to.clone(), e.from) };
+            let props = props.as_ref().map(PropRow::to_map).unwrap_or_default();
+            let edge = Edge { src, dst, edge_type: stored, name: name.into(), ranking: e.rank, props };
+            row.push(Value::Edge(Arc::new(edge)));
+        }
+        for (p, _) in columns {
+            row.push(props.as_ref().and_then(|row| row.get(p)).cloned().unwrap_or(Value::NULL));
+        }
+        row.extend([e.to, count_value(n)?]);
+        rows.push(row);
     }
-    Ok(DataSet::new(columns.to_vec(), rows))
+    Ok(DataSet::new(names, rows))
 }

@@ -129,6 +129,53 @@ fn read_as_columns(project: &mut PlanNode, filters: usize, node: &str, tags: &Ta
     Some(columns)
 }
 
+/// Reads the last edge `edge`'s properties as columns of their own when the `Project` and its `filters` read it only
+/// as `edge.prop`, each a property of every type in `types`: each `edge.prop` becomes a read of column `__edge.prop`.
+/// Returns the (property, column) pairs, or `None` (changing nothing).
+fn edge_props_as_columns(
+    project: &mut PlanNode,
+    filters: usize,
+    edge: &str,
+    types: &[(i32, SchemaRef)],
+) -> Option<Vec<(String, String)>> {
+    let every_type_has = |p: &str| types.iter().all(|(_, t)| t.latest().prop_index(p).is_some());
+    let narrow = exprs_mut(project, filters).iter().all(|e| {
+        let mut props = 0;
+        let mut mentions = 0;
+        e.visit(&mut |x| match x {
+            Expr::Attribute { base, name } if matches!(&**base, Expr::InputProp(c) if c == edge) => {
+                props += usize::from(every_type_has(name));
+            }
+            Expr::InputProp(c) if c == edge => mentions += 1,
+            _ => {}
+        });
+        props == mentions
+    });
+    if !narrow {
+        return None;
+    }
+    if let Op::Project { yield_clause, .. } = &mut project.op {
+        for c in yield_clause.columns.iter_mut().filter(|c| c.alias.is_none()) {
+            c.alias = Some(c.expr.to_string());
+        }
+    }
+    let mut columns: Vec<(String, String)> = Vec::new();
+    for e in exprs_mut(project, filters) {
+        e.visit_mut(&mut |x| {
+            let Expr::Attribute { base, name } = x else { return };
+            if !matches!(&**base, Expr::InputProp(c) if c == edge) {
+                return;
+            }
+            let column = format!("__{edge}.{name}");
+            if !columns.iter().any(|(_, c)| *c == column) {
+                columns.push((name.clone(), column.clone()));
+            }
+            *x = Expr::InputProp(column);
+        });
+    }
+    Some(columns)
+}
+
 impl Rule for FuseMatchRows {
     fn name(&self) -> &'static str {
         "fuse_match_rows"
@@ -153,13 +200,16 @@ impl Rule for FuseMatchRows {
             return false;
         }
         let per_edge = !reads().all(|e| reads_only(e, &[last]));
+        let types = last_hop.signed_types();
         let edge_output = per_edge.then(|| CountOutput::EdgeGroupCount {
-            edge: edge.to_string(),
-            types: last_hop.edge.types.clone(),
+            edge: Some(edge.to_string()),
+            types: types.clone(),
             props: last_hop.edge_props,
+            columns: Vec::new(),
             node: last.to_string(),
             paths: PATHS.to_string(),
         });
+        let edge = edge.to_string();
         let filters = conditions.len();
         let Some(Chain { start, hops, described }) = chain(append, true) else { return false };
         // One hop has no paths that meet at a far end: nothing to share.
@@ -177,6 +227,16 @@ impl Rule for FuseMatchRows {
         } else {
             Vec::new()
         };
+        // Rows that read the edge only as `e.prop` (a property of every type of the hop) read those as columns.
+        let edge_output = edge_output.map(|mut out| {
+            if let Some(read) = edge_props_as_columns(node, filters, &edge, &types) {
+                if let CountOutput::EdgeGroupCount { edge, columns, .. } = &mut out {
+                    *edge = None;
+                    *columns = read;
+                }
+            }
+            out
+        });
         // Cut the chain under the last AppendVertices and put the count there.
         let at = append_of(node);
         let Op::AppendVertices(a) = &mut at.op else { unreachable!("the chain was checked") };

@@ -396,9 +396,13 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             match &p.output {
                 CountOutput::Count { column } => d.push(("count".into(), column.clone())),
                 CountOutput::GroupCount { columns } => d.push(("columns".into(), join(columns.iter().map(|(c, _)| c)))),
-                CountOutput::EdgeGroupCount { edge, props, node, paths, .. } => {
+                CountOutput::EdgeGroupCount { edge: Some(edge), props, node, paths, .. } => {
                     d.push(("columns".into(), join([edge, node, paths])));
                     d.push(("edge props".into(), if *props { "all" } else { "none" }.into()));
+                }
+                CountOutput::EdgeGroupCount { edge: None, columns, node, paths, .. } => {
+                    let read = columns.iter().map(|(p, c)| format!("{p} as {c}"));
+                    d.push(("columns".into(), join(read.chain([node.clone(), paths.clone()]))));
                 }
             }
         }

@@ -143,10 +143,18 @@ pub(crate) enum CountOutput {
     Count { column: String },
     /// One row per far end of the last hop: the columns, in order, are the far end or the row count.
     GroupCount { columns: Vec<(String, bool)> },
-    /// One row per edge of a MATCH path's last hop (`fuse_match_rows` of rows that read that edge): the edge in
-    /// `edge` (with its properties when `props`; `types` are the hop's edge types), its far end's VID in `node`, and
-    /// the number of paths that end with it in `paths`.
-    EdgeGroupCount { edge: String, types: Vec<SchemaRef>, props: bool, node: String, paths: String },
+    /// One row per edge of a MATCH path's last hop (`fuse_match_rows` of rows that read that edge): the edge value in
+    /// `edge` (with its properties when `props`; `types` are the hop's signed edge types), or, when the rows read
+    /// only its properties, those in `columns` (property, column) and no edge value; its far end's VID in `node`;
+    /// and the number of paths that end with it in `paths`.
+    EdgeGroupCount {
+        edge: Option<String>,
+        types: Vec<(i32, SchemaRef)>,
+        props: bool,
+        columns: Vec<(String, String)>,
+        node: String,
+        paths: String,
+    },
 }
 
 pub(crate) struct ExpandNode {
