@@ -1377,56 +1377,24 @@ fn vertices_without_tags_say_which_exist(fx: &Fixture) {
     exists("after an insert", [true, false, true, false]);
 }
 
-/// The far ends of MATCH's paths from `starts` over `hops` (each hop once per `times`), each with its number of
-/// paths, enumerated one by one: no edge twice within a path, every vertex reached (the start included) in
-/// `exists`. An edge is found once per list it is in: a self-loop twice when a hop walks both directions.
+/// The far ends of MATCH's paths ([`reference_last_edges`]), each with its number of paths.
 fn reference_paths(
     edges: &[EdgeRow],
     exists: &BTreeSet<i64>,
     starts: &[i64],
     hops: &[ExpandHop],
 ) -> BTreeMap<i64, u64> {
-    fn walk(
-        edges: &[EdgeRow],
-        exists: &BTreeSet<i64>,
-        steps: &[&Vec<i32>],
-        v: i64,
-        used: &mut Vec<EdgeRow>,
-        out: &mut BTreeMap<i64, u64>,
-    ) {
-        let Some((types, rest)) = steps.split_first() else {
-            *out.entry(v).or_default() += 1;
-            return;
-        };
-        for t in types.iter() {
-            for &e in edges {
-                let (src, et, _, dst) = e;
-                let to = if *t == et && src == v {
-                    dst
-                } else if *t == -et && dst == v {
-                    src
-                } else {
-                    continue;
-                };
-                if used.contains(&e) || !exists.contains(&to) {
-                    continue;
-                }
-                used.push(e);
-                walk(edges, exists, rest, to, used, out);
-                used.pop();
-            }
-        }
+    let mut ends = BTreeMap::new();
+    for ((_, _, to, _), n) in reference_last_edges(edges, exists, starts, hops) {
+        *ends.entry(to).or_default() += n;
     }
-    let steps: Vec<&Vec<i32>> =
-        hops.iter().flat_map(|h| std::iter::repeat_n(&h.edge_types, h.times as usize)).collect();
-    let mut out = BTreeMap::new();
-    for s in starts.iter().filter(|s| exists.contains(s)) {
-        walk(edges, exists, &steps, *s, &mut Vec::new(), &mut out);
-    }
-    out
+    ends
 }
 
-/// MATCH's paths by enumeration, per last edge as walked: `(signed type, near end, far end, rank)` -> paths.
+/// MATCH's paths from `starts` over `hops` (each hop once per `times`), enumerated one by one, per last edge as
+/// walked: `(signed type, near end, far end, rank)` -> paths. No edge twice within a path, every vertex reached (the
+/// start included) in `exists`. An edge is found once per list it is in: a self-loop twice when a hop walks both
+/// directions.
 fn reference_last_edges(
     edges: &[EdgeRow],
     exists: &BTreeSet<i64>,
