@@ -51,6 +51,24 @@ pub struct SessionInfo {
     pub client_ip: String,
 }
 
+/// A request as it finished, for what watches them (the server's slow-query log).
+pub struct FinishedQuery<'a> {
+    pub session: i64,
+    pub user: &'a str,
+    /// The current space when the request ended.
+    pub space: Option<&'a str>,
+    pub text: &'a str,
+    pub duration: std::time::Duration,
+    /// Rows of the result (0 on an error).
+    pub rows: usize,
+    pub error: Option<&'a QError>,
+}
+
+/// Told of every request the engine finishes (the query layer writes no file itself).
+pub trait QueryObserver: Send + Sync {
+    fn finished(&self, q: &FinishedQuery<'_>);
+}
+
 /// Where `SHOW SESSIONS` finds the sessions: the server that owns them.
 pub trait SessionRegistry: Send + Sync {
     fn sessions(&self) -> Vec<SessionInfo>;
@@ -87,6 +105,8 @@ pub struct QueryEngine {
     pub disabled_rules: Vec<String>,
     /// The graph protocol's sessions, when a server serves that protocol.
     pub sessions: Option<Arc<dyn SessionRegistry>>,
+    /// Told of every finished request, when a server watches them.
+    pub observer: Option<Arc<dyn QueryObserver>>,
     /// The address this process serves on: the one host SHOW HOSTS, SHOW PARTS and SHOW ZONES report, which
     /// plays every role (graph, meta, storage) in the embedded mode.
     pub local_host: (String, u16),
@@ -127,6 +147,7 @@ impl QueryEngine {
             running: queries::RunningQueries::default(),
             disabled_rules: Vec::new(),
             sessions: None,
+            observer: None,
             local_host: ("127.0.0.1".into(), 9669),
         }
     }
@@ -150,6 +171,23 @@ impl QueryEngine {
     /// Runs every statement of `text` in order and returns the last one's result. The first error stops the
     /// request; statements before it have taken effect.
     pub fn execute(&self, session: &mut Session, text: &str, params: &Params) -> QResult<DataSet> {
+        let started = Instant::now();
+        let result = self.execute_request(session, text, params);
+        if let Some(o) = &self.observer {
+            o.finished(&FinishedQuery {
+                session: session.id,
+                user: &session.user,
+                space: session.space.as_deref(),
+                text,
+                duration: started.elapsed(),
+                rows: result.as_ref().map_or(0, DataSet::len),
+                error: result.as_ref().err(),
+            });
+        }
+        result
+    }
+
+    fn execute_request(&self, session: &mut Session, text: &str, params: &Params) -> QResult<DataSet> {
         let budget = Budget::new(self.limits());
         let _running = self.running.register(session.id, &session.user, text, &budget);
         // Everything this thread allocates for the request, from its syntax tree on, counts towards its bound.

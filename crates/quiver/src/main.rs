@@ -59,6 +59,10 @@ enum Command {
         /// Switches an optimizer rule off for every session (repeatable).
         #[arg(long = "disable-rule")]
         disabled_rules: Vec<String>,
+        /// Requests running at least this long are written to `DATA_DIR/logs/slow-queries.log` as JSON lines
+        /// (NebulaGraph's `slow_query_threshold_us`).
+        #[arg(long, default_value_t = quiver_server::slowlog::SLOW_QUERY_THRESHOLD_US_DEFAULT)]
+        slow_query_threshold_us: i64,
     },
     /// Bulk-loads CSV files described by a mapping (`config.yaml` in the NebulaGraph test datasets' shape) into a
     /// data directory (the server must not be running on it).
@@ -137,6 +141,7 @@ fn main() -> ExitCode {
             query_timeout_ms,
             query_memory_mb,
             disabled_rules,
+            slow_query_threshold_us,
         } => {
             let limits = Limits {
                 timeout: Duration::from_millis(query_timeout_ms),
@@ -155,6 +160,7 @@ fn main() -> ExitCode {
                     frame_timeout: Duration::from_millis(request_arrival_timeout_ms.max(1)),
                 },
                 max_connections,
+                slow_query_threshold_us,
             };
             match serve(data_dir, http_addr, graph, demo, datasets, limits, disabled_rules) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -284,6 +290,7 @@ struct GraphOptions {
     idle_timeout: Duration,
     config: quiver_server::graphd::GraphConfig,
     max_connections: Option<usize>,
+    slow_query_threshold_us: i64,
 }
 
 fn serve(
@@ -319,6 +326,13 @@ fn serve(
         );
         let positive = ConfigType::Int { min: 1, max: i64::MAX };
         db.engine.configs.register(ConfigModule::Graph, "max_allowed_connections", positive, limit.max_cell());
+        let log = quiver_server::slowlog::SlowQueryLog::open(
+            &data_dir.join("logs").join("slow-queries.log"),
+            graph.slow_query_threshold_us,
+        )?;
+        let any = ConfigType::Int { min: 0, max: i64::MAX };
+        db.engine.configs.register(ConfigModule::Graph, "slow_query_threshold_us", any, log.threshold_cell());
+        db.engine.observer = Some(Arc::new(log));
     }
     let db = Arc::new(db);
     if demo {

@@ -216,3 +216,36 @@ fn updated_configs_take_effect_in_the_running_server() {
     run(&mut c, fresh, "UPDATE CONFIGS graph:max_allowed_connections = 100");
     graph_port_serves(&s);
 }
+
+/// Requests at or past `--slow-query-threshold-us` are appended to `DATA_DIR/logs/slow-queries.log` as JSON lines;
+/// `UPDATE CONFIGS graph:slow_query_threshold_us` changes the threshold in the running server.
+#[test]
+fn slow_queries_are_logged_as_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start_with(dir.path(), &["--slow-query-threshold-us", "0"]);
+    let (mut c, sid) = session(&s);
+    let r = c.execute(sid, "YIELD 6 * 7 AS x", BTreeMap::new()).unwrap();
+    assert_eq!(r.error_code, 0, "{:?}", r.error_msg);
+    let r = c.execute(sid, "YIELD 1 / 0", BTreeMap::new()).unwrap();
+    assert_ne!(r.error_code, 0);
+    let path = dir.path().join("logs").join("slow-queries.log");
+    let lines = || -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let logged = lines();
+    let answered = logged.iter().find(|l| l["statement"] == "YIELD 6 * 7 AS x").expect("the query is logged");
+    assert_eq!(
+        (&answered["session"], &answered["user"], &answered["rows"]),
+        (&serde_json::json!(sid), &serde_json::json!("root"), &serde_json::json!(1))
+    );
+    assert!(answered["duration_us"].as_i64().unwrap() >= 0 && answered["error"].is_null(), "{answered}");
+    assert!(answered["time"].as_str().unwrap().starts_with("20"), "{answered}");
+    let failed = logged.iter().find(|l| l["statement"] == "YIELD 1 / 0").expect("the failed query is logged");
+    assert_eq!(failed["error"], "SemanticError: Divide by 0", "{failed}");
+    // An hour: nothing this quick is slow any more.
+    let r = c.execute(sid, "UPDATE CONFIGS graph:slow_query_threshold_us = 3600000000", BTreeMap::new()).unwrap();
+    assert_eq!(r.error_code, 0, "{:?}", r.error_msg);
+    let before = lines().len();
+    c.execute(sid, "YIELD 2 AS quick", BTreeMap::new()).unwrap();
+    assert_eq!(lines().len(), before, "a quick query past the new threshold is not logged");
+}

@@ -9,6 +9,7 @@ pub mod mapping;
 pub mod net;
 pub mod progress;
 pub mod sessions;
+pub mod slowlog;
 
 use quiver_common::{QError, QResult};
 use quiver_kv::{KvEngine, MemEngine};
