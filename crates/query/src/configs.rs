@@ -8,6 +8,7 @@
 //! `Invalid value V for gflag --name`, for a value of the wrong type or out of range.
 
 use crate::DataSet;
+use quiver_common::budget::Limits;
 use quiver_common::{QError, QResult, Value};
 pub use quiver_syntax::ast::ConfigModule;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -47,6 +48,32 @@ pub struct Configs {
 }
 
 impl Configs {
+    /// The engine's own settings: each request's deadline (`query_timeout_ms`) and memory bound
+    /// (`query_memory_bytes`), whose cells are returned with the registry, and the log level. One process logs for
+    /// every role, so the graph and the storage module's `minloglevel` and `v` are one pair.
+    pub(crate) fn for_engine(limits: Limits) -> (Configs, ConfigCell, ConfigCell) {
+        let query_timeout_ms = cell(limits.timeout.as_millis() as i64);
+        let query_memory_bytes = cell(limits.memory_bytes as i64);
+        let mut configs = Configs::default();
+        let positive = ConfigType::Int { min: 1, max: i64::MAX };
+        configs.register(ConfigModule::Graph, "query_timeout_ms", positive, query_timeout_ms.clone());
+        configs.register(ConfigModule::Graph, "query_memory_bytes", positive, query_memory_bytes.clone());
+        let (minloglevel, v) = (cell(0), cell(0));
+        let apply = {
+            let (minloglevel, v) = (minloglevel.clone(), v.clone());
+            Arc::new(move || {
+                log::set_max_level(log_level(minloglevel.load(Ordering::Relaxed), v.load(Ordering::Relaxed)));
+            }) as Arc<dyn Fn() + Send + Sync>
+        };
+        let level = ConfigType::Int { min: 0, max: 4 };
+        let verbosity = ConfigType::Int { min: 0, max: i64::from(i32::MAX) };
+        for module in [ConfigModule::Graph, ConfigModule::Storage] {
+            configs.register_with(module, "minloglevel", level, minloglevel.clone(), Some(apply.clone()));
+            configs.register_with(module, "v", verbosity, v.clone(), Some(apply.clone()));
+        }
+        (configs, query_timeout_ms, query_memory_bytes)
+    }
+
     /// Registers a setting; a name registered twice in one module keeps its first cell.
     pub fn register(&mut self, module: ConfigModule, name: &'static str, ty: ConfigType, cell: ConfigCell) {
         self.register_with(module, name, ty, cell, None);

@@ -114,30 +114,7 @@ pub struct QueryEngine {
 
 impl QueryEngine {
     pub fn new(catalog: Arc<dyn Catalog>, storage: Arc<dyn StorageClient>) -> QueryEngine {
-        use configs::{cell, ConfigType};
-        use quiver_syntax::ast::ConfigModule;
-        let limits = Limits::default();
-        let query_timeout_ms = cell(limits.timeout.as_millis() as i64);
-        let query_memory_bytes = cell(limits.memory_bytes as i64);
-        let mut configs = configs::Configs::default();
-        let positive = ConfigType::Int { min: 1, max: i64::MAX };
-        configs.register(ConfigModule::Graph, "query_timeout_ms", positive, query_timeout_ms.clone());
-        configs.register(ConfigModule::Graph, "query_memory_bytes", positive, query_memory_bytes.clone());
-        // One process logs for every role: the graph and the storage module's `minloglevel` and `v` are one pair.
-        let (minloglevel, v) = (cell(0), cell(0));
-        let apply = {
-            let (minloglevel, v) = (minloglevel.clone(), v.clone());
-            Arc::new(move || {
-                use std::sync::atomic::Ordering::Relaxed;
-                log::set_max_level(configs::log_level(minloglevel.load(Relaxed), v.load(Relaxed)));
-            }) as Arc<dyn Fn() + Send + Sync>
-        };
-        let level = ConfigType::Int { min: 0, max: 4 };
-        let verbosity = ConfigType::Int { min: 0, max: i64::from(i32::MAX) };
-        for module in [ConfigModule::Graph, ConfigModule::Storage] {
-            configs.register_with(module, "minloglevel", level, minloglevel.clone(), Some(apply.clone()));
-            configs.register_with(module, "v", verbosity, v.clone(), Some(apply.clone()));
-        }
+        let (configs, query_timeout_ms, query_memory_bytes) = configs::Configs::for_engine(Limits::default());
         QueryEngine {
             catalog,
             storage,

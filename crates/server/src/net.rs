@@ -44,13 +44,11 @@ impl ConnectionLimit {
         let open = self.open.fetch_add(1, Ordering::AcqRel) + 1;
         let max = self.max.load(Ordering::Relaxed);
         if open as i64 > max {
-            {
-                self.open.fetch_sub(1, Ordering::AcqRel);
-                log::warn!(
-                    "refused a connection to the {port} port from {peer}: {max} connections are open, the most --max-connections (max_allowed_connections) allows"
-                );
-                return None;
-            }
+            self.open.fetch_sub(1, Ordering::AcqRel);
+            log::warn!(
+                "refused a connection to the {port} port from {peer}: {max} connections are open, the most --max-connections (max_allowed_connections) allows"
+            );
+            return None;
         }
         Some(ConnectionSlot { limit: self.clone() })
     }

@@ -129,10 +129,10 @@ impl EmbeddedStorage {
                 }
             }
         }
-        let topo = self.topology(space)?;
         if req.output == ExpandOutput::LastEdges && !req.paths {
             return Err(QError::execution("the last edges of an expansion are counted for MATCH's paths only"));
         }
+        let topo = self.topology(space)?;
         if req.paths {
             return paths::count(&topo.read().expect("lock poisoned"), req).and_then(finish);
         }

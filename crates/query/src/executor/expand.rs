@@ -63,25 +63,25 @@ fn count(
     rows(r, output, r.storage.expand(r.space, &req)?)
 }
 
+/// A path count as an INT64 value.
 fn count_value(n: u64) -> QResult<Value> {
     i64::try_from(n).map(Value::Int).map_err(|_| QError::execution("count overflows INT64"))
 }
 
 /// The rows of a counted expansion: one count, or one row per far end (or per last edge) with its count.
 fn rows(reads: &Reads<'_>, output: &CountOutput, r: quiver_api::ExpandResult) -> QResult<DataSet> {
-    let count = count_value;
     match output {
         CountOutput::EdgeGroupCount { edge, types, props, columns, node, paths } => {
             edge_rows(reads, types, edge.as_deref().map(|e| (e, *props)), columns, r.last_edges, node, paths)
         }
-        CountOutput::Count { column } => Ok(DataSet::new(vec![column.clone()], vec![vec![count(r.paths)?]])),
+        CountOutput::Count { column } => Ok(DataSet::new(vec![column.clone()], vec![vec![count_value(r.paths)?]])),
         CountOutput::GroupCount { columns } => {
             let mut rows = Vec::with_capacity(r.ends.len());
             for (vid, n) in r.ends {
                 rows.push(
                     columns
                         .iter()
-                        .map(|(_, is_count)| if *is_count { count(n) } else { Ok(vid.clone()) })
+                        .map(|(_, is_count)| if *is_count { count_value(n) } else { Ok(vid.clone()) })
                         .collect::<QResult<Vec<_>>>()?,
                 );
             }

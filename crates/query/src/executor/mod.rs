@@ -353,7 +353,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
     fn op(&mut self, node: &PlanNode, input: Option<&DataSet>) -> QResult<DataSet> {
         let req = &*self.req;
         match &node.op {
-            Op::Statement(s @ quiver_syntax::ast::Statement::KillQuery { session: target, plan })
+            Op::Statement(quiver_syntax::ast::Statement::KillQuery { session: target, plan })
                 if crate::constants::reads_input(plan)
                     || target.as_ref().is_some_and(crate::constants::reads_input) =>
             {
@@ -362,8 +362,8 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let src = crate::request::input_rows(from, req, input)?;
                 for row in 0..src.len() {
                     let ctx = src.context(req, row);
-                    let t = target.as_ref().map(|e| quiver_common::eval::eval(e, &ctx)).transpose()?;
-                    self.engine.kill_query(self.session, t, quiver_common::eval::eval(plan, &ctx)?, s)?;
+                    let t = target.as_ref().map(|e| quiver_common::eval::eval(e, &ctx).map(|v| (e, v))).transpose()?;
+                    self.engine.kill_query(self.session, t, (plan, quiver_common::eval::eval(plan, &ctx)?))?;
                 }
                 Ok(DataSet::empty())
             }
@@ -437,7 +437,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let left = input.cloned().unwrap_or_else(pattern::argument);
                 let (distinct, key_of_row) = pattern::distinct_keys(&left, keys);
                 let branch = self.run(&node.branches[0], Some(&pattern::numbered(&distinct)))?;
-                Ok(pattern::semi_join(&left, &key_of_row, &branch, *anti))
+                Ok(pattern::semi_join(&left, distinct.len(), &key_of_row, &branch, *anti))
             }
             Op::StartVertices(_) | Op::Traverse(_) | Op::AppendVertices(_) | Op::BuildPath(_) | Op::ShortestPath(_) => {
                 let space = self.space()?;

@@ -575,8 +575,8 @@ pub(super) fn left_join(input: &DataSet, branch: &DataSet, new: &[String]) -> Da
 }
 
 /// The input rows from which the branch produced a row (with `anti`, those from which it produced none).
-pub(super) fn semi_join(input: &DataSet, key_of_row: &[usize], branch: &DataSet, anti: bool) -> DataSet {
-    let keys = key_of_row.iter().max().map_or(0, |k| k + 1);
+/// `keys` distinct keys were numbered by the branch's input; `key_of_row` gives each input row's.
+pub(super) fn semi_join(input: &DataSet, keys: usize, key_of_row: &[usize], branch: &DataSet, anti: bool) -> DataSet {
     let mut hit = vec![false; keys];
     if let Some(rc) = branch.column_index(ROW_COLUMN) {
         for r in 0..branch.len() {

@@ -36,8 +36,8 @@ impl QueryEngine {
             Statement::ShowQueries { local } => Ok(self.running.show(local.then_some(session.id), &self.local_addr())),
             Statement::KillQuery { session: s, plan } => {
                 let ctx = quiver_common::eval::ConstContext { params: Some(params) };
-                let s = s.as_ref().map(|e| eval(e, &ctx)).transpose()?;
-                self.kill_query(session, s, eval(plan, &ctx)?, stmt)
+                let s = s.as_ref().map(|e| eval(e, &ctx).map(|v| (e, v))).transpose()?;
+                self.kill_query(session, s, (plan, eval(plan, &ctx)?))
             }
             Statement::KillSession(e) => {
                 let v = eval(e, &quiver_common::eval::ConstContext { params: Some(params) })?;
@@ -102,31 +102,20 @@ impl QueryEngine {
 }
 
 impl QueryEngine {
-    /// `KILL QUERY` of plan `plan` in session `target` (the asking session's when `None` or 0), both evaluated,
-    /// with NebulaGraph's errors for values that are no integers. With authorization off every user may kill any
-    /// query, as NebulaGraph's GOD role may.
+    /// `KILL QUERY` of plan `plan` in session `target` (the asking session's when `None` or 0), each an expression
+    /// with its value, with NebulaGraph's errors for values that are no integers. With authorization off every user
+    /// may kill any query, as NebulaGraph's GOD role may.
     pub(crate) fn kill_query(
         &self,
         session: &Session,
-        target: Option<Value>,
-        plan: Value,
-        stmt: &Statement,
+        target: Option<(&Expr, Value)>,
+        plan: (&Expr, Value),
     ) -> QResult<DataSet> {
-        let Statement::KillQuery { session: target_expr, plan: plan_expr } = stmt else {
-            unreachable!("a KILL QUERY statement")
+        let target = match target {
+            Some((e, v)) => int_of("Session", e, &v)?,
+            None => 0,
         };
-        let int = |v: &Value, what: &str, e: &Expr| match v {
-            Value::Int(i) => Ok(*i),
-            other => Err(QError::execution(format!(
-                "{what} `{e}' is not kind of int, but was {}",
-                other.type_name().to_uppercase()
-            ))),
-        };
-        let target = match (&target, target_expr) {
-            (Some(v), Some(e)) => int(v, "Session", e)?,
-            _ => 0,
-        };
-        let plan = int(&plan, "ExecutionPlanID", plan_expr)?;
+        let plan = int_of("ExecutionPlanID", plan.0, &plan.1)?;
         let exists = |id: i64| self.sessions.as_ref().is_some_and(|r| r.sessions().iter().any(|s| s.id == id));
         self.running.kill(session.id, target, plan, &exists)?;
         Ok(DataSet::empty())
@@ -136,18 +125,24 @@ impl QueryEngine {
     pub(crate) fn kill_sessions(&self, e: &Expr, values: &[Value]) -> QResult<DataSet> {
         let mut killed = 0;
         for v in values {
-            let Value::Int(id) = v else {
-                return Err(QError::execution(format!(
-                    "Session `{e}' is not kind of int, but was {}",
-                    v.type_name().to_uppercase()
-                )));
-            };
-            if self.sessions.as_ref().is_some_and(|r| r.remove(*id)) {
+            let id = int_of("Session", e, v)?;
+            if self.sessions.as_ref().is_some_and(|r| r.remove(id)) {
                 killed += 1;
             }
         }
         let mut ds = DataSet::with_columns(&["Number of session killed"]);
         ds.push_row([Value::Int(killed)]);
         Ok(ds)
+    }
+}
+
+/// The integer a KILL statement's `what` evaluated to, or NebulaGraph's error for another type.
+fn int_of(what: &str, e: &Expr, v: &Value) -> QResult<i64> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        other => Err(QError::execution(format!(
+            "{what} `{e}' is not kind of int, but was {}",
+            other.type_name().to_uppercase()
+        ))),
     }
 }

@@ -103,6 +103,16 @@ fn exprs_mut(project: &mut PlanNode, filters: usize) -> Vec<&mut Expr> {
     exprs
 }
 
+/// Names every column of the `Project` `project` by its text, before its expressions are rewritten to read hidden
+/// columns: a column keeps the name it had.
+fn keep_column_names(project: &mut PlanNode) {
+    if let Op::Project { yield_clause, .. } = &mut project.op {
+        for c in yield_clause.columns.iter_mut().filter(|c| c.alias.is_none()) {
+            c.alias = Some(c.expr.to_string());
+        }
+    }
+}
+
 /// Reads the last node `node`'s properties as columns of their own when the `Project` and its `filters` read it
 /// only as `id(node)` and `node.tag.prop`: each `node.tag.prop` there becomes a read of its column (a column keeps
 /// the name it had). Returns the columns, or `None` (changing nothing).
@@ -110,11 +120,7 @@ fn read_as_columns(project: &mut PlanNode, filters: usize, node: &str, tags: &Ta
     if !exprs_mut(project, filters).iter().all(|e| reads_narrowly(e, node, tags)) {
         return None;
     }
-    if let Op::Project { yield_clause, .. } = &mut project.op {
-        for c in yield_clause.columns.iter_mut().filter(|c| c.alias.is_none()) {
-            c.alias = Some(c.expr.to_string());
-        }
-    }
+    keep_column_names(project);
     let mut columns: Vec<PropColumn> = Vec::new();
     for e in exprs_mut(project, filters) {
         e.visit_mut(&mut |x| {
@@ -154,11 +160,7 @@ fn edge_props_as_columns(
     if !narrow {
         return None;
     }
-    if let Op::Project { yield_clause, .. } = &mut project.op {
-        for c in yield_clause.columns.iter_mut().filter(|c| c.alias.is_none()) {
-            c.alias = Some(c.expr.to_string());
-        }
-    }
+    keep_column_names(project);
     let mut columns: Vec<(String, String)> = Vec::new();
     for e in exprs_mut(project, filters) {
         e.visit_mut(&mut |x| {
@@ -200,16 +202,7 @@ impl Rule for FuseMatchRows {
             return false;
         }
         let per_edge = !reads().all(|e| reads_only(e, &[last]));
-        let types = last_hop.signed_types();
-        let edge_output = per_edge.then(|| CountOutput::EdgeGroupCount {
-            edge: Some(edge.to_string()),
-            types: types.clone(),
-            props: last_hop.edge_props,
-            columns: Vec::new(),
-            node: last.to_string(),
-            paths: PATHS.to_string(),
-        });
-        let edge = edge.to_string();
+        let (edge, types, edge_props) = (edge.to_string(), last_hop.signed_types(), last_hop.edge_props);
         let filters = conditions.len();
         let Some(Chain { start, hops, described }) = chain(append, true) else { return false };
         // One hop has no paths that meet at a far end: nothing to share.
@@ -227,24 +220,24 @@ impl Rule for FuseMatchRows {
         } else {
             Vec::new()
         };
-        // Rows that read the edge only as `e.prop` (a property of every type of the hop) read those as columns.
-        let edge_output = edge_output.map(|mut out| {
-            if let Some(read) = edge_props_as_columns(node, filters, &edge, &types) {
-                if let CountOutput::EdgeGroupCount { edge, columns, .. } = &mut out {
-                    *edge = None;
-                    *columns = read;
-                }
-            }
-            out
-        });
+        let output = if per_edge {
+            // Rows that read the edge only as `e.prop` (a property of every type of the hop) read those as columns
+            // and get no edge value.
+            let (edge, columns) = match edge_props_as_columns(node, filters, &edge, &types) {
+                Some(read) => (None, read),
+                None => (Some(edge), Vec::new()),
+            };
+            let (node, paths) = (last.clone(), PATHS.to_string());
+            CountOutput::EdgeGroupCount { edge, types, props: edge_props, columns, node, paths }
+        } else {
+            CountOutput::GroupCount { columns: vec![(last, false), (PATHS.to_string(), true)] }
+        };
         // Cut the chain under the last AppendVertices and put the count there.
         let at = append_of(node);
         let Op::AppendVertices(a) = &mut at.op else { unreachable!("the chain was checked") };
         a.exist = true;
         a.columns = columns;
         let traverse = at.input.take().expect("the chain was checked");
-        let output = edge_output
-            .unwrap_or_else(|| CountOutput::GroupCount { columns: vec![(last, false), (PATHS.to_string(), true)] });
         at.input = Some(Box::new(PlanNode {
             op: Op::PathCount(Box::new(PathCountNode { start, hops, described, output })),
             input: Some(start_of(traverse)),
