@@ -21,6 +21,9 @@ pub const QUERY_THREAD_STACK_BYTES: usize = 16 << 20;
 pub const STATEMENTS_PER_REQUEST_MAX: usize = 10_000;
 /// Longest FIXED_STRING VID a space may declare.
 pub const VID_BYTES_MAX: usize = 256;
+/// Highest space id the catalog hands out: the keys of space id `u32::MAX` hold every Raft group's log and state
+/// (`raft::keys`), so no graph key may start with it.
+pub const SPACE_ID_MAX: u32 = u32::MAX - 1;
 /// Most partitions a space may have.
 pub const PARTITIONS_MAX: u32 = 1024;
 /// Most properties in one tag or edge type.

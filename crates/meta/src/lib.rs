@@ -217,7 +217,11 @@ impl Catalog for MetaStore {
         if let Some(v) = self.kv.get(&prefix).map_err(kv_err)? {
             max_id = u32::from_be_bytes(v.as_slice().try_into().map_err(|_| QError::storage("corrupt next_space_id"))?);
         }
-        let id = max_id.max(spaces.values().map(|s| s.desc.id).max().unwrap_or(0)) + 1;
+        let last = max_id.max(spaces.values().map(|s| s.desc.id).max().unwrap_or(0));
+        if last >= quiver_common::limits::SPACE_ID_MAX {
+            return Err(QError::execution("No space id is left: space ids are never reused"));
+        }
+        let id = last + 1;
         let mut b = WriteBatch::new();
         b.put(prefix, id.to_be_bytes().to_vec());
         self.kv.write(b).map_err(kv_err)?;
@@ -519,5 +523,35 @@ impl Catalog for MetaStore {
     fn indexes(&self, space: &SpaceDesc) -> Vec<IndexRef> {
         let spaces = self.spaces.read().expect("lock poisoned");
         spaces.get(&space.name).filter(|s| s.desc.id == space.id).map(|st| st.indexes.clone()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn space(name: &str) -> NewSpace {
+        NewSpace {
+            name: name.to_string(),
+            partition_num: 1,
+            replica_factor: 1,
+            vid_type: quiver_api::VidType::Int64,
+            comment: None,
+        }
+    }
+
+    #[test]
+    fn space_ids_stop_below_the_raft_range() {
+        let kv: Arc<dyn KvEngine> = Arc::new(quiver_kv::MemEngine::new());
+        let mut b = WriteBatch::new();
+        let mut key = META_PREFIX.to_vec();
+        key.extend_from_slice(b"next_space_id");
+        b.put(key, (quiver_common::limits::SPACE_ID_MAX - 1).to_be_bytes().to_vec());
+        kv.write(b).unwrap();
+        let meta = MetaStore::open(kv).unwrap();
+        assert!(meta.create_space(space("last"), false).unwrap());
+        assert_eq!(meta.space("last").unwrap().id, quiver_common::limits::SPACE_ID_MAX);
+        let err = meta.create_space(space("one_more"), false).unwrap_err();
+        assert_eq!(err.to_string(), "No space id is left: space ids are never reused");
     }
 }

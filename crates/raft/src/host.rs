@@ -1,0 +1,263 @@
+//! The groups one process runs, their network adapter, and a replica's client-facing calls.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
+
+use openraft::error::{
+    CheckIsLeaderError, ClientWriteError, InstallSnapshotError, NetworkError, RemoteError, Unreachable,
+};
+use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
+use quiver_kv::{KvEngine, WriteBatch};
+
+use crate::log_store::LogStore;
+use crate::read_barrier::ReadBarrier;
+use crate::state_machine::StateMachine;
+use crate::syncer::LogSyncer;
+use crate::{
+    AppendEntriesRequest, AppendEntriesResponse, BasicNode, Command, DataRange, GroupId, InstallSnapshotRequest,
+    InstallSnapshotResponse, LogId, NodeId, Raft, RaftError, RpcError, Timing, Transport, TypeConfig, VoteRequest,
+    VoteResponse,
+};
+
+/// Why a replica did not do what it was asked.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReplicaError {
+    /// This replica does not lead its group; nothing was done. `leader` is the leader it knows of.
+    #[error("not the leader of group {group}; the leader is {leader:?}")]
+    NotLeader { group: GroupId, leader: Option<NodeId> },
+    /// The leader could not reach a quorum in time; nothing was done (a read), or see [`ReplicaError::Unknown`].
+    #[error("group {group} cannot reach a quorum: {reason}")]
+    Unavailable { group: GroupId, reason: String },
+    /// A write whose outcome is not known: it may or may not be committed.
+    #[error("the outcome of the write to group {group} is unknown: {reason}")]
+    Unknown { group: GroupId, reason: String },
+    /// A write with a key outside the group's range; refused before proposing.
+    #[error("a write to group {group} has a key outside the group's range")]
+    OutOfRange { group: GroupId },
+    /// No such group on this host, or it has stopped.
+    #[error("group {group} is not running here: {reason}")]
+    Stopped { group: GroupId, reason: String },
+}
+
+/// Every group one process carries, over one engine.
+pub struct RaftHost {
+    id: NodeId,
+    engine: Arc<dyn KvEngine>,
+    syncer: Arc<LogSyncer>,
+    timing: Timing,
+    groups: RwLock<HashMap<GroupId, Arc<Replica>>>,
+}
+
+impl RaftHost {
+    /// A host with no group running. Must be called inside a tokio runtime (it starts the log syncer there).
+    pub fn new(id: NodeId, engine: Arc<dyn KvEngine>, timing: Timing) -> Arc<RaftHost> {
+        let syncer = Arc::new(LogSyncer::start(engine.clone()));
+        Arc::new(RaftHost { id, engine, syncer, timing, groups: RwLock::new(HashMap::new()) })
+    }
+
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    /// Starts a group's replica from what the engine holds of it (nothing for a new group; then
+    /// [`Replica::initialize`] on one replica, or membership changes, make it part of a cluster).
+    pub async fn open_group<T: Transport>(
+        &self,
+        group: GroupId,
+        range: DataRange,
+        transport: Arc<T>,
+    ) -> Result<Arc<Replica>, ReplicaError> {
+        let stopped = |reason: String| ReplicaError::Stopped { group, reason };
+        let config = Arc::new(self.timing.config(group).map_err(stopped)?);
+        let log =
+            LogStore::open(self.engine.clone(), group, self.syncer.clone()).map_err(|e| stopped(e.to_string()))?;
+        let sm = StateMachine::open(self.engine.clone(), group, range.clone()).map_err(|e| stopped(e.to_string()))?;
+        let network = Network { group, transport };
+        let raft = Raft::new(self.id, config, network, log, sm).await.map_err(|e| stopped(e.to_string()))?;
+        let replica = Arc::new(Replica {
+            group,
+            node: self.id,
+            raft,
+            engine: self.engine.clone(),
+            range,
+            barrier: ReadBarrier::default(),
+        });
+        let old = self.groups.write().expect("groups lock").insert(group, replica.clone());
+        if let Some(old) = old {
+            let _ = old.raft.shutdown().await;
+        }
+        Ok(replica)
+    }
+
+    pub fn replica(&self, group: GroupId) -> Option<Arc<Replica>> {
+        self.groups.read().expect("groups lock").get(&group).cloned()
+    }
+
+    /// Stops every group (their state stays in the engine; [`RaftHost::open_group`] resumes it).
+    pub async fn shutdown(&self) {
+        let groups: Vec<_> = self.groups.write().expect("groups lock").drain().map(|(_, r)| r).collect();
+        for r in groups {
+            let _ = r.raft.shutdown().await;
+        }
+    }
+
+    fn target<E: std::error::Error>(&self, group: GroupId) -> Result<Arc<Replica>, RpcError<E>> {
+        self.replica(group).ok_or_else(|| {
+            RpcError::Unreachable(Unreachable::new(&std::io::Error::other(format!(
+                "group {group} is not running on node {}",
+                self.id
+            ))))
+        })
+    }
+
+    fn remote<E: std::error::Error>(&self, e: E) -> RpcError<E> {
+        RpcError::RemoteError(RemoteError::new(self.id, e))
+    }
+
+    /// A message of `group` arriving from the network.
+    pub async fn append_entries(
+        &self,
+        group: GroupId,
+        req: AppendEntriesRequest,
+    ) -> Result<AppendEntriesResponse, RpcError<RaftError>> {
+        self.target(group)?.raft.append_entries(req).await.map_err(|e| self.remote(e))
+    }
+
+    pub async fn vote(&self, group: GroupId, req: VoteRequest) -> Result<VoteResponse, RpcError<RaftError>> {
+        self.target(group)?.raft.vote(req).await.map_err(|e| self.remote(e))
+    }
+
+    pub async fn install_snapshot(
+        &self,
+        group: GroupId,
+        req: InstallSnapshotRequest,
+    ) -> Result<InstallSnapshotResponse, RpcError<RaftError<InstallSnapshotError>>> {
+        self.target(group)?.raft.install_snapshot(req).await.map_err(|e| self.remote(e))
+    }
+}
+
+/// One group's replica on this host.
+pub struct Replica {
+    group: GroupId,
+    node: NodeId,
+    raft: Raft,
+    engine: Arc<dyn KvEngine>,
+    range: DataRange,
+    barrier: ReadBarrier,
+}
+
+impl Replica {
+    pub fn group(&self) -> GroupId {
+        self.group
+    }
+
+    pub fn raft(&self) -> &Raft {
+        &self.raft
+    }
+
+    /// The leader this replica knows of.
+    pub fn leader(&self) -> Option<NodeId> {
+        self.raft.metrics().borrow().current_leader
+    }
+
+    pub fn is_leader(&self) -> bool {
+        self.leader() == Some(self.node)
+    }
+
+    /// Makes a new group of `members` (call on one replica, once, with every member's replica opened).
+    pub async fn initialize(&self, members: BTreeMap<NodeId, BasicNode>) -> Result<(), ReplicaError> {
+        self.raft
+            .initialize(members)
+            .await
+            .map_err(|e| ReplicaError::Stopped { group: self.group, reason: e.to_string() })
+    }
+
+    /// Replicates `batch` and applies it; returns once a majority has it and this leader applied it.
+    pub async fn write(&self, batch: WriteBatch) -> Result<LogId, ReplicaError> {
+        let group = self.group;
+        if !self.range.covers(&batch) {
+            return Err(ReplicaError::OutOfRange { group });
+        }
+        match self.raft.client_write(Command::Write(batch)).await {
+            Ok(r) => Ok(r.log_id),
+            // openraft answers ForwardToLeader for a write refused up front, or one whose entry was truncated
+            // (replaced by a new leader's): either way it is not and will not be committed.
+            Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
+                Err(ReplicaError::NotLeader { group, leader: f.leader_id })
+            }
+            Err(e) => Err(ReplicaError::Unknown { group, reason: e.to_string() }),
+        }
+    }
+
+    /// Returns once every write acknowledged before this call is applied here and this replica still leads.
+    pub async fn linearize(&self) -> Result<(), ReplicaError> {
+        let group = self.group;
+        self.barrier.confirm(&self.raft).await.map_err(|e| match e {
+            RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f)) => {
+                ReplicaError::NotLeader { group, leader: f.leader_id }
+            }
+            RaftError::APIError(CheckIsLeaderError::QuorumNotEnough(q)) => {
+                ReplicaError::Unavailable { group, reason: q.to_string() }
+            }
+            RaftError::Fatal(f) => ReplicaError::Stopped { group, reason: f.to_string() },
+        })
+    }
+
+    /// A linearizable read of one key of the group's range.
+    pub async fn read(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ReplicaError> {
+        self.linearize().await?;
+        self.engine.get(key).map_err(|e| ReplicaError::Stopped { group: self.group, reason: e.to_string() })
+    }
+}
+
+/// openraft's network for one group: every message goes through the host's transport, tagged with the group.
+struct Network<T> {
+    group: GroupId,
+    transport: Arc<T>,
+}
+
+struct Client<T> {
+    to: NodeId,
+    group: GroupId,
+    transport: Arc<T>,
+}
+
+impl<T: Transport> RaftNetworkFactory<TypeConfig> for Network<T> {
+    type Network = Client<T>;
+
+    async fn new_client(&mut self, target: NodeId, _node: &BasicNode) -> Client<T> {
+        Client { to: target, group: self.group, transport: self.transport.clone() }
+    }
+}
+
+impl<T: Transport> RaftNetwork<TypeConfig> for Client<T> {
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse, RpcError<RaftError>> {
+        self.transport.append_entries(self.to, self.group, rpc, option.hard_ttl()).await
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        rpc: InstallSnapshotRequest,
+        option: RPCOption,
+    ) -> Result<InstallSnapshotResponse, RpcError<RaftError<InstallSnapshotError>>> {
+        self.transport.install_snapshot(self.to, self.group, rpc, option.hard_ttl()).await
+    }
+
+    async fn vote(&mut self, rpc: VoteRequest, option: RPCOption) -> Result<VoteResponse, RpcError<RaftError>> {
+        self.transport.vote(self.to, self.group, rpc, option.hard_ttl()).await
+    }
+}
+
+/// The error a transport reports for a message it could not deliver (or whose reply it lost).
+pub fn unreachable<E: std::error::Error>(why: &str) -> RpcError<E> {
+    RpcError::Unreachable(Unreachable::new(&std::io::Error::other(why.to_string())))
+}
+
+/// The error a transport reports for a message that may or may not have been delivered.
+pub fn network_error<E: std::error::Error>(why: &str) -> RpcError<E> {
+    RpcError::Network(NetworkError::new(&std::io::Error::other(why.to_string())))
+}

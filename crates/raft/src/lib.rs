@@ -1,0 +1,211 @@
+//! Raft replication of Quiver's partitions, on openraft 0.9 (`storage-v2`).
+//!
+//! A *group* is one replicated state machine: one (space, partition) on the storage hosts, or the meta service. A
+//! [`RaftHost`] runs every group one process carries, over **one** [`KvEngine`]: each group's log, vote and applied
+//! state live under the reserved key range of [`keys`], its data in the key range it was opened with. Log appends of
+//! every group share one sync of the engine's log ([`syncer`]: group commit), and a group's applied rows and its
+//! applied log id are written in one atomic batch, so a crash never leaves the data ahead of, or behind, the applied
+//! id.
+//!
+//! Entries are *physical*: a [`Command::Write`] carries the keys and values the leader computed, so a follower
+//! applies bytes and never re-evaluates a schema or an expression.
+//!
+//! The network is the [`Transport`] trait: [`sim::SimNet`] delivers in process and can drop, delay, duplicate and
+//! partition messages (the fault tests); the TCP transport of the cluster's processes implements the same trait.
+//!
+//! **Architecture invariant:** only this crate knows openraft. It knows nothing of graphs, schemas or queries: it
+//! replicates key-value batches within a key range.
+
+#![allow(
+    clippy::result_large_err,
+    reason = "openraft's StorageError and RPCError, the error types its traits require, are large"
+)]
+
+pub mod codec;
+mod host;
+pub mod keys;
+mod log_store;
+mod read_barrier;
+pub mod sim;
+mod state_machine;
+mod syncer;
+
+use std::future::Future;
+use std::time::Duration;
+
+pub use host::{RaftHost, Replica, ReplicaError};
+pub use openraft::BasicNode;
+use quiver_kv::WriteBatch;
+
+/// A node (one storage or meta process) in every group it belongs to.
+pub type NodeId = u64;
+
+/// A replicated group: `space_id << 32 | part_id` for a partition, [`META_GROUP`] for the meta service.
+pub type GroupId = u64;
+
+/// The meta service's group.
+pub const META_GROUP: GroupId = 0;
+
+/// The group of a partition.
+pub fn partition_group(space: u32, part: u32) -> GroupId {
+    (u64::from(space) << 32) | u64::from(part)
+}
+
+/// What a log entry asks the state machine to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Apply these key-value operations atomically; every key lies in the group's data range.
+    Write(WriteBatch),
+}
+
+/// The state machine's answer to an applied entry.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Applied;
+
+openraft::declare_raft_types!(
+    /// openraft's types for Quiver's groups.
+    pub TypeConfig:
+        D = Command,
+        R = Applied,
+        NodeId = NodeId,
+        Node = BasicNode,
+        Entry = openraft::Entry<TypeConfig>,
+        SnapshotData = std::io::Cursor<Vec<u8>>,
+        AsyncRuntime = openraft::TokioRuntime,
+);
+
+pub type LogId = openraft::LogId<NodeId>;
+pub type Raft = openraft::Raft<TypeConfig>;
+pub type RpcError<E = openraft::error::Infallible> = openraft::error::RPCError<NodeId, BasicNode, E>;
+pub type RaftError<E = openraft::error::Infallible> = openraft::error::RaftError<NodeId, E>;
+pub type AppendEntriesRequest = openraft::raft::AppendEntriesRequest<TypeConfig>;
+pub type AppendEntriesResponse = openraft::raft::AppendEntriesResponse<NodeId>;
+pub type VoteRequest = openraft::raft::VoteRequest<NodeId>;
+pub type VoteResponse = openraft::raft::VoteResponse<NodeId>;
+pub type InstallSnapshotRequest = openraft::raft::InstallSnapshotRequest<TypeConfig>;
+pub type InstallSnapshotResponse = openraft::raft::InstallSnapshotResponse<NodeId>;
+pub type InstallSnapshotError = openraft::error::InstallSnapshotError;
+
+/// The key range `[start, end)` a group's state machine owns (a partition's keys).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataRange {
+    pub start: Vec<u8>,
+    pub end: Vec<u8>,
+}
+
+impl DataRange {
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.start.as_slice() <= key && key < self.end.as_slice()
+    }
+
+    /// Whether every operation of `batch` stays inside the range.
+    pub fn covers(&self, batch: &WriteBatch) -> bool {
+        batch.ops.iter().all(|op| match op {
+            quiver_kv::WriteOp::Put(k, _) | quiver_kv::WriteOp::Delete(k) => self.contains(k),
+            quiver_kv::WriteOp::DeleteRange(s, e) => {
+                self.start.as_slice() <= s.as_slice() && e.as_slice() <= self.end.as_slice()
+            }
+        })
+    }
+}
+
+/// Sends a group's Raft messages from one node to another. Implementations route by `(to, group)`; the receiving
+/// side hands the message to [`RaftHost::append_entries`], [`RaftHost::vote`] or [`RaftHost::install_snapshot`].
+pub trait Transport: Send + Sync + 'static {
+    fn append_entries(
+        &self,
+        to: NodeId,
+        group: GroupId,
+        req: AppendEntriesRequest,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<AppendEntriesResponse, RpcError<RaftError>>> + Send;
+
+    fn vote(
+        &self,
+        to: NodeId,
+        group: GroupId,
+        req: VoteRequest,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<VoteResponse, RpcError<RaftError>>> + Send;
+
+    fn install_snapshot(
+        &self,
+        to: NodeId,
+        group: GroupId,
+        req: InstallSnapshotRequest,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<InstallSnapshotResponse, RpcError<RaftError<InstallSnapshotError>>>> + Send;
+}
+
+/// Timing of every group a host runs. Defaults are the cluster's (docs/design/cluster.md, "Timing"); tests shorten
+/// them.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    pub heartbeat: Duration,
+    pub election_min: Duration,
+    pub election_max: Duration,
+    /// A snapshot is built once this many entries were applied since the last one; the log before it is purged.
+    pub snapshot_every: u64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            heartbeat: Duration::from_millis(300),
+            election_min: Duration::from_millis(1500),
+            election_max: Duration::from_millis(3000),
+            snapshot_every: 20_000,
+        }
+    }
+}
+
+impl Timing {
+    fn config(&self, group: GroupId) -> Result<openraft::Config, String> {
+        let ms = |d: Duration| d.as_millis() as u64;
+        let config = openraft::Config {
+            cluster_name: format!("group-{group}"),
+            heartbeat_interval: ms(self.heartbeat),
+            election_timeout_min: ms(self.election_min),
+            election_timeout_max: ms(self.election_max),
+            // openraft's 200 ms default can resend a large snapshot's first chunk forever (research notes, §1).
+            install_snapshot_timeout: 10_000,
+            snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(self.snapshot_every),
+            max_in_snapshot_log_to_keep: self.snapshot_every.min(1000),
+            snapshot_max_chunk_size: codec::SNAPSHOT_CHUNK_BYTES,
+            ..Default::default()
+        };
+        config.validate().map_err(|e| e.to_string())
+    }
+}
+
+/// openraft's own storage conformance suite, run on the log store and state machine over the in-memory engine.
+#[cfg(test)]
+mod store_suite {
+    use std::sync::Arc;
+
+    use openraft::testing::{StoreBuilder, Suite};
+    use openraft::StorageError;
+    use quiver_kv::MemEngine;
+
+    use crate::log_store::LogStore;
+    use crate::state_machine::StateMachine;
+    use crate::syncer::LogSyncer;
+    use crate::{DataRange, NodeId, TypeConfig};
+
+    struct Builder;
+
+    impl StoreBuilder<TypeConfig, LogStore, StateMachine> for Builder {
+        async fn build(&self) -> Result<((), LogStore, StateMachine), StorageError<NodeId>> {
+            let engine: Arc<dyn quiver_kv::KvEngine> = Arc::new(MemEngine::new());
+            let syncer = Arc::new(LogSyncer::start(engine.clone()));
+            let log = LogStore::open(engine.clone(), 7, syncer)?;
+            let sm = StateMachine::open(engine, 7, DataRange { start: b"a".to_vec(), end: b"b".to_vec() })?;
+            Ok(((), log, sm))
+        }
+    }
+
+    #[test]
+    fn openraft_storage_suite() {
+        Suite::test_all(Builder).unwrap();
+    }
+}

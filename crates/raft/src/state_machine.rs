@@ -1,0 +1,176 @@
+//! A group's state machine (openraft's `RaftStateMachine`): applies entries to the group's data range of the
+//! host's engine, each batch of entries together with the applied log id in one atomic write.
+
+use std::io::Cursor;
+use std::sync::Arc;
+
+use openraft::storage::RaftStateMachine;
+use openraft::{
+    AnyError, EntryPayload, OptionalSend, RaftSnapshotBuilder, Snapshot, SnapshotMeta, StorageError, StorageIOError,
+    StoredMembership,
+};
+use quiver_kv::{KvEngine, WriteBatch, WriteOp};
+
+use crate::codec::{self, Entry};
+use crate::keys;
+use crate::{Applied, BasicNode, Command, DataRange, GroupId, LogId, NodeId, TypeConfig};
+
+type StorageResult<T> = Result<T, StorageError<NodeId>>;
+
+fn sm_read(e: impl std::error::Error + 'static) -> StorageError<NodeId> {
+    StorageError::IO { source: StorageIOError::read_state_machine(AnyError::new(&e)) }
+}
+
+fn sm_write(e: impl std::error::Error + 'static) -> StorageError<NodeId> {
+    StorageError::IO { source: StorageIOError::write_state_machine(AnyError::new(&e)) }
+}
+
+pub struct StateMachine {
+    engine: Arc<dyn KvEngine>,
+    group: GroupId,
+    range: DataRange,
+    applied: Option<LogId>,
+    membership: StoredMembership<NodeId, BasicNode>,
+    /// The last snapshot built or installed (rebuilt from the data after a restart when asked for).
+    snapshot: Option<(SnapshotMeta<NodeId, BasicNode>, Vec<u8>)>,
+    snapshots_built: u64,
+}
+
+impl StateMachine {
+    pub fn open(engine: Arc<dyn KvEngine>, group: GroupId, range: DataRange) -> StorageResult<StateMachine> {
+        let (applied, membership) = match engine.get(&keys::state_key(keys::APPLIED, group)).map_err(sm_read)? {
+            None => (None, StoredMembership::default()),
+            Some(v) => codec::decode_applied(&v).map_err(sm_read)?,
+        };
+        Ok(StateMachine { engine, group, range, applied, membership, snapshot: None, snapshots_built: 0 })
+    }
+
+    fn applied_record(&self) -> (Vec<u8>, Vec<u8>) {
+        (keys::state_key(keys::APPLIED, self.group), codec::encode_applied(&self.applied, &self.membership))
+    }
+
+    /// A copy of the group's data and applied state as of now. Taken on the state machine's task, between applies,
+    /// so it is consistent.
+    fn copy(&mut self) -> StorageResult<(SnapshotMeta<NodeId, BasicNode>, Vec<u8>)> {
+        let mut data = Vec::new();
+        self.engine
+            .scan_range(&self.range.start, &self.range.end, &mut |k, v| {
+                codec::encode_pair(&mut data, k, v);
+                true
+            })
+            .map_err(sm_read)?;
+        self.snapshots_built += 1;
+        let snapshot_id = match &self.applied {
+            Some(id) => format!("{}-{}-{}-{}", self.group, id.leader_id.term, id.index, self.snapshots_built),
+            None => format!("{}-0-0-{}", self.group, self.snapshots_built),
+        };
+        let meta = SnapshotMeta { last_log_id: self.applied, last_membership: self.membership.clone(), snapshot_id };
+        Ok((meta, data))
+    }
+}
+
+/// Builds a snapshot from a copy already taken.
+pub struct SnapshotBuilder {
+    copy: StorageResult<(SnapshotMeta<NodeId, BasicNode>, Vec<u8>)>,
+}
+
+impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
+    async fn build_snapshot(&mut self) -> StorageResult<Snapshot<TypeConfig>> {
+        let (meta, data) = std::mem::replace(&mut self.copy, Err(sm_read(std::io::Error::other("built twice"))))?;
+        Ok(Snapshot { meta, snapshot: Box::new(Cursor::new(data)) })
+    }
+}
+
+impl RaftStateMachine<TypeConfig> for StateMachine {
+    type SnapshotBuilder = SnapshotBuilder;
+
+    async fn applied_state(&mut self) -> StorageResult<(Option<LogId>, StoredMembership<NodeId, BasicNode>)> {
+        Ok((self.applied, self.membership.clone()))
+    }
+
+    async fn apply<I>(&mut self, entries: I) -> StorageResult<Vec<Applied>>
+    where
+        I: IntoIterator<Item = Entry> + OptionalSend,
+        I::IntoIter: OptionalSend,
+    {
+        let mut batch = WriteBatch::new();
+        let mut replies = Vec::new();
+        for entry in entries {
+            match entry.payload {
+                EntryPayload::Blank => {}
+                EntryPayload::Normal(Command::Write(b)) => {
+                    // The leader refused out-of-range batches before proposing them; an entry that still holds one
+                    // comes from a damaged log, and applying it would write outside this group.
+                    if !self.range.covers(&b) {
+                        return Err(StorageError::IO {
+                            source: StorageIOError::apply(
+                                entry.log_id,
+                                AnyError::error(format!("group {}: a write outside its key range", self.group)),
+                            ),
+                        });
+                    }
+                    batch.ops.extend(b.ops);
+                }
+                EntryPayload::Membership(m) => self.membership = StoredMembership::new(Some(entry.log_id), m),
+            }
+            self.applied = Some(entry.log_id);
+            replies.push(Applied);
+        }
+        let (k, v) = self.applied_record();
+        batch.ops.push(WriteOp::Put(k, v));
+        // Not synced: the entries are durable in the log, and after a crash they are applied again from the
+        // applied id this same batch records.
+        self.engine.write_buffered(batch).map_err(sm_write)?;
+        Ok(replies)
+    }
+
+    async fn get_snapshot_builder(&mut self) -> SnapshotBuilder {
+        let copy = self.copy();
+        if let Ok((meta, data)) = &copy {
+            self.snapshot = Some((meta.clone(), data.clone()));
+        }
+        SnapshotBuilder { copy }
+    }
+
+    async fn begin_receiving_snapshot(&mut self) -> StorageResult<Box<Cursor<Vec<u8>>>> {
+        Ok(Box::new(Cursor::new(Vec::new())))
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        meta: &SnapshotMeta<NodeId, BasicNode>,
+        snapshot: Box<Cursor<Vec<u8>>>,
+    ) -> StorageResult<()> {
+        let data = snapshot.into_inner();
+        let snapshot_err = |e: codec::DecodeError| StorageError::IO {
+            source: StorageIOError::read_snapshot(Some(meta.signature()), AnyError::new(&e)),
+        };
+        let pairs = codec::decode_pairs(&data).map_err(snapshot_err)?;
+        let mut batch = WriteBatch::new();
+        batch.delete_range(self.range.start.clone(), self.range.end.clone());
+        for (k, v) in pairs {
+            if !self.range.contains(&k) {
+                return Err(snapshot_err(codec::DecodeError(format!("group {}: a key outside its range", self.group))));
+            }
+            batch.put(k, v);
+        }
+        self.applied = meta.last_log_id;
+        self.membership = meta.last_membership.clone();
+        let (k, v) = self.applied_record();
+        batch.put(k, v);
+        self.engine.write(batch).map_err(sm_write)?;
+        self.snapshot = Some((meta.clone(), data));
+        Ok(())
+    }
+
+    async fn get_current_snapshot(&mut self) -> StorageResult<Option<Snapshot<TypeConfig>>> {
+        if self.snapshot.is_none() && self.applied.is_some() {
+            let copy = self.copy()?;
+            self.snapshot = Some(copy);
+        }
+        Ok(self
+            .snapshot
+            .as_ref()
+            .map(|(meta, data)| Snapshot { meta: meta.clone(), snapshot: Box::new(Cursor::new(data.clone())) }))
+    }
+}
