@@ -55,6 +55,11 @@ pub const VCACHE_ROWS_MAX: i64 = 16_000_000;
 pub const ECACHE_EDGES_MAX: i64 = 16_000_000;
 /// Graph-protocol values nest (lists of maps of lists ...); a decoder refuses deeper ones.
 pub const WIRE_VALUE_DEPTH_MAX: usize = 64;
+/// Raft messages between hosts larger than this are refused; a write whose log entry would not fit in one is
+/// refused before it is proposed, and appends larger than this are split.
+pub const RAFT_FRAME_BYTES_MAX: usize = 64 << 20;
+/// Raft requests one connection may have in flight on the receiving host.
+pub const RAFT_REQUESTS_IN_FLIGHT_MAX: usize = 256;
 /// Graph-protocol frames larger than this are refused, unless the server is configured otherwise (`--max-frame-mb`).
 pub const FRAME_BYTES_MAX: usize = 64 << 20;
 /// Vertices of one geography value (all rings together). Validity checks and predicates compare edges pairwise, so

@@ -81,7 +81,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A count of items each at least `min_bytes` long, refused when the bytes left cannot hold them.
-    fn count(&mut self, min_bytes: usize, what: &str) -> Result<usize, DecodeError> {
+    pub fn count(&mut self, min_bytes: usize, what: &str) -> Result<usize, DecodeError> {
         let n = self.u32(what)? as usize;
         if n.saturating_mul(min_bytes) > self.bytes.len() {
             return Err(DecodeError(format!("{what}: {n} items cannot fit in {} bytes", self.bytes.len())));
@@ -108,7 +108,7 @@ pub fn decode_log_id(r: &mut Reader<'_>) -> Result<LogId, DecodeError> {
     Ok(LogId::new(CommittedLeaderId::new(term, node), index))
 }
 
-fn encode_opt_log_id(out: &mut Vec<u8>, id: &Option<LogId>) {
+pub fn encode_opt_log_id(out: &mut Vec<u8>, id: &Option<LogId>) {
     match id {
         None => out.push(0),
         Some(id) => {
@@ -118,7 +118,7 @@ fn encode_opt_log_id(out: &mut Vec<u8>, id: &Option<LogId>) {
     }
 }
 
-fn decode_opt_log_id(r: &mut Reader<'_>) -> Result<Option<LogId>, DecodeError> {
+pub fn decode_opt_log_id(r: &mut Reader<'_>) -> Result<Option<LogId>, DecodeError> {
     match r.u8("log id presence")? {
         0 => Ok(None),
         1 => Ok(Some(decode_log_id(r)?)),
@@ -214,6 +214,18 @@ fn encode_batch(out: &mut Vec<u8>, batch: &WriteBatch) {
             }
         }
     }
+}
+
+/// The bytes `batch` takes in a log entry.
+pub fn batch_bytes(batch: &WriteBatch) -> usize {
+    4 + batch
+        .ops
+        .iter()
+        .map(|op| match op {
+            WriteOp::Put(k, v) | WriteOp::DeleteRange(k, v) => 9 + k.len() + v.len(),
+            WriteOp::Delete(k) => 5 + k.len(),
+        })
+        .sum::<usize>()
 }
 
 fn decode_batch(r: &mut Reader<'_>) -> Result<WriteBatch, DecodeError> {
@@ -342,6 +354,9 @@ mod tests {
             vec![BTreeSet::from([1, 2, 3])],
             BTreeMap::from([(1, BasicNode::new("h1")), (2, BasicNode::new("h2")), (3, BasicNode::new("h3"))]),
         );
+        let mut only_batch = Vec::new();
+        encode_batch(&mut only_batch, &batch);
+        assert_eq!(batch_bytes(&batch), only_batch.len());
         for payload in [EntryPayload::Blank, EntryPayload::Normal(Command::Write(batch)), EntryPayload::Membership(m)] {
             let e = Entry { log_id: lid(3, 2, 17), payload };
             let back = decode_entry(17, &encode_entry(&e)).unwrap();

@@ -34,6 +34,9 @@ pub enum ReplicaError {
     /// A write with a key outside the group's range; refused before proposing.
     #[error("a write to group {group} has a key outside the group's range")]
     OutOfRange { group: GroupId },
+    /// A write whose log entry would not fit in one message between hosts; refused before proposing.
+    #[error("a write to group {group} of {bytes} bytes is larger than a raft message may be ({max} bytes)")]
+    TooLarge { group: GroupId, bytes: usize, max: usize },
     /// No such group on this host, or it has stopped.
     #[error("group {group} is not running here: {reason}")]
     Stopped { group: GroupId, reason: String },
@@ -178,6 +181,11 @@ impl Replica {
         if !self.range.covers(&batch) {
             return Err(ReplicaError::OutOfRange { group });
         }
+        let bytes = crate::codec::batch_bytes(&batch);
+        let max = quiver_common::limits::RAFT_FRAME_BYTES_MAX - 1024;
+        if bytes > max {
+            return Err(ReplicaError::TooLarge { group, bytes, max });
+        }
         match self.raft.client_write(Command::Write(batch)).await {
             Ok(r) => Ok(r.log_id),
             // openraft answers ForwardToLeader for a write refused up front, or one whose entry was truncated
@@ -217,7 +225,7 @@ struct Network<T> {
 }
 
 struct Client<T> {
-    to: NodeId,
+    to: crate::Target,
     group: GroupId,
     transport: Arc<T>,
 }
@@ -225,8 +233,9 @@ struct Client<T> {
 impl<T: Transport> RaftNetworkFactory<TypeConfig> for Network<T> {
     type Network = Client<T>;
 
-    async fn new_client(&mut self, target: NodeId, _node: &BasicNode) -> Client<T> {
-        Client { to: target, group: self.group, transport: self.transport.clone() }
+    async fn new_client(&mut self, target: NodeId, node: &BasicNode) -> Client<T> {
+        let to = crate::Target { id: target, addr: node.addr.clone() };
+        Client { to, group: self.group, transport: self.transport.clone() }
     }
 }
 
@@ -236,7 +245,7 @@ impl<T: Transport> RaftNetwork<TypeConfig> for Client<T> {
         rpc: AppendEntriesRequest,
         option: RPCOption,
     ) -> Result<AppendEntriesResponse, RpcError<RaftError>> {
-        self.transport.append_entries(self.to, self.group, rpc, option.hard_ttl()).await
+        self.transport.append_entries(&self.to, self.group, rpc, option.hard_ttl()).await
     }
 
     async fn install_snapshot(
@@ -244,11 +253,11 @@ impl<T: Transport> RaftNetwork<TypeConfig> for Client<T> {
         rpc: InstallSnapshotRequest,
         option: RPCOption,
     ) -> Result<InstallSnapshotResponse, RpcError<RaftError<InstallSnapshotError>>> {
-        self.transport.install_snapshot(self.to, self.group, rpc, option.hard_ttl()).await
+        self.transport.install_snapshot(&self.to, self.group, rpc, option.hard_ttl()).await
     }
 
     async fn vote(&mut self, rpc: VoteRequest, option: RPCOption) -> Result<VoteResponse, RpcError<RaftError>> {
-        self.transport.vote(self.to, self.group, rpc, option.hard_ttl()).await
+        self.transport.vote(&self.to, self.group, rpc, option.hard_ttl()).await
     }
 }
 

@@ -25,10 +25,12 @@ pub mod codec;
 mod host;
 pub mod keys;
 mod log_store;
+pub mod message;
 mod read_barrier;
 pub mod sim;
 mod state_machine;
 mod syncer;
+pub mod tcp;
 
 use std::future::Future;
 use std::time::Duration;
@@ -109,12 +111,19 @@ impl DataRange {
     }
 }
 
+/// A message's destination: the node and the address its membership records for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub id: NodeId,
+    pub addr: String,
+}
+
 /// Sends a group's Raft messages from one node to another. Implementations route by `(to, group)`; the receiving
 /// side hands the message to [`RaftHost::append_entries`], [`RaftHost::vote`] or [`RaftHost::install_snapshot`].
 pub trait Transport: Send + Sync + 'static {
     fn append_entries(
         &self,
-        to: NodeId,
+        to: &Target,
         group: GroupId,
         req: AppendEntriesRequest,
         timeout: Duration,
@@ -122,7 +131,7 @@ pub trait Transport: Send + Sync + 'static {
 
     fn vote(
         &self,
-        to: NodeId,
+        to: &Target,
         group: GroupId,
         req: VoteRequest,
         timeout: Duration,
@@ -130,7 +139,7 @@ pub trait Transport: Send + Sync + 'static {
 
     fn install_snapshot(
         &self,
-        to: NodeId,
+        to: &Target,
         group: GroupId,
         req: InstallSnapshotRequest,
         timeout: Duration,

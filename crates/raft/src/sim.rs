@@ -12,7 +12,7 @@ use quiver_common::rng::Rng;
 use crate::host::{network_error, unreachable};
 use crate::{
     AppendEntriesRequest, AppendEntriesResponse, GroupId, InstallSnapshotError, InstallSnapshotRequest,
-    InstallSnapshotResponse, NodeId, RaftError, RaftHost, RpcError, Transport, VoteRequest, VoteResponse,
+    InstallSnapshotResponse, NodeId, RaftError, RaftHost, RpcError, Target, Transport, VoteRequest, VoteResponse,
 };
 
 /// The faults applied to each message, decided independently per message.
@@ -186,31 +186,31 @@ pub struct SimTransport {
 impl Transport for SimTransport {
     async fn append_entries(
         &self,
-        to: NodeId,
+        to: &Target,
         group: GroupId,
         req: AppendEntriesRequest,
         timeout: Duration,
     ) -> Result<AppendEntriesResponse, RpcError<RaftError>> {
-        self.net.deliver(self.from, to, req, timeout, |h, r| async move { h.append_entries(group, r).await }).await
+        self.net.deliver(self.from, to.id, req, timeout, |h, r| async move { h.append_entries(group, r).await }).await
     }
 
     async fn vote(
         &self,
-        to: NodeId,
+        to: &Target,
         group: GroupId,
         req: VoteRequest,
         timeout: Duration,
     ) -> Result<VoteResponse, RpcError<RaftError>> {
-        self.net.deliver(self.from, to, req, timeout, |h, r| async move { h.vote(group, r).await }).await
+        self.net.deliver(self.from, to.id, req, timeout, |h, r| async move { h.vote(group, r).await }).await
     }
 
     async fn install_snapshot(
         &self,
-        to: NodeId,
+        to: &Target,
         group: GroupId,
         req: InstallSnapshotRequest,
         timeout: Duration,
     ) -> Result<InstallSnapshotResponse, RpcError<RaftError<InstallSnapshotError>>> {
-        self.net.deliver(self.from, to, req, timeout, |h, r| async move { h.install_snapshot(group, r).await }).await
+        self.net.deliver(self.from, to.id, req, timeout, |h, r| async move { h.install_snapshot(group, r).await }).await
     }
 }

@@ -1,0 +1,329 @@
+//! Raft's messages over TCP: one connection per pair of hosts (opened on first use, reopened after a failure),
+//! multiplexed by request id, so a slow snapshot chunk does not hold up heartbeats of other groups.
+//!
+//! A frame is `u32` length (of what follows, at most `RAFT_FRAME_BYTES_MAX`), `u64` request id, `u8` kind, then
+//! for a request the `u64` group and the message ([`crate::message`]), for a reply a `u8` status and its body. Every
+//! length is checked before anything is allocated; a frame that does not decode closes its connection.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use openraft::error::{InstallSnapshotError, PayloadTooLarge, RemoteError};
+use quiver_common::limits::{RAFT_FRAME_BYTES_MAX, RAFT_REQUESTS_IN_FLIGHT_MAX};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, oneshot, Semaphore};
+
+use crate::host::{network_error, unreachable};
+use crate::message;
+use crate::{
+    AppendEntriesRequest, AppendEntriesResponse, GroupId, InstallSnapshotRequest, InstallSnapshotResponse, RaftError,
+    RaftHost, RpcError, Target, Transport, VoteRequest, VoteResponse,
+};
+
+const APPEND: u8 = 1;
+const VOTE: u8 = 2;
+const SNAPSHOT: u8 = 3;
+const REPLY: u8 = 0x80;
+
+const OK: u8 = 0;
+/// The receiving group failed or does not run there: the sender backs off and retries.
+const UNAVAILABLE: u8 = 1;
+/// A snapshot chunk that does not continue the stream the receiver has: the sender restarts the snapshot.
+const SNAPSHOT_MISMATCH: u8 = 2;
+
+fn frame(id: u64, kind: u8, head: &[u8], body: &[u8]) -> Vec<u8> {
+    let len = 8 + 1 + head.len() + body.len();
+    let mut f = Vec::with_capacity(4 + len);
+    f.extend_from_slice(&(len as u32).to_le_bytes());
+    f.extend_from_slice(&id.to_le_bytes());
+    f.push(kind);
+    f.extend_from_slice(head);
+    f.extend_from_slice(body);
+    f
+}
+
+/// Reads one frame's bytes after its length; `None` at a clean end of stream.
+async fn read_frame(r: &mut (impl AsyncReadExt + Unpin)) -> std::io::Result<Option<Vec<u8>>> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if !(9..=RAFT_FRAME_BYTES_MAX).contains(&len) {
+        return Err(std::io::Error::other(format!("a raft frame of {len} bytes")));
+    }
+    let mut buf = vec![0u8; len];
+    r.read_exact(&mut buf).await?;
+    Ok(Some(buf))
+}
+
+fn split_head(f: &[u8]) -> (u64, u8, &[u8]) {
+    (u64::from_le_bytes(f[..8].try_into().expect("8 bytes")), f[8], &f[9..])
+}
+
+type Reply = (u8, Vec<u8>);
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Reply>>>>;
+
+/// An open connection to one host.
+struct Conn {
+    frames: mpsc::UnboundedSender<Vec<u8>>,
+    pending: Pending,
+}
+
+impl Conn {
+    async fn open(addr: &str) -> std::io::Result<Conn> {
+        let stream = TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        let (mut rd, mut wr) = stream.into_split();
+        let (frames, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let pending: Pending = Arc::default();
+        tokio::spawn(async move {
+            while let Some(f) = rx.recv().await {
+                if wr.write_all(&f).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let waiting = pending.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(f)) = read_frame(&mut rd).await {
+                let (id, kind, rest) = split_head(&f);
+                if kind & REPLY == 0 || rest.is_empty() {
+                    break;
+                }
+                if let Some(tx) = waiting.lock().expect("pending lock").remove(&id) {
+                    let _ = tx.send((rest[0], rest[1..].to_vec()));
+                }
+            }
+            // The connection is gone: every call still waiting learns it now (their senders drop).
+            waiting.lock().expect("pending lock").clear();
+        });
+        Ok(Conn { frames, pending })
+    }
+
+    fn is_open(&self) -> bool {
+        !self.frames.is_closed()
+    }
+}
+
+/// Why a call got no reply.
+enum CallError {
+    /// No connection could be made: the request was not sent.
+    Unreachable(String),
+    /// Sent, and no reply came: it may or may not have been delivered.
+    Lost(String),
+}
+
+/// The sending side, shared by every group of a host.
+#[derive(Default)]
+pub struct TcpTransport {
+    conns: tokio::sync::Mutex<HashMap<String, Arc<Conn>>>,
+    next_id: AtomicU64,
+}
+
+impl TcpTransport {
+    pub fn new() -> Arc<TcpTransport> {
+        Arc::new(TcpTransport::default())
+    }
+
+    async fn conn(&self, addr: &str, timeout: Duration) -> Result<Arc<Conn>, CallError> {
+        let mut conns = self.conns.lock().await;
+        if let Some(c) = conns.get(addr).filter(|c| c.is_open()) {
+            return Ok(c.clone());
+        }
+        let c = match tokio::time::timeout(timeout, Conn::open(addr)).await {
+            Ok(Ok(c)) => Arc::new(c),
+            Ok(Err(e)) => return Err(CallError::Unreachable(format!("{addr}: {e}"))),
+            Err(_) => return Err(CallError::Unreachable(format!("{addr}: connect timed out"))),
+        };
+        conns.insert(addr.to_string(), c.clone());
+        Ok(c)
+    }
+
+    async fn call(
+        &self,
+        to: &Target,
+        kind: u8,
+        group: GroupId,
+        body: &[u8],
+        timeout: Duration,
+    ) -> Result<Reply, CallError> {
+        let conn = self.conn(&to.addr, timeout).await?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        conn.pending.lock().expect("pending lock").insert(id, tx);
+        if conn.frames.send(frame(id, kind, &group.to_le_bytes(), body)).is_err() {
+            conn.pending.lock().expect("pending lock").remove(&id);
+            return Err(CallError::Unreachable(format!("{}: connection closed", to.addr)));
+        }
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(_)) => Err(CallError::Lost(format!("{}: connection closed", to.addr))),
+            Err(_) => {
+                conn.pending.lock().expect("pending lock").remove(&id);
+                Err(CallError::Lost(format!("{}: no reply in {timeout:?}", to.addr)))
+            }
+        }
+    }
+}
+
+fn rpc_error<E: std::error::Error>(e: CallError) -> RpcError<E> {
+    match e {
+        CallError::Unreachable(why) => unreachable(&why),
+        CallError::Lost(why) => network_error(&why),
+    }
+}
+
+fn decoded<T, E: std::error::Error>(r: Result<T, crate::codec::DecodeError>) -> Result<T, RpcError<E>> {
+    r.map_err(|e| network_error(&e.to_string()))
+}
+
+fn unavailable<E: std::error::Error>(to: &Target, body: &[u8]) -> RpcError<E> {
+    unreachable(&format!("node {} at {}: {}", to.id, to.addr, String::from_utf8_lossy(body)))
+}
+
+impl Transport for TcpTransport {
+    async fn append_entries(
+        &self,
+        to: &Target,
+        group: GroupId,
+        req: AppendEntriesRequest,
+        timeout: Duration,
+    ) -> Result<AppendEntriesResponse, RpcError<RaftError>> {
+        let body = message::encode_append_request(&req);
+        if body.len() + 64 > RAFT_FRAME_BYTES_MAX && req.entries.len() > 1 {
+            // openraft sends fewer entries and tries again.
+            return Err(RpcError::PayloadTooLarge(PayloadTooLarge::new_entries_hint(req.entries.len() as u64 / 2)));
+        }
+        match self.call(to, APPEND, group, &body, timeout).await.map_err(rpc_error)? {
+            (OK, b) => decoded(message::decode_append_response(&b)),
+            (_, b) => Err(unavailable(to, &b)),
+        }
+    }
+
+    async fn vote(
+        &self,
+        to: &Target,
+        group: GroupId,
+        req: VoteRequest,
+        timeout: Duration,
+    ) -> Result<VoteResponse, RpcError<RaftError>> {
+        let body = message::encode_vote_request(&req);
+        match self.call(to, VOTE, group, &body, timeout).await.map_err(rpc_error)? {
+            (OK, b) => decoded(message::decode_vote_response(&b)),
+            (_, b) => Err(unavailable(to, &b)),
+        }
+    }
+
+    async fn install_snapshot(
+        &self,
+        to: &Target,
+        group: GroupId,
+        req: InstallSnapshotRequest,
+        timeout: Duration,
+    ) -> Result<InstallSnapshotResponse, RpcError<RaftError<InstallSnapshotError>>> {
+        let body = message::encode_snapshot_request(&req);
+        match self.call(to, SNAPSHOT, group, &body, timeout).await.map_err(rpc_error)? {
+            (OK, b) => decoded(message::decode_snapshot_response(&b)),
+            (SNAPSHOT_MISMATCH, b) => {
+                let m = decoded(message::decode_mismatch(&b))?;
+                let e = RaftError::APIError(InstallSnapshotError::SnapshotMismatch(m));
+                Err(RpcError::RemoteError(RemoteError::new(to.id, e)))
+            }
+            (_, b) => Err(unavailable(to, &b)),
+        }
+    }
+}
+
+/// The receiving side: serves `host`'s groups on `listener` until the task is aborted, which also closes every
+/// connection it accepted.
+pub async fn serve(listener: TcpListener, host: Arc<RaftHost>) {
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                connections.spawn(serve_connection(stream, host.clone()));
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+async fn serve_connection(stream: TcpStream, host: Arc<RaftHost>) {
+    let (mut rd, mut wr) = stream.into_split();
+    let (replies, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let writer = tokio::spawn(async move {
+        while let Some(f) = rx.recv().await {
+            if wr.write_all(&f).await.is_err() {
+                break;
+            }
+        }
+    });
+    let in_flight = Arc::new(Semaphore::new(RAFT_REQUESTS_IN_FLIGHT_MAX));
+    while let Ok(Some(f)) = read_frame(&mut rd).await {
+        let (id, kind, rest) = split_head(&f);
+        if rest.len() < 8 {
+            break;
+        }
+        let group = u64::from_le_bytes(rest[..8].try_into().expect("8 bytes"));
+        // A request that does not decode: the peer is not speaking this protocol; drop the connection.
+        let Some(request) = Request::decode(kind, &rest[8..]) else { break };
+        let Ok(permit) = in_flight.clone().acquire_owned().await else { break };
+        let (host, replies) = (host.clone(), replies.clone());
+        tokio::spawn(async move {
+            let (status, reply) = request.run(&host, group).await;
+            let _ = replies.send(frame(id, kind | REPLY, &[status], &reply));
+            drop(permit);
+        });
+    }
+    drop(replies);
+    let _ = writer.await;
+}
+
+enum Request {
+    Append(AppendEntriesRequest),
+    Vote(VoteRequest),
+    Snapshot(InstallSnapshotRequest),
+}
+
+impl Request {
+    fn decode(kind: u8, body: &[u8]) -> Option<Request> {
+        match kind {
+            APPEND => message::decode_append_request(body).ok().map(Request::Append),
+            VOTE => message::decode_vote_request(body).ok().map(Request::Vote),
+            SNAPSHOT => message::decode_snapshot_request(body).ok().map(Request::Snapshot),
+            _ => None,
+        }
+    }
+
+    async fn run(self, host: &RaftHost, group: GroupId) -> (u8, Vec<u8>) {
+        fn failed<E: std::error::Error>(e: RpcError<E>) -> (u8, Vec<u8>) {
+            (UNAVAILABLE, e.to_string().into_bytes())
+        }
+        match self {
+            Request::Append(req) => match host.append_entries(group, req).await {
+                Ok(r) => (OK, message::encode_append_response(&r)),
+                Err(e) => failed(e),
+            },
+            Request::Vote(req) => match host.vote(group, req).await {
+                Ok(r) => (OK, message::encode_vote_response(&r)),
+                Err(e) => failed(e),
+            },
+            Request::Snapshot(req) => match host.install_snapshot(group, req).await {
+                Ok(r) => (OK, message::encode_snapshot_response(&r)),
+                Err(RpcError::RemoteError(RemoteError {
+                    source: RaftError::APIError(InstallSnapshotError::SnapshotMismatch(m)),
+                    ..
+                })) => (SNAPSHOT_MISMATCH, message::encode_mismatch(&m)),
+                Err(e) => failed(e),
+            },
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! Three hosts in one process talking Raft over TCP on loopback: a group elects a leader, takes writes, loses its
+//! leader (its port closed and its groups stopped), elects another, and the old leader, restarted on its engine,
+//! catches up. Hostile bytes on a Raft port close that connection and nothing else.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quiver_kv::{KvEngine, MemEngine, WriteBatch};
+use quiver_raft::tcp::{serve, TcpTransport};
+use quiver_raft::{BasicNode, DataRange, GroupId, NodeId, RaftHost, Replica, ReplicaError, Timing};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+const GROUP: GroupId = (7 << 32) | 1;
+
+fn timing() -> Timing {
+    Timing {
+        heartbeat: Duration::from_millis(100),
+        election_min: Duration::from_millis(500),
+        election_max: Duration::from_millis(1000),
+        snapshot_every: 50,
+    }
+}
+
+fn range() -> DataRange {
+    DataRange { start: GROUP.to_be_bytes().to_vec(), end: (GROUP + 1).to_be_bytes().to_vec() }
+}
+
+fn key(i: u64) -> Vec<u8> {
+    let mut k = GROUP.to_be_bytes().to_vec();
+    k.extend_from_slice(&i.to_be_bytes());
+    k
+}
+
+struct Node {
+    id: NodeId,
+    addr: String,
+    engine: Arc<dyn KvEngine>,
+    host: Option<Arc<RaftHost>>,
+    server: Option<JoinHandle<()>>,
+}
+
+impl Node {
+    async fn start(&mut self, listener: TcpListener) {
+        let host = RaftHost::new(self.id, self.engine.clone(), timing());
+        host.open_group(GROUP, range(), TcpTransport::new()).await.unwrap();
+        self.server = Some(tokio::spawn(serve(listener, host.clone())));
+        self.host = Some(host);
+    }
+
+    async fn stop(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.abort();
+            let _ = s.await;
+        }
+        if let Some(h) = self.host.take() {
+            h.shutdown().await;
+        }
+    }
+
+    fn replica(&self) -> Option<Arc<Replica>> {
+        self.host.as_ref()?.replica(GROUP)
+    }
+}
+
+/// Writes through whichever node leads, following hints, for up to `patience`.
+async fn write(nodes: &[Node], k: u64, patience: Duration) -> Result<(), String> {
+    let deadline = Instant::now() + patience;
+    let mut target = 0;
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        if let Some(r) = nodes[target].replica() {
+            let mut b = WriteBatch::new();
+            b.put(key(k), k.to_le_bytes().to_vec());
+            match tokio::time::timeout(Duration::from_secs(2), r.write(b)).await {
+                Ok(Ok(_)) => return Ok(()),
+                Ok(Err(ReplicaError::NotLeader { leader: Some(l), .. })) => {
+                    target = nodes.iter().position(|n| n.id == l).unwrap();
+                    continue;
+                }
+                Ok(Err(e)) => last = e.to_string(),
+                Err(_) => last = "timed out".into(),
+            }
+        }
+        target = (target + 1) % nodes.len();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(format!("key {k} not written: {last}"))
+}
+
+fn leader(nodes: &[Node]) -> Option<usize> {
+    nodes.iter().position(|n| n.replica().is_some_and(|r| r.is_leader()))
+}
+
+fn dump(engine: &Arc<dyn KvEngine>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let r = range();
+    let mut pairs = Vec::new();
+    engine
+        .scan_range(&r.start, &r.end, &mut |k, v| {
+            pairs.push((k.to_vec(), v.to_vec()));
+            true
+        })
+        .unwrap();
+    pairs
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_survives_losing_its_leader_over_tcp() {
+    let mut listeners = Vec::new();
+    let mut nodes = Vec::new();
+    for id in 1..=3u64 {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        listeners.push(l);
+        nodes.push(Node { id, addr, engine: Arc::new(MemEngine::new()), host: None, server: None });
+    }
+    for (n, l) in nodes.iter_mut().zip(listeners) {
+        n.start(l).await;
+    }
+    let members: BTreeMap<NodeId, BasicNode> = nodes.iter().map(|n| (n.id, BasicNode::new(&n.addr))).collect();
+    nodes[0].replica().unwrap().initialize(members).await.unwrap();
+
+    for k in 0..100 {
+        write(&nodes, k, Duration::from_secs(20)).await.unwrap();
+    }
+    let l = leader(&nodes).expect("a leader after 100 writes");
+    let r = nodes[l].replica().unwrap();
+    assert_eq!(r.read(&key(42)).await.unwrap(), Some(42u64.to_le_bytes().to_vec()));
+
+    // Hostile bytes on a follower's port: an oversized frame, then garbage; the connections close, the group goes on.
+    let follower = &nodes[(l + 1) % 3];
+    for bytes in
+        [u32::MAX.to_le_bytes().to_vec(), vec![20, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 1, 9, 9, 9, 9, 9, 9, 9, 9, 0, 0, 0]]
+    {
+        let mut s = TcpStream::connect(&follower.addr).await.unwrap();
+        s.write_all(&bytes).await.unwrap();
+        let mut buf = [0u8; 16];
+        let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await.unwrap().unwrap_or(0);
+        assert_eq!(n, 0, "a hostile frame got a reply instead of a closed connection");
+    }
+
+    // The leader goes away: its port closes and its groups stop.
+    let old = l;
+    let listener_addr = nodes[old].addr.clone();
+    nodes[old].stop().await;
+    let lost_at = Instant::now();
+    write(&nodes, 100, Duration::from_secs(30)).await.unwrap();
+    eprintln!("first write after losing the leader: {:?}", lost_at.elapsed());
+    for k in 101..200 {
+        write(&nodes, k, Duration::from_secs(20)).await.unwrap();
+    }
+
+    // The old leader comes back on its engine and port, and catches up (by log or by snapshot).
+    let listener = TcpListener::bind(&listener_addr).await.unwrap();
+    nodes[old].start(listener).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let applied: Vec<_> =
+            nodes.iter().map(|n| n.replica().unwrap().raft().metrics().borrow().last_applied).collect();
+        if applied.iter().all(|a| a.is_some() && *a == applied[0]) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the restarted node did not catch up: {applied:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let first = dump(&nodes[0].engine);
+    assert_eq!(first.len(), 200);
+    for n in &nodes[1..] {
+        assert_eq!(dump(&n.engine), first, "node {} holds other data", n.id);
+    }
+    for n in &mut nodes {
+        n.stop().await;
+    }
+}
