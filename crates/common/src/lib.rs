@@ -14,6 +14,7 @@ pub mod functions;
 pub mod geo;
 pub mod limits;
 pub mod memory;
+pub mod metrics;
 pub mod murmur;
 pub mod pattern;
 pub mod rng;

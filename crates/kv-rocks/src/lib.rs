@@ -214,6 +214,33 @@ impl KvEngine for RocksEngine {
         *self.filter.write().expect("lock poisoned") = filter;
     }
 
+    fn properties(&self) -> Vec<(String, String, f64)> {
+        // RocksDB's integer properties; statistics (block cache hits and misses) are not enabled: they cost every
+        // read.
+        const PROPERTIES: [(&str, &str, &str); 9] = [
+            ("rocksdb.block-cache-usage", "rocksdb_block_cache_usage_bytes", "bytes in the block cache"),
+            ("rocksdb.block-cache-capacity", "rocksdb_block_cache_capacity_bytes", "the block cache's capacity"),
+            ("rocksdb.cur-size-all-mem-tables", "rocksdb_memtable_bytes", "bytes in memtables"),
+            ("rocksdb.estimate-num-keys", "rocksdb_estimated_keys", "keys, estimated"),
+            ("rocksdb.total-sst-files-size", "rocksdb_sst_files_bytes", "bytes in table files"),
+            ("rocksdb.num-running-compactions", "rocksdb_running_compactions", "compactions running"),
+            ("rocksdb.num-running-flushes", "rocksdb_running_flushes", "memtable flushes running"),
+            (
+                "rocksdb.estimate-pending-compaction-bytes",
+                "rocksdb_pending_compaction_bytes",
+                "bytes compactions have yet to rewrite, estimated",
+            ),
+            ("rocksdb.background-errors", "rocksdb_background_errors", "background errors since open"),
+        ];
+        PROPERTIES
+            .iter()
+            .filter_map(|(property, name, help)| {
+                let v = self.db.property_int_value(*property).ok()??;
+                Some((name.to_string(), help.to_string(), v as f64))
+            })
+            .collect()
+    }
+
     fn name(&self) -> &'static str {
         "rocksdb"
     }

@@ -118,6 +118,11 @@ pub trait KvEngine: Send + Sync + 'static {
         }
     }
 
+    /// The engine's own figures for monitoring, as `(Prometheus name, help, value)`; none by default.
+    fn properties(&self) -> Vec<(String, String, f64)> {
+        Vec::new()
+    }
+
     /// Flushes in-memory state to disk (a no-op where there is none).
     fn flush(&self) -> KvResult<()> {
         Ok(())

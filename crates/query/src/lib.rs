@@ -64,8 +64,9 @@ pub struct FinishedQuery<'a> {
     pub error: Option<&'a QError>,
 }
 
-/// Told of every request the engine finishes (the query layer writes no file itself).
+/// Told of every request the engine starts and finishes (the query layer writes no file and keeps no figures).
 pub trait QueryObserver: Send + Sync {
+    fn started(&self) {}
     fn finished(&self, q: &FinishedQuery<'_>);
 }
 
@@ -105,8 +106,8 @@ pub struct QueryEngine {
     pub disabled_rules: Vec<String>,
     /// The graph protocol's sessions, when a server serves that protocol.
     pub sessions: Option<Arc<dyn SessionRegistry>>,
-    /// Told of every finished request, when a server watches them.
-    pub observer: Option<Arc<dyn QueryObserver>>,
+    /// Told of every request, when a server watches them (the slow-query log, the metrics).
+    pub observers: Vec<Arc<dyn QueryObserver>>,
     /// The address this process serves on: the one host SHOW HOSTS, SHOW PARTS and SHOW ZONES report, which
     /// plays every role (graph, meta, storage) in the embedded mode.
     pub local_host: (String, u16),
@@ -124,7 +125,7 @@ impl QueryEngine {
             running: queries::RunningQueries::default(),
             disabled_rules: Vec::new(),
             sessions: None,
-            observer: None,
+            observers: Vec::new(),
             local_host: ("127.0.0.1".into(), 9669),
         }
     }
@@ -149,8 +150,11 @@ impl QueryEngine {
     /// request; statements before it have taken effect.
     pub fn execute(&self, session: &mut Session, text: &str, params: &Params) -> QResult<DataSet> {
         let started = Instant::now();
+        for o in &self.observers {
+            o.started();
+        }
         let result = self.execute_request(session, text, params);
-        if let Some(o) = &self.observer {
+        for o in &self.observers {
             o.finished(&FinishedQuery {
                 session: session.id,
                 user: &session.user,

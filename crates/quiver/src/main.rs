@@ -332,7 +332,9 @@ fn serve(
         )?;
         let any = ConfigType::Int { min: 0, max: i64::MAX };
         db.engine.configs.register(ConfigModule::Graph, "slow_query_threshold_us", any, log.threshold_cell());
-        db.engine.observer = Some(Arc::new(log));
+        let metrics = quiver_server::metrics::QueryMetrics::new(db.metrics.clone(), log.threshold_cell());
+        db.engine.observers = vec![Arc::new(log), Arc::new(metrics)];
+        sessions.set_metrics(db.metrics.clone());
     }
     let db = Arc::new(db);
     if demo {

@@ -239,3 +239,98 @@ fn a_running_query_and_its_session_are_killed_from_another_session() {
     let r = a.execute(runner, "YIELD 1", BTreeMap::new()).unwrap();
     assert_eq!(r.error_code, -1002, "{:?}", r.error_msg);
 }
+
+fn get(s: &Server, path: &str) -> String {
+    support::agent().get(&format!("http://{}{path}", s.addr)).call().unwrap().into_string().unwrap()
+}
+
+/// `/stats` in NebulaGraph's form and `/metrics` in Prometheus's count what a known workload did: sessions opened
+/// and signed out, requests with their errors, slow requests, and inserted vertices and edges.
+#[test]
+fn stats_and_metrics_count_a_known_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every request is slow at a threshold of 0.
+    let s = Server::start_with(dir.path(), &["--slow-query-threshold-us", "0"]);
+    let mut c = client(&s);
+    let a = c.open_session("root", "nebula").unwrap();
+    let b = c.open_session("root", "nebula").unwrap();
+    let ok = |c: &mut Client, sid, stmt: &str| {
+        let r = c.execute(sid, stmt, BTreeMap::new()).unwrap();
+        assert_eq!(r.error_code, 0, "{stmt}: {:?}", r.error_msg);
+    };
+    ok(&mut c, a, "CREATE SPACE m(vid_type=INT64); USE m; CREATE TAG t(n int); CREATE EDGE e(w int)");
+    // The catalog answers new names within a heartbeat in NebulaGraph; here at once. Three vertices, two edges.
+    ok(&mut c, a, "USE m; INSERT VERTEX t(n) VALUES 1:(1), 2:(2), 3:(3); INSERT EDGE e(w) VALUES 1->2:(1), 2->3:(2)");
+    for _ in 0..5 {
+        ok(&mut c, b, "YIELD 1 AS one");
+    }
+    let bad = c.execute(b, "YIELD nope", BTreeMap::new()).unwrap();
+    assert_ne!(bad.error_code, 0);
+    c.call(&Call::Signout { session_id: b }).unwrap();
+
+    // 8 requests, 1 error, all slow at threshold 0.
+    let text = get(&s, "/stats?stats=num_queries.sum.60,num_query_errors.sum.600,num_slow_queries.sum.3600,num_active_queries.sum.60,num_opened_sessions.sum.60,num_active_sessions.sum.60,num_vertices_inserted.sum.60,num_edges_inserted.sum.5,query_latency_us.p99.60,num_queries.sum,num_queries.avg.9,nothing.sum.60");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        &lines[..8],
+        &[
+            "num_queries.sum.60=8",
+            "num_query_errors.sum.600=1",
+            "num_slow_queries.sum.3600=8",
+            "num_active_queries.sum.60=0",
+            "num_opened_sessions.sum.60=2",
+            "num_active_sessions.sum.60=1",
+            "num_vertices_inserted.sum.60=3",
+            "num_edges_inserted.sum.5=2",
+        ],
+        "{text}"
+    );
+    let p99: i64 = lines[8].strip_prefix("query_latency_us.p99.60=").unwrap().parse().unwrap();
+    assert!(p99 > 0, "{text}");
+    assert_eq!(
+        &lines[9..],
+        &[
+            "num_queries.sum=\"num_queries.sum\" is not a valid metric name",
+            "num_queries.avg.9=Unsupported time range \"9\"",
+            "nothing.sum.60=Stats not found \"nothing\"",
+        ]
+    );
+    // `stats` as a browser encodes it, and the JSON form.
+    let j: serde_json::Value =
+        serde_json::from_str(&get(&s, "/stats?stats=num_queries.sum.60%2Cnum_query_errors.sum.60&format=json"))
+            .unwrap();
+    assert_eq!(j, serde_json::json!([{"num_queries.sum.60": 8}, {"num_query_errors.sum.60": 1}]));
+    // Every figure, when none is named: each metric with its methods over the four windows.
+    let all = get(&s, "/stats");
+    for figure in [
+        "num_queries.rate.5=",
+        "num_queries.sum.3600=8",
+        "slow_query_latency_us.p999.600=",
+        "num_active_sessions.sum.5=",
+    ] {
+        assert!(all.lines().any(|l| l.starts_with(figure)), "{figure} missing from\n{all}");
+    }
+    let status: serde_json::Value = serde_json::from_str(&get(&s, "/status")).unwrap();
+    assert_eq!(status["status"], "running");
+
+    let prom = get(&s, "/metrics");
+    for line in [
+        "quiver_num_queries_total 8",
+        "quiver_num_query_errors_total 1",
+        "quiver_num_slow_queries_total 8",
+        "quiver_num_active_sessions 1",
+        "quiver_num_opened_sessions_total 2",
+        "quiver_num_vertices_inserted_total 3",
+        "quiver_num_edges_inserted_total 2",
+        "quiver_query_latency_us_count 8",
+        "quiver_query_latency_us_bucket{le=\"+Inf\"} 8",
+        "# TYPE quiver_query_latency_us histogram",
+        "# TYPE rocksdb_block_cache_capacity_bytes gauge",
+    ] {
+        assert!(prom.lines().any(|l| l == line), "{line} missing from\n{prom}");
+    }
+    // Two writes (the two INSERT statements' batches) and the DDL's: commit latencies were recorded.
+    let commits: u64 =
+        prom.lines().find_map(|l| l.strip_prefix("quiver_commit_latency_us_count ")).unwrap().parse().unwrap();
+    assert!(commits >= 2, "{prom}");
+}

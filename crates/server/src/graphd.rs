@@ -178,11 +178,14 @@ impl Service {
                             ..AuthResponse::default()
                         }
                     }
-                    Err(e) => AuthResponse {
-                        error_code: ErrorCode::SessionInvalid.as_i32(),
-                        error_msg: Some(e.message),
-                        ..AuthResponse::default()
-                    },
+                    Err(e) => {
+                        self.sessions.auth_failed();
+                        AuthResponse {
+                            error_code: ErrorCode::SessionInvalid.as_i32(),
+                            error_msg: Some(e.message),
+                            ..AuthResponse::default()
+                        }
+                    }
                 };
                 Some(Reply::Auth(reply))
             }

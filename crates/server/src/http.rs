@@ -1,5 +1,6 @@
 //! The HTTP API: `POST /api/v1/exec` answers in the JSON shape of NebulaGraph's `executeJson`;
-//! `GET /api/v1/health` answers 200 when the server is ready.
+//! `GET /api/v1/health` answers 200 when the server is ready. `GET /stats` and `GET /status` answer as
+//! NebulaGraph's web service does (its stats exporter reads them); `GET /metrics` in Prometheus's text format.
 //!
 //! [`serve`] is the port's own accept loop rather than `axum::serve`, so that a request in progress has a deadline:
 //! its headers must arrive within the arrival timeout (hyper's `header_read_timeout`, which also closes a
@@ -36,6 +37,9 @@ pub fn router(db: Arc<Database>, arrival_timeout: Duration) -> Router {
     Router::new()
         .route("/api/v1/health", get(|| async { "ok" }))
         .route("/api/v1/exec", post(exec))
+        .route("/stats", get(stats))
+        .route("/status", get(status))
+        .route("/metrics", get(metrics))
         .with_state(HttpState { db, arrival_timeout })
 }
 
@@ -224,6 +228,74 @@ async fn exec(State(state): State<HttpState>, body: Body) -> Response {
         db.execute_blocking(session, stmt, params).await.unwrap_or_else(|e| (Err(e), Session::default()));
     let latency = started.elapsed().as_micros();
     axum::Json(response_json(&result, session.space.as_deref(), latency)).into_response()
+}
+
+/// The value of query parameter `name`, percent-decoded (`stats=a%2Cb`).
+fn query_param(uri: &axum::http::Uri, name: &str) -> Option<String> {
+    let query = uri.query()?;
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (k == name).then(|| percent_decode(v))
+    })
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// NebulaGraph's `/stats`: every figure, or those named in `stats=a,b`, one `name=value` per line, or with
+/// `format=json` a list of one-entry objects; a name it cannot read gets the error text as its value.
+async fn stats(State(st): State<HttpState>, uri: axum::http::Uri) -> Response {
+    let figures: Vec<(String, Result<i64, String>)> = match query_param(&uri, "stats") {
+        Some(names) => {
+            names.split(',').filter(|n| !n.is_empty()).map(|n| (n.to_string(), st.db.metrics.read(n))).collect()
+        }
+        None => st.db.metrics.read_all().into_iter().map(|(n, v)| (n, Ok(v))).collect(),
+    };
+    if query_param(&uri, "format").as_deref() == Some("json") {
+        let list: Vec<J> = figures
+            .into_iter()
+            .map(|(n, v)| match v {
+                Ok(v) => json!({ n: v }),
+                Err(e) => json!({ n: e }),
+            })
+            .collect();
+        return axum::Json(J::Array(list)).into_response();
+    }
+    let mut text = String::new();
+    for (n, v) in figures {
+        match v {
+            Ok(v) => text.push_str(&format!("{n}={v}\n")),
+            Err(e) => text.push_str(&format!("{n}={e}\n")),
+        }
+    }
+    text.into_response()
+}
+
+/// NebulaGraph's `/status`.
+async fn status() -> Response {
+    axum::Json(json!({ "status": "running", "git_info_sha": env!("CARGO_PKG_VERSION") })).into_response()
+}
+
+/// Prometheus's text format (0.0.4): the query, session and storage figures as totals, and the storage engine's.
+async fn metrics(State(st): State<HttpState>) -> Response {
+    let text = st.db.metrics.prometheus(&st.db.engine_figures());
+    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
 #[cfg(test)]

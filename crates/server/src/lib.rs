@@ -6,6 +6,7 @@ pub mod http;
 pub mod import;
 pub mod loader;
 pub mod mapping;
+pub mod metrics;
 pub mod net;
 pub mod progress;
 pub mod sessions;
@@ -25,6 +26,8 @@ pub struct Database {
     pub engine: QueryEngine,
     kv: Arc<dyn KvEngine>,
     storage: Arc<EmbeddedStorage>,
+    /// The process's figures (`/stats`, `/metrics`).
+    pub metrics: Arc<quiver_common::metrics::Metrics>,
 }
 
 impl Database {
@@ -49,7 +52,14 @@ impl Database {
         storage.set_catalog(meta.clone());
         // Jobs a restart interrupted are queued again from here.
         storage.start_jobs()?;
-        Ok(Database { engine: QueryEngine::new(meta, storage.clone()), kv, storage })
+        let metrics = Arc::new(quiver_common::metrics::Metrics::new());
+        storage.set_metrics(metrics.clone());
+        Ok(Database { engine: QueryEngine::new(meta, storage.clone()), kv, storage, metrics })
+    }
+
+    /// The storage engine's own figures (RocksDB's properties), named for Prometheus, with their help.
+    pub fn engine_figures(&self) -> Vec<(String, String, f64)> {
+        self.kv.properties()
     }
 
     pub fn execute(&self, session: &mut Session, stmt: &str, params: &Params) -> QResult<DataSet> {

@@ -5,11 +5,12 @@
 //! guess another's. A session's query state (the current space) is copied out for a request and written back after
 //! it, so no lock is held while a query runs (and `SHOW SESSIONS` inside a session cannot deadlock on it).
 
+use quiver_common::metrics::Metrics;
 use quiver_common::{ErrorCode, QError};
 use quiver_query::configs::ConfigCell;
 use quiver_query::{Session, SessionInfo, SessionRegistry};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// NebulaGraph's default `session_idle_timeout_secs`.
@@ -37,6 +38,7 @@ pub struct SessionManager {
     graph_addr: String,
     /// Optimizer rules every new session starts with switched off.
     disabled_rules: Vec<String>,
+    metrics: std::sync::OnceLock<Arc<Metrics>>,
 }
 
 fn now_us() -> i64 {
@@ -58,7 +60,24 @@ impl SessionManager {
             idle_timeout_secs: quiver_query::configs::cell(idle_timeout.as_secs().max(1) as i64),
             graph_addr,
             disabled_rules,
+            metrics: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Where session figures are recorded (`num_opened_sessions`, `num_active_sessions`, ...).
+    pub fn set_metrics(&self, metrics: Arc<Metrics>) {
+        let _ = self.metrics.set(metrics);
+    }
+
+    fn record(&self, name: &str, value: i64) {
+        if let Some(m) = self.metrics.get() {
+            m.add(name, value);
+        }
+    }
+
+    /// A refused sign-in.
+    pub fn auth_failed(&self) {
+        self.record("num_auth_failed_sessions", 1);
     }
 
     /// The idle timeout's setting, for the registry of `UPDATE CONFIGS`.
@@ -96,6 +115,9 @@ impl SessionManager {
                     state,
                 },
             );
+            drop(sessions);
+            self.record("num_opened_sessions", 1);
+            self.record("num_active_sessions", 1);
             return Ok(id);
         }
     }
@@ -111,6 +133,9 @@ impl SessionManager {
         if entry.expired(self.idle_timeout()) {
             log::info!("session {id} expired after {:?} idle", entry.last_used.elapsed());
             sessions.remove(&id);
+            drop(sessions);
+            self.record("num_active_sessions", -1);
+            self.record("num_reclaimed_expired_sessions", 1);
             return Err(session_not_found(id));
         }
         entry.last_used = Instant::now();
@@ -126,7 +151,11 @@ impl SessionManager {
     }
 
     pub fn remove(&self, id: i64) -> bool {
-        self.lock().remove(&id).is_some()
+        let removed = self.lock().remove(&id).is_some();
+        if removed {
+            self.record("num_active_sessions", -1);
+        }
+        removed
     }
 
     /// Drops every session idle longer than the timeout; returns how many.
@@ -134,7 +163,13 @@ impl SessionManager {
         let mut sessions = self.lock();
         let before = sessions.len();
         sessions.retain(|_, e| !e.expired(self.idle_timeout()));
-        before - sessions.len()
+        let reaped = before - sessions.len();
+        drop(sessions);
+        if reaped > 0 {
+            self.record("num_active_sessions", -(reaped as i64));
+            self.record("num_reclaimed_expired_sessions", reaped as i64);
+        }
+        reaped
     }
 
     pub fn len(&self) -> usize {

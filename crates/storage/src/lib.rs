@@ -58,6 +58,8 @@ pub struct EmbeddedStorage {
     vcache: vcache::VertexCache,
     /// Read counts that decide when an edge type's properties are cached (the caches live in the topologies).
     hot_edges: ecache::HotEdges,
+    /// Where storage's figures go (`num_vertices_inserted`, `num_edges_inserted`, `commit_latency_us`), if anywhere.
+    metrics: std::sync::OnceLock<Arc<quiver_common::metrics::Metrics>>,
 }
 
 /// What the writers' lock guards besides the order of writes.
@@ -167,6 +169,18 @@ impl EmbeddedStorage {
             merges: Mutex::new(tx),
             vcache: vcache::VertexCache::default(),
             hot_edges: ecache::HotEdges::default(),
+            metrics: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Records storage's figures in `metrics` from now on.
+    pub fn set_metrics(&self, metrics: Arc<quiver_common::metrics::Metrics>) {
+        let _ = self.metrics.set(metrics);
+    }
+
+    fn record(&self, name: &str, value: i64) {
+        if let Some(m) = self.metrics.get() {
+            m.add(name, value);
         }
     }
 
@@ -337,6 +351,7 @@ impl EmbeddedStorage {
     /// until `b` is durable. An empty batch still waits for every batch appended before it, since its writer may
     /// have read them.
     fn commit(&self, mut guard: MutexGuard<'_, WriterState>, space: &SpaceDesc, b: Batch) -> QResult<()> {
+        let appending = std::time::Instant::now();
         let seq = if b.kv.is_empty() {
             self.commits.appended.load(Ordering::Acquire)
         } else {
@@ -348,7 +363,9 @@ impl EmbeddedStorage {
         };
         self.apply_topology(space, b.topo);
         drop(guard);
-        self.commits.wait_durable(self.kv.as_ref(), seq)
+        self.commits.wait_durable(self.kv.as_ref(), seq)?;
+        self.record("commit_latency_us", appending.elapsed().as_micros().min(i64::MAX as u128) as i64);
+        Ok(())
     }
 
     /// Mirrors an appended batch in the space's topology, if it is built (else it is built later from the store).
@@ -794,6 +811,8 @@ impl StorageClient for EmbeddedStorage {
     }
 
     fn write(&self, space: &SpaceDesc, mutations: Vec<Mutation>) -> QResult<()> {
+        let vertices = mutations.iter().filter(|m| matches!(m, Mutation::InsertVertex { .. })).count() as i64;
+        let edges = mutations.iter().filter(|m| matches!(m, Mutation::InsertEdge { .. })).count() as i64;
         let mut guard = self.lock_writers();
         let w = &mut *guard;
         let mut tx = write::Tx::new(self, space, w)?;
@@ -843,7 +862,14 @@ impl StorageClient for EmbeddedStorage {
             return Err(e);
         }
         let b = tx.finish(w);
-        self.commit(guard, space, b)
+        self.commit(guard, space, b)?;
+        if vertices > 0 {
+            self.record("num_vertices_inserted", vertices);
+        }
+        if edges > 0 {
+            self.record("num_edges_inserted", edges);
+        }
+        Ok(())
     }
 
     fn rmw_vertex(
