@@ -2,7 +2,8 @@
 # Installs what building Quiver needs on a fresh Debian machine: clang/libclang (bindgen) and Debian's RocksDB.
 set -euo pipefail
 need=()
-for pkg in clang libclang-dev librocksdb-dev; do
+# openssl: the CLI the TLS tests make their certificates with.
+for pkg in clang libclang-dev librocksdb-dev openssl; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -63,6 +63,13 @@ enum Command {
         /// (NebulaGraph's `slow_query_threshold_us`).
         #[arg(long, default_value_t = quiver_server::slowlog::SLOW_QUERY_THRESHOLD_US_DEFAULT)]
         slow_query_threshold_us: i64,
+        /// Serve TLS only, on both ports, with this PEM certificate chain (with --key-path; NebulaGraph's
+        /// `cert_path` with `enable_graph_ssl`).
+        #[arg(long)]
+        cert_path: Option<PathBuf>,
+        /// The PEM private key of --cert-path's certificate.
+        #[arg(long)]
+        key_path: Option<PathBuf>,
     },
     /// Bulk-loads CSV files described by a mapping (`config.yaml` in the NebulaGraph test datasets' shape) into a
     /// data directory (the server must not be running on it).
@@ -142,7 +149,23 @@ fn main() -> ExitCode {
             query_memory_mb,
             disabled_rules,
             slow_query_threshold_us,
+            cert_path,
+            key_path,
         } => {
+            let tls = match (cert_path, key_path) {
+                (None, None) => None,
+                (Some(cert), Some(key)) => match quiver_server::tls::Tls::load(&cert, &key) {
+                    Ok(tls) => Some(tls),
+                    Err(e) => {
+                        eprintln!("quiver serve: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                },
+                _ => {
+                    eprintln!("quiver serve: --cert-path and --key-path go together");
+                    return ExitCode::FAILURE;
+                }
+            };
             let limits = Limits {
                 timeout: Duration::from_millis(query_timeout_ms),
                 memory_bytes: query_memory_mb.saturating_mul(1 << 20),
@@ -158,6 +181,7 @@ fn main() -> ExitCode {
                         .collect(),
                     max_frame_bytes: max_frame_mb.max(1).saturating_mul(1 << 20),
                     frame_timeout: Duration::from_millis(request_arrival_timeout_ms.max(1)),
+                    tls,
                 },
                 max_connections,
                 slow_query_threshold_us,
@@ -357,11 +381,14 @@ fn serve(
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", graph.addr))?;
         log::info!(
-            "quiver serving HTTP on {http_addr} and the graph protocol on {} (data in {})",
+            "quiver serving HTTP{} on {http_addr} and the graph protocol{} on {} (data in {})",
+            if graph.config.tls.is_some() { "S" } else { "" },
+            if graph.config.tls.is_some() { " over TLS" } else { "" },
             graph.addr,
             data_dir.display()
         );
         let arrival_timeout = graph.config.frame_timeout;
+        let tls = graph.config.tls.clone();
         let graph_task = tokio::spawn(quiver_server::graphd::serve(
             graph_listener,
             limit.clone(),
@@ -370,7 +397,7 @@ fn serve(
             graph.config,
             graph.idle_timeout,
         ));
-        quiver_server::http::serve(listener, db.clone(), limit, arrival_timeout, shutdown_signal()).await;
+        quiver_server::http::serve(listener, db.clone(), limit, arrival_timeout, tls, shutdown_signal()).await;
         graph_task.abort();
         db.flush().map_err(|e| e.to_string())?;
         let (batches, syncs) = db.commit_stats();

@@ -20,7 +20,7 @@ use quiver_wire::graph::{
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 /// NebulaGraph 3.x's default `client_white_list`.
@@ -32,8 +32,11 @@ pub struct GraphConfig {
     /// Client versions `verifyClientVersion` accepts; empty accepts every version.
     pub client_versions: Vec<String>,
     pub max_frame_bytes: usize,
-    /// Once the first byte of a frame has arrived (its length included), the rest must arrive within this time.
+    /// Once the first byte of a frame has arrived (its length included), the rest must arrive within this time; a
+    /// TLS handshake, too.
     pub frame_timeout: Duration,
+    /// TLS, when the port serves it (then it serves nothing else).
+    pub tls: Option<crate::tls::Tls>,
 }
 
 impl Default for GraphConfig {
@@ -42,6 +45,7 @@ impl Default for GraphConfig {
             client_versions: DEFAULT_CLIENT_VERSIONS.iter().map(|v| v.to_string()).collect(),
             max_frame_bytes: FRAME_BYTES_MAX,
             frame_timeout: crate::net::REQUEST_ARRIVAL_TIMEOUT_DEFAULT,
+            tls: None,
         }
     }
 }
@@ -50,6 +54,19 @@ struct Service {
     db: Arc<Database>,
     sessions: Arc<SessionManager>,
     config: GraphConfig,
+}
+
+impl Service {
+    /// One accepted connection, through the TLS handshake first when the port has TLS.
+    async fn accepted(&self, stream: TcpStream, peer: SocketAddr) -> Result<(), String> {
+        match &self.config.tls {
+            None => self.connection(stream, peer).await,
+            Some(tls) => {
+                let stream = tls.accept(stream, self.config.frame_timeout).await?;
+                self.connection(stream, peer).await
+            }
+        }
+    }
 }
 
 /// Accepts connections until the task is dropped; idle sessions are reaped in the background.
@@ -80,7 +97,7 @@ pub async fn serve(
                 tokio::spawn(async move {
                     let _slot = slot;
                     let _ = stream.set_nodelay(true);
-                    if let Err(reason) = service.connection(stream, peer).await {
+                    if let Err(reason) = service.accepted(stream, peer).await {
                         log::warn!("graph connection from {peer} closed: {reason}");
                     }
                 });
@@ -104,7 +121,11 @@ impl Drop for AbortOnDrop {
 
 impl Service {
     /// Serves one connection; `Err` carries why it was closed, `Ok` a clean close by the client.
-    async fn connection(&self, mut stream: TcpStream, peer: SocketAddr) -> Result<(), String> {
+    async fn connection(
+        &self,
+        mut stream: impl AsyncRead + AsyncWrite + Unpin,
+        peer: SocketAddr,
+    ) -> Result<(), String> {
         loop {
             // A connection may sit idle before a frame as long as it likes (pooled clients do); from the frame's
             // first byte on, the whole frame must arrive within the deadline.
@@ -142,7 +163,7 @@ impl Service {
     }
 
     /// The rest of a frame whose first byte was `first`: the other three bytes of its length, then its body.
-    async fn rest_of_frame(&self, stream: &mut TcpStream, first: u8) -> Result<Vec<u8>, String> {
+    async fn rest_of_frame(&self, stream: &mut (impl AsyncRead + Unpin), first: u8) -> Result<Vec<u8>, String> {
         let mut prefix = [first, 0, 0, 0];
         stream.read_exact(&mut prefix[1..]).await.map_err(|e| format!("disconnected inside a frame's length: {e}"))?;
         let len = frame_len(prefix, self.config.max_frame_bytes).map_err(|e| e.to_string())?;
@@ -267,6 +288,6 @@ fn wire_plan(p: &PlanDesc) -> PlanDescription {
     }
 }
 
-async fn write_frame(stream: &mut TcpStream, framing: Framing, payload: &[u8]) -> Result<(), String> {
+async fn write_frame(stream: &mut (impl AsyncWrite + Unpin), framing: Framing, payload: &[u8]) -> Result<(), String> {
     stream.write_all(&encode_frame(framing, payload)).await.map_err(|e| format!("write failed: {e}"))
 }

@@ -50,6 +50,7 @@ pub async fn serve(
     db: Arc<Database>,
     limit: Arc<ConnectionLimit>,
     arrival_timeout: Duration,
+    tls: Option<crate::tls::Tls>,
     shutdown: impl Future<Output = ()>,
 ) {
     let service = hyper_util::service::TowerToHyperService::new(router(db, arrival_timeout));
@@ -71,20 +72,16 @@ pub async fn serve(
                 };
                 let Some(slot) = limit.admit(peer, "HTTP") else { continue };
                 let service = service.clone();
-                let mut stopping = stopping.clone();
+                let stopping = stopping.clone();
+                let tls = tls.clone();
                 connections.spawn(async move {
                     let _slot = slot;
-                    let conn = hyper::server::conn::http1::Builder::new()
-                        .timer(TokioTimer::new())
-                        .header_read_timeout(arrival_timeout)
-                        .serve_connection(TokioIo::new(stream), service);
-                    tokio::pin!(conn);
-                    let closed = tokio::select! {
-                        r = conn.as_mut() => r,
-                        _ = stopping.changed() => {
-                            conn.as_mut().graceful_shutdown();
-                            conn.await
-                        }
+                    let closed = match tls {
+                        None => serve_connection(stream, service, arrival_timeout, stopping).await,
+                        Some(tls) => match tls.accept(stream, arrival_timeout).await {
+                            Ok(stream) => serve_connection(stream, service, arrival_timeout, stopping).await,
+                            Err(e) => Err(e),
+                        },
                     };
                     if let Err(e) = closed {
                         log::warn!("HTTP connection from {peer} closed: {e}");
@@ -96,6 +93,34 @@ pub async fn serve(
     drop(listener);
     let _ = stop.send(true);
     while connections.join_next().await.is_some() {}
+}
+
+/// Serves HTTP/1 on one connection until it closes, or gracefully once `stopping` changes.
+async fn serve_connection<S, Svc>(
+    stream: S,
+    service: Svc,
+    arrival_timeout: Duration,
+    mut stopping: tokio::sync::watch::Receiver<bool>,
+) -> Result<(), String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    Svc: hyper::service::Service<hyper::Request<hyper::body::Incoming>, Response = Response> + Clone + Send + 'static,
+    Svc::Future: Send + 'static,
+    Svc::Error: std::error::Error + Send + Sync + 'static,
+{
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(arrival_timeout)
+        .serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    let closed = tokio::select! {
+        r = conn.as_mut() => r,
+        _ = stopping.changed() => {
+            conn.as_mut().graceful_shutdown();
+            conn.await
+        }
+    };
+    closed.map_err(|e| e.to_string())
 }
 
 /// The whole body of a request, read within the arrival timeout and at most `HTTP_BODY_BYTES_MAX` long.

@@ -11,6 +11,7 @@ pub mod net;
 pub mod progress;
 pub mod sessions;
 pub mod slowlog;
+pub mod tls;
 
 use quiver_common::{QError, QResult};
 use quiver_kv::{KvEngine, MemEngine};

@@ -71,13 +71,17 @@ class Server:
         deadline = time.time() + 60
         while time.time() < deadline:
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.http}/api/v1/health", timeout=1)
+                self.probe()
                 return
             except OSError:
                 if self.proc.poll() is not None:
                     raise RuntimeError("quiver exited: " + self.proc.stderr.read().decode())
                 time.sleep(0.1)
         raise RuntimeError("quiver did not become ready")
+
+    def probe(self):
+        """Raises OSError until the server answers its health check."""
+        urllib.request.urlopen(f"http://127.0.0.1:{self.http}/api/v1/health", timeout=1)
 
     def stop(self):
         self.proc.terminate()

@@ -1,5 +1,5 @@
 //! Helpers shared by the process tests: start `quiver serve` on free ports, call its HTTP API.
-#![allow(dead_code)]
+#![allow(dead_code, reason = "each test binary uses a different part of the shared support")]
 
 use serde_json::{json, Value as J};
 use std::net::TcpListener;
@@ -42,7 +42,22 @@ impl Server {
         Server::spawn(dir, extra, std::fs::File::create(log).unwrap().into())
     }
 
+    /// Starts `quiver serve` with TLS on both ports, ready once its health answers over TLS to a client trusting
+    /// the test authority.
+    pub fn start_tls(dir: &Path, certs: &TestCerts) -> Server {
+        let extra = ["--cert-path", certs.cert.to_str().unwrap(), "--key-path", certs.key.to_str().unwrap()];
+        Server::spawn_probed(dir, &extra, Stdio::null(), &|s: &Server| {
+            tls_get(&s.addr, &certs.ca, "/api/v1/health").is_ok()
+        })
+    }
+
     fn spawn(dir: &Path, extra: &[&str], stderr: Stdio) -> Server {
+        Server::spawn_probed(dir, extra, stderr, &|s: &Server| {
+            agent().get(&format!("http://{}/api/v1/health", s.addr)).call().is_ok()
+        })
+    }
+
+    fn spawn_probed(dir: &Path, extra: &[&str], stderr: Stdio, ready: &dyn Fn(&Server) -> bool) -> Server {
         let addr = format!("127.0.0.1:{}", free_port());
         let graph_addr = format!("127.0.0.1:{}", free_port());
         let child = Command::new(BIN)
@@ -55,7 +70,7 @@ impl Server {
         let s = Server { child, addr, graph_addr };
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
-            if agent().get(&format!("http://{}/api/v1/health", s.addr)).call().is_ok() {
+            if ready(&s) {
                 return s;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -89,4 +104,104 @@ pub fn exec_at(addr: &str, stmt: &str, space: Option<&str>) -> Result<J, String>
 
 pub fn code(j: &J) -> i64 {
     j["results"][0]["errors"]["code"].as_i64().unwrap()
+}
+
+/// A test certificate authority and a server certificate it signed for `localhost` and 127.0.0.1, made with the
+/// `openssl` CLI in `dir`.
+pub struct TestCerts {
+    /// What a client trusts.
+    pub ca: std::path::PathBuf,
+    /// What the server presents, and its key.
+    pub cert: std::path::PathBuf,
+    pub key: std::path::PathBuf,
+}
+
+pub fn make_certificate(dir: &Path) -> TestCerts {
+    std::fs::create_dir_all(dir).unwrap();
+    let p = |name: &str| dir.join(name);
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("the openssl CLI (scripts/setup.sh installs it)");
+        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    std::fs::write(p("leaf.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n").unwrap();
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=quiver-test-ca",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        "key.pem",
+        "-out",
+        "leaf.csr",
+    ]);
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "leaf.ext",
+        "-out",
+        "cert.pem",
+    ]);
+    TestCerts { ca: p("ca.pem"), cert: p("cert.pem"), key: p("key.pem") }
+}
+
+/// `GET path` over TLS to `addr`, trusting only `root` (PEM); the whole response, headers included.
+pub fn tls_get(addr: &str, root: &Path, path: &str) -> std::io::Result<String> {
+    use rustls_pki_types::pem::PemObject;
+    use std::io::{Read, Write};
+    use tokio_rustls::rustls;
+    let other = |e: &dyn std::fmt::Display| std::io::Error::other(e.to_string());
+    let mut roots = rustls::RootCertStore::empty();
+    for c in rustls_pki_types::CertificateDer::pem_file_iter(root).map_err(|e| other(&e))? {
+        roots.add(c.map_err(|e| other(&e))?).map_err(|e| other(&e))?;
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| other(&e))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = rustls_pki_types::ServerName::try_from("127.0.0.1").map_err(|e| other(&e))?;
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).map_err(|e| other(&e))?;
+    let sock = std::net::TcpStream::connect(addr)?;
+    sock.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut tls = rustls::StreamOwned::new(conn, sock);
+    tls.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes())?;
+    let mut out = String::new();
+    match tls.read_to_string(&mut out) {
+        Ok(_) => Ok(out),
+        // A peer closing without TLS's close_notify still sent the whole response.
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !out.is_empty() => Ok(out),
+        Err(e) => Err(e),
+    }
 }
