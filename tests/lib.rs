@@ -67,8 +67,8 @@ pub fn wait_jobs(db: &Database, session: &mut Session) -> Result<(), String> {
 /// Runs one query file; returns the list of failures (empty on success).
 pub fn run_file(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let db = Database::in_memory();
-    let mut session = Session::default();
+    let mut db = Database::in_memory();
+    let mut session = Session { user: "root".into(), ..Session::default() };
     let params = Params::new();
     let mut failures = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
@@ -99,6 +99,18 @@ pub fn run_file(path: &Path) -> Vec<String> {
                 failures.push(format!("{here}: {e}"));
                 return failures;
             }
+            i += 1;
+            continue;
+        }
+        // `authorize on|off`: whether users' roles decide what runs (`--enable-authorize`).
+        if let Some(on) = line.strip_prefix("authorize ") {
+            db.engine.authorize = on.trim() == "on";
+            i += 1;
+            continue;
+        }
+        // `as USER`: the following statements run as USER, in the same session (its space stays).
+        if let Some(user) = line.strip_prefix("as ") {
+            session.user = user.trim().to_string();
             i += 1;
             continue;
         }

@@ -62,7 +62,9 @@ query_files!(
     stats_jobs,
     ttl,
     configs,
-    queries
+    queries,
+    users,
+    permissions
 );
 
 rule_files!(

@@ -1,4 +1,4 @@
-//! The catalog trait: spaces, tags and edge types.
+//! The catalog trait: spaces, tags and edge types, users and their roles.
 
 use crate::index::{IndexDesc, IndexRef, IndexState};
 use crate::schema::{PropDef, SchemaKind, SchemaRef, SpaceDesc, VidType};
@@ -18,6 +18,56 @@ pub struct SchemaOptionsChange {
     pub ttl_duration: Option<i64>,
     pub ttl_col: Option<String>,
     pub comment: Option<String>,
+}
+
+/// NebulaGraph's roles, from the most to the least allowed. GOD is the root user's alone and is not granted; the
+/// others are granted per space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Role {
+    God,
+    Admin,
+    Dba,
+    User,
+    Guest,
+}
+
+impl Role {
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::God => "GOD",
+            Role::Admin => "ADMIN",
+            Role::Dba => "DBA",
+            Role::User => "USER",
+            Role::Guest => "GUEST",
+        }
+    }
+}
+
+/// The user every catalog has from its first start, with the GOD role (NebulaGraph's `root`, password `nebula`).
+pub const ROOT_USER: &str = "root";
+
+/// A user as the catalog keeps it: the password only as its argon2id hash.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserDesc {
+    pub name: String,
+    pub password_hash: String,
+    /// The role granted in each space, by space id.
+    pub roles: std::collections::BTreeMap<u32, Role>,
+}
+
+impl UserDesc {
+    pub fn is_god(&self) -> bool {
+        self.name == ROOT_USER
+    }
+
+    /// The role this user has in `space`: GOD everywhere for root.
+    pub fn role_in(&self, space: u32) -> Option<Role> {
+        if self.is_god() {
+            Some(Role::God)
+        } else {
+            self.roles.get(&space).copied()
+        }
+    }
 }
 
 pub struct NewSpace {
@@ -76,4 +126,18 @@ pub trait Catalog: Send + Sync {
     fn set_index_state(&self, space: &SpaceDesc, id: i32, state: IndexState) -> QResult<()>;
     /// Every index of the space, tag and edge, in creation order.
     fn indexes(&self, space: &SpaceDesc) -> Vec<IndexRef>;
+
+    /// Adds a user; `Ok(false)` when one of that name exists and `if_not_exists` is set.
+    fn create_user(&self, name: &str, password_hash: String, if_not_exists: bool) -> QResult<bool>;
+    /// Replaces a user's password hash.
+    fn set_password(&self, name: &str, password_hash: String) -> QResult<()>;
+    /// Removes a user; `Ok(false)` when there is none and `if_exists` is set.
+    fn drop_user(&self, name: &str, if_exists: bool) -> QResult<bool>;
+    fn user(&self, name: &str) -> Option<UserDesc>;
+    /// Every user, by name.
+    fn users(&self) -> Vec<UserDesc>;
+    /// Grants `role` in `space` to a user, replacing the role it had there.
+    fn grant(&self, name: &str, space: u32, role: Role) -> QResult<()>;
+    /// Takes back the user's role in `space`, which must be `role`.
+    fn revoke(&self, name: &str, space: u32, role: Role) -> QResult<()>;
 }

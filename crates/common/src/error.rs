@@ -20,6 +20,7 @@ pub enum ErrorCode {
     SyntaxError = -1004,
     ExecutionError = -1005,
     StatementEmpty = -1006,
+    BadPermission = -1008,
     SemanticError = -1009,
     StoreFailure = -2021,
     QueryTimeout = -1013,
@@ -38,6 +39,7 @@ impl ErrorCode {
             ErrorCode::SyntaxError => "SyntaxError",
             ErrorCode::SemanticError => "SemanticError",
             ErrorCode::StatementEmpty => "StatementEmpty",
+            ErrorCode::BadPermission => "PermissionError",
             ErrorCode::BadUsernamePassword | ErrorCode::SessionInvalid | ErrorCode::SessionTimeout => "SessionError",
             _ => "ExecutionError",
         }
@@ -66,6 +68,11 @@ impl QError {
     /// `SemanticError: <msg>` (-1009).
     pub fn semantic(msg: impl fmt::Display) -> QError {
         QError::new(ErrorCode::SemanticError, format!("SemanticError: {msg}"))
+    }
+
+    /// `PermissionError: <msg>` (-1008): what the user's roles do not allow.
+    pub fn permission(msg: impl fmt::Display) -> QError {
+        QError::new(ErrorCode::BadPermission, format!("PermissionError: {msg}"))
     }
 
     /// An execution error (-1005) whose message has no class prefix, like NebulaGraph's `Existed!`.

@@ -16,6 +16,7 @@ pub mod limits;
 pub mod memory;
 pub mod metrics;
 pub mod murmur;
+pub mod password;
 pub mod pattern;
 pub mod rng;
 pub mod types;

@@ -24,6 +24,10 @@ pub const VID_BYTES_MAX: usize = 256;
 /// Highest space id the catalog hands out: the keys of space id `u32::MAX` hold every Raft group's log and state
 /// (`raft::keys`), so no graph key may start with it.
 pub const SPACE_ID_MAX: u32 = u32::MAX - 1;
+/// Longest user name, in characters (NebulaGraph's).
+pub const USERNAME_CHARS_MAX: usize = 16;
+/// Longest password, in characters (NebulaGraph's).
+pub const PASSWORD_CHARS_MAX: usize = 24;
 /// Most partitions a space may have.
 pub const PARTITIONS_MAX: u32 = 1024;
 /// Most properties in one tag or edge type.

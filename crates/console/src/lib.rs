@@ -10,6 +10,8 @@ pub struct Client {
     url: String,
     agent: ureq::Agent,
     pub space: Option<String>,
+    /// `Authorization` header value, when the server has authorization on.
+    authorization: Option<String>,
 }
 
 /// The outcome of one statement as the console shows it.
@@ -21,14 +23,26 @@ pub struct Outcome {
 impl Client {
     pub fn new(addr: &str) -> Client {
         let agent = ureq::AgentBuilder::new().timeout_connect(std::time::Duration::from_secs(5)).build();
-        Client { url: format!("http://{addr}/api/v1/exec"), agent, space: None }
+        Client { url: format!("http://{addr}/api/v1/exec"), agent, space: None, authorization: None }
+    }
+
+    /// Signs every request in as `user` (HTTP basic auth), for a server with `--enable-authorize`.
+    pub fn with_credentials(mut self, user: &str, password: &str) -> Client {
+        use base64ct::Encoding;
+        self.authorization =
+            Some(format!("Basic {}", base64ct::Base64::encode_string(format!("{user}:{password}").as_bytes())));
+        self
     }
 
     /// Sends one request and renders its result.
     pub fn run(&mut self, stmt: &str) -> Outcome {
         let body = json!({"stmt": stmt, "space": self.space});
         let started = std::time::Instant::now();
-        let resp: J = match self.agent.post(&self.url).send_json(body) {
+        let mut request = self.agent.post(&self.url);
+        if let Some(a) = &self.authorization {
+            request = request.set("Authorization", a);
+        }
+        let resp: J = match request.send_json(body) {
             Ok(r) => match r.into_json() {
                 Ok(j) => j,
                 Err(e) => return Outcome { text: format!("[ERROR]: bad response: {e}"), ok: false },
@@ -42,6 +56,15 @@ impl Client {
             }
         };
         let total_us = started.elapsed().as_micros();
+        // A request refused before running (a sign-in that failed) has errors but no results.
+        if resp.get("results").is_none() {
+            let e = &resp["errors"][0];
+            let code = e["code"].as_i64().unwrap_or(-1);
+            return Outcome {
+                text: format!("[ERROR ({code})]: {}", e["message"].as_str().unwrap_or("unknown error")),
+                ok: false,
+            };
+        }
         let result = &resp["results"][0];
         if let Some(s) = result["spaceName"].as_str() {
             self.space = Some(s.to_string());

@@ -53,6 +53,26 @@ struct SpaceState {
 pub struct MetaStore {
     kv: Arc<dyn KvEngine>,
     spaces: RwLock<BTreeMap<String, SpaceState>>,
+    users: RwLock<BTreeMap<String, UserDesc>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct UserRecord {
+    name: String,
+    password_hash: String,
+    roles: Vec<(u32, Role)>,
+}
+
+fn user_key(name: &str) -> Vec<u8> {
+    let mut k = META_PREFIX.to_vec();
+    k.extend_from_slice(b"user:");
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
+/// NebulaGraph's error for a user it does not have.
+pub fn user_not_found() -> QError {
+    QError::execution("User not existed!")
 }
 
 fn space_key(id: u32) -> Vec<u8> {
@@ -134,7 +154,49 @@ impl MetaStore {
                 SpaceState { desc: Arc::new(r.desc), schemas, next_schema_id: r.next_schema_id, indexes },
             );
         }
-        Ok(MetaStore { kv, spaces: RwLock::new(spaces) })
+        let users = Self::load_users(&kv)?;
+        let store = MetaStore { kv, spaces: RwLock::new(spaces), users: RwLock::new(users) };
+        // root/nebula exists from the first start, as in NebulaGraph.
+        if store.user(ROOT_USER).is_none() {
+            // One hash per process for every new catalog: argon2 is slow on purpose, and the default credential is
+            // public anyway.
+            static DEFAULT_ROOT_HASH: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+            let hash = DEFAULT_ROOT_HASH.get_or_init(|| quiver_common::password::hash("nebula")).clone();
+            store.create_user(ROOT_USER, hash.map_err(QError::storage)?, true)?;
+        }
+        Ok(store)
+    }
+
+    fn load_users(kv: &Arc<dyn KvEngine>) -> QResult<BTreeMap<String, UserDesc>> {
+        let mut users = BTreeMap::new();
+        let mut bad = None;
+        kv.scan_prefix(&user_key(""), &mut |_, v| match serde_json::from_slice::<UserRecord>(v) {
+            Ok(r) => {
+                let roles = r.roles.into_iter().collect();
+                users.insert(r.name.clone(), UserDesc { name: r.name, password_hash: r.password_hash, roles });
+                true
+            }
+            Err(e) => {
+                bad = Some(e.to_string());
+                false
+            }
+        })
+        .map_err(kv_err)?;
+        match bad {
+            Some(e) => Err(QError::storage(format!("corrupt user record: {e}"))),
+            None => Ok(users),
+        }
+    }
+
+    fn persist_user(&self, u: &UserDesc) -> QResult<()> {
+        let rec = UserRecord {
+            name: u.name.clone(),
+            password_hash: u.password_hash.clone(),
+            roles: u.roles.iter().map(|(s, r)| (*s, *r)).collect(),
+        };
+        let mut b = WriteBatch::new();
+        b.put(user_key(&u.name), serde_json::to_vec(&rec).expect("a user serializes"));
+        self.kv.write(b).map_err(kv_err)
     }
 
     fn persist(&self, st: &SpaceState) -> QResult<()> {
@@ -249,6 +311,13 @@ impl Catalog for MetaStore {
         b.delete(space_key(desc.id));
         self.kv.write(b).map_err(kv_err)?;
         spaces.remove(name);
+        // Roles in the space go with it (space ids are never reused, so a stale role could not resurface anyway).
+        let mut users = self.users.write().expect("lock poisoned");
+        for u in users.values_mut() {
+            if u.roles.remove(&desc.id).is_some() {
+                self.persist_user(u)?;
+            }
+        }
         Ok(Some(desc))
     }
 
@@ -523,6 +592,72 @@ impl Catalog for MetaStore {
     fn indexes(&self, space: &SpaceDesc) -> Vec<IndexRef> {
         let spaces = self.spaces.read().expect("lock poisoned");
         spaces.get(&space.name).filter(|s| s.desc.id == space.id).map(|st| st.indexes.clone()).unwrap_or_default()
+    }
+
+    fn create_user(&self, name: &str, password_hash: String, if_not_exists: bool) -> QResult<bool> {
+        let mut users = self.users.write().expect("lock poisoned");
+        if users.contains_key(name) {
+            return if if_not_exists { Ok(false) } else { Err(QError::execution("Existed!")) };
+        }
+        let u = UserDesc { name: name.to_string(), password_hash, roles: BTreeMap::new() };
+        self.persist_user(&u)?;
+        users.insert(name.to_string(), u);
+        Ok(true)
+    }
+
+    fn set_password(&self, name: &str, password_hash: String) -> QResult<()> {
+        let mut users = self.users.write().expect("lock poisoned");
+        let u = users.get_mut(name).ok_or_else(user_not_found)?;
+        let mut changed = u.clone();
+        changed.password_hash = password_hash;
+        self.persist_user(&changed)?;
+        *u = changed;
+        Ok(())
+    }
+
+    fn drop_user(&self, name: &str, if_exists: bool) -> QResult<bool> {
+        let mut users = self.users.write().expect("lock poisoned");
+        if !users.contains_key(name) {
+            return if if_exists { Ok(false) } else { Err(user_not_found()) };
+        }
+        let mut b = WriteBatch::new();
+        b.delete(user_key(name));
+        self.kv.write(b).map_err(kv_err)?;
+        users.remove(name);
+        Ok(true)
+    }
+
+    fn user(&self, name: &str) -> Option<UserDesc> {
+        self.users.read().expect("lock poisoned").get(name).cloned()
+    }
+
+    fn users(&self) -> Vec<UserDesc> {
+        self.users.read().expect("lock poisoned").values().cloned().collect()
+    }
+
+    fn grant(&self, name: &str, space: u32, role: Role) -> QResult<()> {
+        let mut users = self.users.write().expect("lock poisoned");
+        let u = users.get_mut(name).ok_or_else(user_not_found)?;
+        let mut changed = u.clone();
+        changed.roles.insert(space, role);
+        self.persist_user(&changed)?;
+        *u = changed;
+        Ok(())
+    }
+
+    fn revoke(&self, name: &str, space: u32, role: Role) -> QResult<()> {
+        let mut users = self.users.write().expect("lock poisoned");
+        let u = users.get_mut(name).ok_or_else(user_not_found)?;
+        match u.roles.get(&space) {
+            None => return Err(QError::execution("Role not existed!")),
+            Some(r) if *r != role => return Err(QError::execution("Improper role!")),
+            Some(_) => {}
+        }
+        let mut changed = u.clone();
+        changed.roles.remove(&space);
+        self.persist_user(&changed)?;
+        *u = changed;
+        Ok(())
     }
 }
 

@@ -7,6 +7,7 @@
 //! ([`optimizer`]) and executed ([`plan::exec`]); statements that need no planning (DDL, DML, FETCH) run in the
 //! statement layer ([`data`], [`schema`]).
 
+mod access;
 pub mod configs;
 mod constants;
 mod context;
@@ -106,6 +107,8 @@ pub struct QueryEngine {
     pub disabled_rules: Vec<String>,
     /// The graph protocol's sessions, when a server serves that protocol.
     pub sessions: Option<Arc<dyn SessionRegistry>>,
+    /// Whether users' roles decide what they may run (`--enable-authorize`; off by default, as in NebulaGraph).
+    pub authorize: bool,
     /// Told of every request, when a server watches them (the slow-query log, the metrics).
     pub observers: Vec<Arc<dyn QueryObserver>>,
     /// The address this process serves on: the one host SHOW HOSTS, SHOW PARTS and SHOW ZONES report, which
@@ -125,6 +128,7 @@ impl QueryEngine {
             running: queries::RunningQueries::default(),
             disabled_rules: Vec::new(),
             sessions: None,
+            authorize: false,
             observers: Vec::new(),
             local_host: ("127.0.0.1".into(), 9669),
         }
@@ -178,6 +182,7 @@ impl QueryEngine {
         let mut req = Request::new(params, budget);
         let mut last = DataSet::empty();
         for stmt in &statements {
+            self.check_access(session, stmt)?;
             last = match stmt {
                 Statement::Explain { profile, format, body } => {
                     self.explain(session, body, *profile, *format, &mut req)?

@@ -92,11 +92,22 @@ impl RunningQueries {
     /// `KILL QUERY`: marks plan `plan` of `session` killed, with NebulaGraph's errors when there is no such
     /// session (`exists` says which sessions there are) or no such query in it. `current` is the session asking
     /// (a `session` of 0 means it too).
-    pub fn kill(&self, current: i64, session: i64, plan: i64, exists: &dyn Fn(i64) -> bool) -> QResult<()> {
+    /// With `only_own` (a non-GOD user), another user's query is refused.
+    pub fn kill(
+        &self,
+        current: i64,
+        session: i64,
+        plan: i64,
+        only_own: Option<&str>,
+        exists: &dyn Fn(i64) -> bool,
+    ) -> QResult<()> {
         let state = self.lock();
         let of_current = session == 0 || session == current;
         let target = if of_current { current } else { session };
         if let Some(r) = state.1.iter().find(|r| r.session == target && r.plan == plan) {
+            if only_own.is_some_and(|u| u != r.user) {
+                return Err(QError::permission("Only GOD role could kill others' queries."));
+            }
             r.budget.kill();
             return Ok(());
         }

@@ -70,6 +70,16 @@ enum Command {
         /// The PEM private key of --cert-path's certificate.
         #[arg(long)]
         key_path: Option<PathBuf>,
+        /// Check passwords at sign-in and let users' roles decide what they may run (NebulaGraph's
+        /// `enable_authorize`). The user `root` with password `nebula` exists from the first start.
+        #[arg(long)]
+        enable_authorize: bool,
+        /// With --enable-authorize: this many wrong passwords in a row lock a user (0: never).
+        #[arg(long, default_value_t = 0)]
+        failed_login_attempts: u32,
+        /// How long a locked user stays locked, in seconds (0: never locked).
+        #[arg(long, default_value_t = 0)]
+        password_lock_time_in_secs: u64,
     },
     /// Bulk-loads CSV files described by a mapping (`config.yaml` in the NebulaGraph test datasets' shape) into a
     /// data directory (the server must not be running on it).
@@ -123,6 +133,12 @@ enum Command {
     Console {
         #[arg(long, default_value = "127.0.0.1:19669")]
         addr: String,
+        /// Sign in as this user (for a server started with --enable-authorize).
+        #[arg(short = 'u', long)]
+        user: Option<String>,
+        /// The user's password.
+        #[arg(short = 'p', long, default_value = "")]
+        password: String,
         #[arg(short = 'e')]
         exec: Option<String>,
         #[arg(short = 'f')]
@@ -151,6 +167,9 @@ fn main() -> ExitCode {
             slow_query_threshold_us,
             cert_path,
             key_path,
+            enable_authorize,
+            failed_login_attempts,
+            password_lock_time_in_secs,
         } => {
             let tls = match (cert_path, key_path) {
                 (None, None) => None,
@@ -185,6 +204,7 @@ fn main() -> ExitCode {
                 },
                 max_connections,
                 slow_query_threshold_us,
+                authorize: enable_authorize.then_some((failed_login_attempts, password_lock_time_in_secs)),
             };
             match serve(data_dir, http_addr, graph, demo, datasets, limits, disabled_rules) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -236,8 +256,11 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Console { addr, exec, file } => {
+        Command::Console { addr, user, password, exec, file } => {
             let mut client = quiver_console::Client::new(&addr);
+            if let Some(user) = user {
+                client = client.with_credentials(&user, &password);
+            }
             if let Some(stmt) = exec {
                 return if quiver_console::run_script(&mut client, &stmt) {
                     ExitCode::SUCCESS
@@ -315,6 +338,8 @@ struct GraphOptions {
     config: quiver_server::graphd::GraphConfig,
     max_connections: Option<usize>,
     slow_query_threshold_us: i64,
+    /// `--enable-authorize`, with the lockout's attempts and seconds.
+    authorize: Option<(u32, u64)>,
 }
 
 fn serve(
@@ -332,6 +357,9 @@ fn serve(
     }
     let mut db = quiver_server::Database::open(&data_dir).map_err(|e| e.to_string())?;
     db.engine.set_limits(limits);
+    if let Some((attempts, lock_secs)) = graph.authorize {
+        db.enable_authorize(attempts, lock_secs);
+    }
     db.engine.local_host = (graph.addr.ip().to_string(), graph.addr.port());
     let sessions = Arc::new(SessionManager::new(graph.idle_timeout, graph.addr.to_string(), disabled_rules.clone()));
     db.engine.disabled_rules = disabled_rules;

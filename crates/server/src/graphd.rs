@@ -186,8 +186,23 @@ impl Service {
                     Some(Reply::Verify { error_code: E_CLIENT_SERVER_INCOMPATIBLE, error_msg: Some(msg) })
                 }
             }
-            Call::Authenticate { username, .. } => {
-                // Authentication is off, as in NebulaGraph's default configuration (`enable_authorize=false`).
+            Call::Authenticate { username, password } => {
+                // With authorization off (NebulaGraph's default `enable_authorize=false`) any password signs in.
+                if let Some(auth) = self.db.auth.clone() {
+                    let user = username.clone();
+                    let checked = tokio::task::spawn_blocking(move || auth.check(&user, &password))
+                        .await
+                        .unwrap_or_else(|e| Err(format!("sign-in failed: {e}")));
+                    if let Err(msg) = checked {
+                        self.sessions.auth_failed();
+                        log::info!("sign-in of user {username} from {peer} refused: {msg}");
+                        return Some(Reply::Auth(AuthResponse {
+                            error_code: ErrorCode::BadUsernamePassword.as_i32(),
+                            error_msg: Some(msg),
+                            ..AuthResponse::default()
+                        }));
+                    }
+                }
                 let reply = match self.sessions.create(&username, &peer.ip().to_string()) {
                     Ok(id) => {
                         log::info!("session {id} opened for user {username} from {peer}");

@@ -216,12 +216,28 @@ fn error_response(status: StatusCode, msg: String) -> Response {
     (status, axum::Json(response_json(&Err(e), None, 0))).into_response()
 }
 
-async fn exec(State(state): State<HttpState>, body: Body) -> Response {
+async fn exec(State(state): State<HttpState>, headers: axum::http::HeaderMap, body: Body) -> Response {
     let body = match read_body(body, state.arrival_timeout).await {
         Ok(b) => b,
         Err(refused) => return refused,
     };
     let db = state.db;
+    // With authorization on, each request signs in with HTTP basic auth and runs as that user.
+    let mut user = String::new();
+    if let Some(auth) = db.auth.clone() {
+        let Some((name, password)) = basic_credentials(&headers) else {
+            return unauthorized("this server needs a user name and password (HTTP basic auth)".into());
+        };
+        let who = name.clone();
+        match tokio::task::spawn_blocking(move || auth.check(&who, &password)).await {
+            Ok(Ok(())) => user = name,
+            Ok(Err(msg)) => {
+                db.metrics.add("num_auth_failed_sessions", 1);
+                return unauthorized(msg);
+            }
+            Err(e) => return unauthorized(format!("sign-in failed: {e}")),
+        }
+    }
     let req: J = match serde_json::from_slice(&body) {
         Ok(j) => j,
         Err(e) => return bad_request(format!("request body is not JSON: {e}")),
@@ -246,6 +262,7 @@ async fn exec(State(state): State<HttpState>, body: Body) -> Response {
             Some(J::String(s)) => Some(s.clone()),
             Some(_) => return bad_request("`space' must be a string".into()),
         },
+        user,
         ..Session::default()
     };
     let started = Instant::now();
@@ -253,6 +270,24 @@ async fn exec(State(state): State<HttpState>, body: Body) -> Response {
         db.execute_blocking(session, stmt, params).await.unwrap_or_else(|e| (Err(e), Session::default()));
     let latency = started.elapsed().as_micros();
     axum::Json(response_json(&result, session.space.as_deref(), latency)).into_response()
+}
+
+/// The user name and password of an `Authorization: Basic ...` header.
+fn basic_credentials(headers: &axum::http::HeaderMap) -> Option<(String, String)> {
+    let value = headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
+    let encoded = value.strip_prefix("Basic ").or_else(|| value.strip_prefix("basic "))?;
+    // Credentials are short; a huge header is refused by hyper before it gets here.
+    let decoded = <base64ct::Base64 as base64ct::Encoding>::decode_vec(encoded.trim()).ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (user, password) = text.split_once(':')?;
+    Some((user.to_string(), password.to_string()))
+}
+
+/// 401 with NebulaGraph's `E_BAD_USERNAME_PASSWORD` in the executeJson error shape, asking for basic auth.
+fn unauthorized(msg: String) -> Response {
+    let body = json!({ "errors": [{ "code": ErrorCode::BadUsernamePassword.as_i32(), "message": msg }] });
+    (StatusCode::UNAUTHORIZED, [(axum::http::header::WWW_AUTHENTICATE, "Basic realm=\"quiver\"")], axum::Json(body))
+        .into_response()
 }
 
 /// The value of query parameter `name`, percent-decoded (`stats=a%2Cb`).

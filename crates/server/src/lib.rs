@@ -1,6 +1,7 @@
 //! The embedded server: wires the catalog, storage and query engine into one process, loads datasets, and serves
 //! the HTTP API and NebulaGraph's graph protocol. Thin by design: everything it wires lives in its own crate.
 
+pub mod auth;
 pub mod graphd;
 pub mod http;
 pub mod import;
@@ -29,6 +30,8 @@ pub struct Database {
     storage: Arc<EmbeddedStorage>,
     /// The process's figures (`/stats`, `/metrics`).
     pub metrics: Arc<quiver_common::metrics::Metrics>,
+    /// Sign-in checks, when authorization is on (see [`Database::enable_authorize`]).
+    pub auth: Option<Arc<auth::Authenticator>>,
 }
 
 impl Database {
@@ -55,7 +58,14 @@ impl Database {
         storage.start_jobs()?;
         let metrics = Arc::new(quiver_common::metrics::Metrics::new());
         storage.set_metrics(metrics.clone());
-        Ok(Database { engine: QueryEngine::new(meta, storage.clone()), kv, storage, metrics })
+        Ok(Database { engine: QueryEngine::new(meta, storage.clone()), kv, storage, metrics, auth: None })
+    }
+
+    /// Turns authorization on (`--enable-authorize`): sign-ins check passwords, with lockout after
+    /// `attempts_max` wrong ones for `lock_secs` (0 for either: no lockout), and roles decide what users may run.
+    pub fn enable_authorize(&mut self, attempts_max: u32, lock_secs: u64) {
+        self.engine.authorize = true;
+        self.auth = Some(Arc::new(auth::Authenticator::new(self.engine.catalog.clone(), attempts_max, lock_secs)));
     }
 
     /// The storage engine's own figures (RocksDB's properties), named for Prometheus, with their help.

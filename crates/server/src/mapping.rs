@@ -107,7 +107,8 @@ impl Config {
     /// already exists is skipped, so a load can be run again. Returns a session using the space.
     pub fn create_schema(&self, db: &Database) -> QResult<Session> {
         let params = Params::new();
-        let mut session = Session::default();
+        // The loader is the administrator: root, whose GOD role may create spaces with authorization on.
+        let mut session = Session { user: quiver_api::ROOT_USER.to_string(), ..Session::default() };
         db.execute(
             &mut session,
             &format!(

@@ -537,6 +537,44 @@ pub enum Statement {
     RecoverJob(Vec<i64>),
     ShowStats,
     /// A statement the parser recognizes but Quiver does not run yet (named for the error message).
+    /// `CREATE USER [IF NOT EXISTS] name [WITH PASSWORD 'p']` (an empty password without WITH).
+    CreateUser {
+        name: String,
+        password: String,
+        if_not_exists: bool,
+    },
+    /// `ALTER USER name WITH PASSWORD 'p'`.
+    AlterUser {
+        name: String,
+        password: String,
+    },
+    DropUser {
+        name: String,
+        if_exists: bool,
+    },
+    /// `CHANGE PASSWORD name FROM 'old' TO 'new'`.
+    ChangePassword {
+        name: String,
+        old: String,
+        new: String,
+    },
+    /// `GRANT [ROLE] role ON space TO user`; `role` is GOD, ADMIN, DBA, USER or GUEST.
+    Grant {
+        role: String,
+        space: String,
+        user: String,
+    },
+    /// `REVOKE [ROLE] role ON space FROM user`.
+    Revoke {
+        role: String,
+        space: String,
+        user: String,
+    },
+    ShowUsers,
+    /// `SHOW ROLES IN space`.
+    ShowRoles(String),
+    /// `DESC[RIBE] USER name`.
+    DescribeUser(String),
     Unsupported(String),
     /// `MATCH ... RETURN ...` and the other openCypher reading clauses.
     Match(Box<MatchStatement>),

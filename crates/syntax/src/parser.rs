@@ -474,6 +474,9 @@ impl<'a> Parser<'a> {
                 if self.eat_kw("ZONE") {
                     return Ok(Statement::DescribeZone(self.name()?));
                 }
+                if self.eat_kw("USER") {
+                    return Ok(Statement::DescribeUser(self.name()?));
+                }
                 let kind = self.schema_kind()?;
                 if self.eat_kw("INDEX") {
                     return Ok(Statement::DescribeIndex { kind, name: self.name()? });
@@ -606,7 +609,27 @@ impl<'a> Parser<'a> {
                 self.bump();
                 Ok(Statement::KillSession(self.expr()?))
             }
-            "GET" | "GRANT" | "REVOKE" | "KILL" | "BALANCE" => {
+            "GRANT" | "REVOKE" => {
+                self.bump();
+                let grant = word.eq_ignore_ascii_case("GRANT");
+                self.eat_kw("ROLE");
+                let role = self.role_name()?;
+                self.expect_kw("ON")?;
+                let space = self.name()?;
+                self.expect_kw(if grant { "TO" } else { "FROM" })?;
+                let user = self.name()?;
+                Ok(if grant { Statement::Grant { role, space, user } } else { Statement::Revoke { role, space, user } })
+            }
+            "CHANGE" if self.peek_kw_at(1, "PASSWORD") => {
+                self.bump();
+                self.bump();
+                let name = self.name()?;
+                self.expect_kw("FROM")?;
+                let old = self.string_lit()?;
+                self.expect_kw("TO")?;
+                Ok(Statement::ChangePassword { name, old, new: self.string_lit()? })
+            }
+            "GET" | "KILL" | "BALANCE" => {
                 self.skip_to_statement_end();
                 Ok(Statement::Unsupported(word.to_uppercase()))
             }
@@ -960,7 +983,18 @@ impl<'a> Parser<'a> {
         if self.eat_kw("SNAPSHOT") {
             return Ok(Statement::CreateSnapshot);
         }
-        if self.peek_kw("USER") || self.peek_kw("FULLTEXT") {
+        if self.eat_kw("USER") {
+            let if_not_exists = self.if_not_exists()?;
+            let name = self.name()?;
+            let password = if self.eat_kw("WITH") {
+                self.expect_kw("PASSWORD")?;
+                self.string_lit()?
+            } else {
+                String::new()
+            };
+            return Ok(Statement::CreateUser { name, password, if_not_exists });
+        }
+        if self.peek_kw("FULLTEXT") {
             let what =
                 format!("CREATE {}", self.src[self.tokens[self.pos].start..self.tokens[self.pos].end].to_uppercase());
             self.skip_to_statement_end();
@@ -1232,8 +1266,24 @@ impl<'a> Parser<'a> {
         Ok(opts)
     }
 
+    /// GOD, ADMIN, DBA, USER or GUEST, upper-cased.
+    fn role_name(&mut self) -> QResult<String> {
+        for role in ["GOD", "ADMIN", "DBA", "USER", "GUEST"] {
+            if self.eat_kw(role) {
+                return Ok(role.to_string());
+            }
+        }
+        Err(self.error_here())
+    }
+
     fn alter(&mut self) -> QResult<Statement> {
         self.expect_kw("ALTER")?;
+        if self.eat_kw("USER") {
+            let name = self.name()?;
+            self.expect_kw("WITH")?;
+            self.expect_kw("PASSWORD")?;
+            return Ok(Statement::AlterUser { name, password: self.string_lit()? });
+        }
         let kind = self.schema_kind()?;
         let name = self.name()?;
         let mut ops = Vec::new();
@@ -1277,6 +1327,10 @@ impl<'a> Parser<'a> {
             let if_exists = self.if_exists()?;
             return Ok(Statement::DropSpace { if_exists, name: self.name()? });
         }
+        if self.eat_kw("USER") {
+            let if_exists = self.if_exists()?;
+            return Ok(Statement::DropUser { if_exists, name: self.name()? });
+        }
         if (self.peek_kw("TAG") || self.peek_kw("EDGE")) && self.peek_kw_at(1, "INDEX") {
             let kind = self.schema_kind()?;
             self.expect_kw("INDEX")?;
@@ -1292,6 +1346,13 @@ impl<'a> Parser<'a> {
         self.expect_kw("SHOW")?;
         if self.eat_kw("SPACES") {
             return Ok(Statement::ShowSpaces);
+        }
+        if self.eat_kw("USERS") {
+            return Ok(Statement::ShowUsers);
+        }
+        if self.eat_kw("ROLES") {
+            self.expect_kw("IN")?;
+            return Ok(Statement::ShowRoles(self.name()?));
         }
         if self.peek_kw("LOCAL") && self.peek_kw_at(1, "SESSIONS") {
             self.bump();

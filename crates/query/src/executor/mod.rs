@@ -28,6 +28,7 @@ mod set;
 mod sort;
 mod statement;
 mod traverse;
+mod users;
 
 use aggregate::AggregateExecutor;
 use expand::ExpandExecutor;
@@ -373,7 +374,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let ids = (0..src.len())
                     .map(|row| quiver_common::eval::eval(e, &src.context(req, row)))
                     .collect::<QResult<Vec<_>>>()?;
-                self.engine.kill_sessions(e, &ids)
+                self.engine.kill_sessions(self.session, e, &ids)
             }
             Op::Statement(s) if mutation::update_input(s).is_some() => {
                 // `... | UPDATE VERTEX ON t $-.id SET ...`: the update once per input row, the rows it yields joined.

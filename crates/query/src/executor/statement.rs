@@ -23,7 +23,16 @@ impl QueryEngine {
             | Statement::ShowSpaces
             | Statement::DescribeSpace(_)
             | Statement::ShowCreateSpace(_) => self.space_statement(stmt),
-            Statement::ShowSessions(only) => Ok(self.show_sessions(*only)),
+            Statement::ShowSessions(only) => Ok(self.own_rows(session, self.show_sessions(*only), "UserName")),
+            Statement::CreateUser { .. }
+            | Statement::AlterUser { .. }
+            | Statement::DropUser { .. }
+            | Statement::ChangePassword { .. }
+            | Statement::Grant { .. }
+            | Statement::Revoke { .. }
+            | Statement::ShowUsers
+            | Statement::ShowRoles(_)
+            | Statement::DescribeUser(_) => self.user_statement(session, stmt),
             Statement::ShowHosts(_)
             | Statement::ShowCharset
             | Statement::ShowCollation
@@ -33,7 +42,9 @@ impl QueryEngine {
             | Statement::DropSnapshot(_)
             | Statement::ShowSnapshots
             | Statement::DescribeZone(_) => self.cluster_statement(stmt),
-            Statement::ShowQueries { local } => Ok(self.running.show(local.then_some(session.id), &self.local_addr())),
+            Statement::ShowQueries { local } => {
+                Ok(self.own_rows(session, self.running.show(local.then_some(session.id), &self.local_addr()), "User"))
+            }
             Statement::KillQuery { session: s, plan } => {
                 let ctx = quiver_common::eval::ConstContext { params: Some(params) };
                 let s = s.as_ref().map(|e| eval(e, &ctx).map(|v| (e, v))).transpose()?;
@@ -47,7 +58,7 @@ impl QueryEngine {
                         v.type_name().to_uppercase()
                     )));
                 }
-                self.kill_sessions(e, &[v])
+                self.kill_sessions(session, e, &[v])
             }
             Statement::ShowConfigs(module) => Ok(self.configs.show(*module)),
             Statement::GetConfig { module, name } => self.configs.get(*module, name),
@@ -117,15 +128,23 @@ impl QueryEngine {
         };
         let plan = int_of("ExecutionPlanID", plan.0, &plan.1)?;
         let exists = |id: i64| self.sessions.as_ref().is_some_and(|r| r.sessions().iter().any(|s| s.id == id));
-        self.running.kill(session.id, target, plan, &exists)?;
+        let only_own = (!self.is_god(session)).then_some(session.user.as_str());
+        self.running.kill(session.id, target, plan, only_own, &exists)?;
         Ok(DataSet::empty())
     }
 
     /// `KILL SESSION`: ends the sessions whose ids `values` holds (evaluated from `e`), and says how many existed.
-    pub(crate) fn kill_sessions(&self, e: &Expr, values: &[Value]) -> QResult<DataSet> {
+    pub(crate) fn kill_sessions(&self, session: &Session, e: &Expr, values: &[Value]) -> QResult<DataSet> {
         let mut killed = 0;
+        let god = self.is_god(session);
         for v in values {
             let id = int_of("Session", e, v)?;
+            if !god {
+                let owner = self.sessions.as_ref().and_then(|r| r.sessions().into_iter().find(|s| s.id == id));
+                if owner.is_some_and(|s| s.user != session.user) {
+                    return Err(QError::permission("No permission to kill session"));
+                }
+            }
             if self.sessions.as_ref().is_some_and(|r| r.remove(id)) {
                 killed += 1;
             }

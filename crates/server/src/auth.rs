@@ -1,0 +1,102 @@
+//! Sign-in with authorization on (`--enable-authorize`): a user name and password checked against the catalog's
+//! argon2id hash, with NebulaGraph's errors and its optional lockout (`--failed-login-attempts` wrong passwords in
+//! a row lock the user for `--password-lock-time-in-secs`; either 0 turns lockout off, as in NebulaGraph).
+//!
+//! argon2 is slow on purpose (tens of milliseconds), so a password that verified once is remembered as a keyed
+//! fingerprint of (user, password, stored hash): the HTTP API, which signs in on every request with basic auth,
+//! pays the hash once per password rather than per request. The fingerprint's key is drawn at start, so it cannot
+//! be computed outside this process; a changed password changes the stored hash and so misses the memory.
+
+use quiver_api::Catalog;
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+#[derive(Default)]
+struct Attempts {
+    remaining: u32,
+    locked_at: Option<Instant>,
+}
+
+pub struct Authenticator {
+    catalog: Arc<dyn Catalog>,
+    attempts_max: u32,
+    lock_secs: u64,
+    attempts: Mutex<HashMap<String, Attempts>>,
+    verified: Mutex<std::collections::HashSet<u64>>,
+    key: std::collections::hash_map::RandomState,
+}
+
+/// Most remembered verified passwords; past it the memory starts over.
+const VERIFIED_MAX: usize = 10_000;
+
+impl Authenticator {
+    pub fn new(catalog: Arc<dyn Catalog>, attempts_max: u32, lock_secs: u64) -> Authenticator {
+        Authenticator {
+            catalog,
+            attempts_max,
+            lock_secs,
+            attempts: Mutex::default(),
+            verified: Mutex::default(),
+            key: std::collections::hash_map::RandomState::new(),
+        }
+    }
+
+    fn fingerprint(&self, user: &str, password: &str, stored: &str) -> u64 {
+        self.key.hash_one((user, password, stored))
+    }
+
+    /// Checks a sign-in; the error is NebulaGraph's text (its code is `E_BAD_USERNAME_PASSWORD`). Blocking: it may
+    /// hash a password.
+    pub fn check(&self, user: &str, password: &str) -> Result<(), String> {
+        let Some(desc) = self.catalog.user(user) else { return Err("User not exist".into()) };
+        let lockout = self.attempts_max > 0 && self.lock_secs > 0;
+        if lockout {
+            let mut attempts = self.attempts.lock().unwrap_or_else(|p| p.into_inner());
+            let a =
+                attempts.entry(user.to_string()).or_insert(Attempts { remaining: self.attempts_max, locked_at: None });
+            if let Some(at) = a.locked_at {
+                let left = self.lock_secs as i64 - at.elapsed().as_secs() as i64;
+                if left > 0 {
+                    return Err(format!(
+                        "{} times consecutive incorrect passwords has been input, user name: {user} has been locked, \
+                         try again in {left} seconds",
+                        self.attempts_max
+                    ));
+                }
+                *a = Attempts { remaining: self.attempts_max, locked_at: None };
+            }
+        }
+        let fp = self.fingerprint(user, password, &desc.password_hash);
+        let known = self.verified.lock().unwrap_or_else(|p| p.into_inner()).contains(&fp);
+        if known || quiver_common::password::verify(password, &desc.password_hash) {
+            if !known {
+                let mut v = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+                if v.len() >= VERIFIED_MAX {
+                    v.clear();
+                }
+                v.insert(fp);
+            }
+            if lockout {
+                self.attempts.lock().unwrap_or_else(|p| p.into_inner()).remove(user);
+            }
+            return Ok(());
+        }
+        if !lockout {
+            return Err("Invalid password".into());
+        }
+        let mut attempts = self.attempts.lock().unwrap_or_else(|p| p.into_inner());
+        let a = attempts.entry(user.to_string()).or_insert(Attempts { remaining: self.attempts_max, locked_at: None });
+        a.remaining = a.remaining.saturating_sub(1);
+        if a.remaining == 0 {
+            a.locked_at = Some(Instant::now());
+            return Err(format!(
+                "{} times consecutive incorrect passwords has been input, user name: {user} has been locked, try \
+                 again in {} seconds",
+                self.attempts_max, self.lock_secs
+            ));
+        }
+        Err(format!("Invalid password, remaining attempts: {}", a.remaining))
+    }
+}
