@@ -71,6 +71,8 @@ pub struct Budget {
     deadline: Instant,
     memory: Arc<Account>,
     killed: Arc<AtomicBool>,
+    /// Why it was killed, when not by KILL QUERY (the server's memory watchdog).
+    reason: Arc<std::sync::OnceLock<QError>>,
 }
 
 impl Budget {
@@ -81,6 +83,7 @@ impl Budget {
             deadline: now.checked_add(limits.timeout).unwrap_or(now + QUERY_TIMEOUT_DEFAULT),
             memory: Account::new(limits.memory_bytes),
             killed: Arc::default(),
+            reason: Arc::default(),
         }
     }
 
@@ -100,7 +103,7 @@ impl Budget {
     /// Fails once the deadline has passed, the query was cancelled, or it holds more than its memory bound.
     pub fn check(&self) -> QResult<()> {
         if self.killed.load(Ordering::Relaxed) {
-            return Err(QError::execution("Execution had been killed"));
+            return Err(self.reason.get().cloned().unwrap_or_else(|| QError::execution("Execution had been killed")));
         }
         if self.memory.used_bytes() > self.limits.memory_bytes {
             return Err(memory::exceeded_error(self.limits.memory_bytes));
@@ -120,6 +123,16 @@ impl Budget {
     /// Cancels the query: its next [`Budget::check`] fails.
     pub fn kill(&self) {
         self.killed.store(true, Ordering::Relaxed);
+    }
+
+    /// Cancels the query with `reason` as the error its next [`Budget::check`] returns.
+    pub fn kill_because(&self, reason: QError) {
+        let _ = self.reason.set(reason);
+        self.killed.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::Relaxed)
     }
 
     /// What the query holds now, as its account counts it.

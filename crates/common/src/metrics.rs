@@ -52,6 +52,7 @@ pub const METRICS: &[(&str, Kind, &str)] = &[
     ("num_slow_queries", Kind::Counter, "requests at or past slow_query_threshold_us"),
     ("num_query_errors", Kind::Counter, "requests that ended with an error"),
     ("num_killed_queries", Kind::Counter, "requests stopped by KILL QUERY"),
+    ("num_queries_hit_memory_watermark", Kind::Counter, "requests stopped because the server neared its memory limit"),
     ("query_latency_us", Kind::Histogram, "request latency in microseconds"),
     ("slow_query_latency_us", Kind::Histogram, "latency of slow requests in microseconds"),
     ("num_opened_sessions", Kind::Counter, "sessions opened"),

@@ -354,12 +354,16 @@ fn split_at_semicolons(text: &str) -> Vec<String> {
     out
 }
 
-/// Runs statements one by one, printing each result; stops at the first error. Returns whether all succeeded.
+/// Runs statements one by one, printing each result; stops at the first error. Returns whether all succeeded. A
+/// reader that goes away (`quiver console -e ... | head`) ends the script quietly rather than in a panic.
 pub fn run_script(client: &mut Client, text: &str) -> bool {
+    use std::io::Write;
     for stmt in split_statements(text) {
         let out = client.run(&stmt);
         if out.ok {
-            println!("{}\n", out.text);
+            if writeln!(std::io::stdout(), "{}\n", out.text).is_err() {
+                return true;
+            }
         } else {
             eprintln!("{}", out.text);
             return false;

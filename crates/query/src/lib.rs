@@ -134,6 +134,21 @@ impl QueryEngine {
         }
     }
 
+    /// The server's memory neared `limit_bytes`: kills the running query holding the most memory (NebulaGraph's
+    /// memory tracker does the same), which fails with `GraphMemoryExceeded`. Its plan id and bytes, if any ran.
+    pub fn evict_largest_query(&self, limit_bytes: usize) -> Option<(i64, usize)> {
+        self.running.kill_largest(|held| {
+            QError::new(
+                quiver_common::ErrorCode::MemoryExceeded,
+                format!(
+                    "GraphMemoryExceeded: (-2600) the server neared its memory limit of {} MiB; this query held the \
+                     most ({held} bytes) and was stopped",
+                    limit_bytes >> 20
+                ),
+            )
+        })
+    }
+
     /// Each request's deadline and memory bound, as they are set now.
     pub fn limits(&self) -> Limits {
         use std::sync::atomic::Ordering::Relaxed;

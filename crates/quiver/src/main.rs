@@ -80,6 +80,10 @@ enum Command {
         /// How long a locked user stays locked, in seconds (0: never locked).
         #[arg(long, default_value_t = 0)]
         password_lock_time_in_secs: u64,
+        /// When the server's resident memory passes 90 % of this, the running query holding the most memory is
+        /// stopped with GraphMemoryExceeded (0: no server-wide limit).
+        #[arg(long, default_value_t = 0)]
+        memory_limit_mb: usize,
     },
     /// Bulk-loads CSV files described by a mapping (`config.yaml` in the NebulaGraph test datasets' shape) into a
     /// data directory (the server must not be running on it).
@@ -170,6 +174,7 @@ fn main() -> ExitCode {
             enable_authorize,
             failed_login_attempts,
             password_lock_time_in_secs,
+            memory_limit_mb,
         } => {
             let tls = match (cert_path, key_path) {
                 (None, None) => None,
@@ -205,6 +210,7 @@ fn main() -> ExitCode {
                 max_connections,
                 slow_query_threshold_us,
                 authorize: enable_authorize.then_some((failed_login_attempts, password_lock_time_in_secs)),
+                memory_limit_bytes: memory_limit_mb.saturating_mul(1 << 20),
             };
             match serve(data_dir, http_addr, graph, demo, datasets, limits, disabled_rules) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -340,6 +346,8 @@ struct GraphOptions {
     slow_query_threshold_us: i64,
     /// `--enable-authorize`, with the lockout's attempts and seconds.
     authorize: Option<(u32, u64)>,
+    /// `--memory-limit-mb` in bytes; 0 for none.
+    memory_limit_bytes: usize,
 }
 
 fn serve(
@@ -389,6 +397,10 @@ fn serve(
         sessions.set_metrics(db.metrics.clone());
     }
     let db = Arc::new(db);
+    if graph.memory_limit_bytes > 0 {
+        quiver_server::memguard::start(db.clone(), graph.memory_limit_bytes)
+            .map_err(|e| format!("cannot start the memory watchdog: {e}"))?;
+    }
     if demo {
         let dir = datasets.join("nba");
         match quiver_server::loader::load_if_absent(&db, &dir) {

@@ -149,6 +149,46 @@ fn console_runs_statements_and_exits_nonzero_on_error() {
         Command::new(BIN).args(["console", "--addr", &server.addr, "-f", script.to_str().unwrap()]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("| 5   |"), "USE carries over between statements of a file");
+
+    // A reader that goes away before the output (`quiver console -e ... | head -0`) ends the console quietly.
+    let mut child = Command::new(BIN)
+        .args(["console", "--addr", &server.addr, "-e", "YIELD 1 AS a; YIELD 2 AS b"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `--memory-limit-mb`: a query that grows the server past 90 % of the limit is stopped with GraphMemoryExceeded,
+/// and the server, its memory given back, keeps answering.
+#[test]
+fn the_server_memory_limit_stops_the_largest_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(dir.path(), &["--memory-limit-mb", "300"]);
+    assert_eq!(code(&server.exec("CREATE SPACE m(vid_type=INT64)", None)), 0);
+    std::thread::sleep(Duration::from_millis(200));
+    // About 9 million rows held by the sort: far more than 300 MiB.
+    let r = server.exec("UNWIND range(1, 9000000) AS x WITH x ORDER BY x DESC RETURN x LIMIT 1", Some("m"));
+    assert_eq!(code(&r), -2600, "{r}");
+    let msg = r["results"][0]["errors"]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with(
+            "GraphMemoryExceeded: (-2600) the server neared its memory limit of 300 MiB; this query held the most ("
+        ),
+        "{msg}"
+    );
+    assert_eq!(server.exec("YIELD 1 AS one", None)["results"][0]["data"][0]["row"], json!([1]));
+    let stats = agent()
+        .get(&format!("http://{}/stats?stats=num_queries_hit_memory_watermark.sum.600", server.addr))
+        .call()
+        .unwrap()
+        .into_string()
+        .unwrap();
+    assert_eq!(stats.trim(), "num_queries_hit_memory_watermark.sum.600=1");
 }
 
 #[test]

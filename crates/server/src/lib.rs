@@ -7,6 +7,7 @@ pub mod http;
 pub mod import;
 pub mod loader;
 pub mod mapping;
+pub mod memguard;
 pub mod metrics;
 pub mod net;
 pub mod progress;

@@ -1,0 +1,50 @@
+//! The server-wide memory bound (`--memory-limit-mb`), beside each query's own: a watchdog samples the process's
+//! resident memory, and when it passes 90 % of the limit it stops the running query that holds the most memory
+//! (as NebulaGraph's memory tracker does). That query fails with `GraphMemoryExceeded` and frees what it holds as
+//! it unwinds; the server keeps answering.
+
+use crate::Database;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The share of the limit at which the watchdog stops a query.
+const WATERMARK_PERCENT: usize = 90;
+
+/// The process's resident memory (Linux's `VmRSS`), or `None` where it cannot be read.
+pub fn resident_bytes() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Starts the watchdog thread for `limit_bytes`; it runs as long as the process.
+pub fn start(db: Arc<Database>, limit_bytes: usize) -> std::io::Result<()> {
+    if resident_bytes().is_none() {
+        log::warn!("--memory-limit-mb: this system does not report resident memory; the limit is not enforced");
+        return Ok(());
+    }
+    std::thread::Builder::new().name("memory-watchdog".into()).spawn(move || {
+        let watermark = limit_bytes / 100 * WATERMARK_PERCENT;
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            let Some(rss) = resident_bytes() else { continue };
+            if rss < watermark {
+                continue;
+            }
+            if let Some((plan, held)) = db.engine.evict_largest_query(limit_bytes) {
+                db.metrics.add("num_queries_hit_memory_watermark", 1);
+                log::warn!(
+                    "resident memory {} MiB passed {WATERMARK_PERCENT} % of the {} MiB limit: stopped query {plan}, \
+                     which held {} MiB",
+                    rss >> 20,
+                    limit_bytes >> 20,
+                    held >> 20
+                );
+                // Let it unwind and free what it holds before looking again.
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+    })?;
+    Ok(())
+}
