@@ -79,7 +79,7 @@ impl GraphServer {
         let idle = Duration::from_secs(3600);
         let sessions = Arc::new(SessionManager::new(idle, addr.to_string(), Vec::new()));
         rt.spawn(quiver_server::graphd::serve(
-            listener,
+            quiver_server::net::Acceptor::single(listener),
             quiver_server::net::ConnectionLimit::new(None),
             db,
             sessions,

@@ -415,16 +415,21 @@ fn serve(
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     rt.block_on(async move {
-        let listener =
-            tokio::net::TcpListener::bind(http_addr).await.map_err(|e| format!("cannot listen on {http_addr}: {e}"))?;
-        let graph_listener = tokio::net::TcpListener::bind(graph.addr)
+        let listener = quiver_server::net::Acceptor::bind(http_addr)
+            .await
+            .map_err(|e| format!("cannot listen on {http_addr}: {e}"))?;
+        let graph_listener = quiver_server::net::Acceptor::bind(graph.addr)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", graph.addr))?;
+        let addrs = |a: &quiver_server::net::Acceptor| {
+            a.local_addrs().iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" and ")
+        };
         log::info!(
-            "quiver serving HTTP{} on {http_addr} and the graph protocol{} on {} (data in {})",
+            "quiver serving HTTP{} on {} and the graph protocol{} on {} (data in {})",
             if graph.config.tls.is_some() { "S" } else { "" },
+            addrs(&listener),
             if graph.config.tls.is_some() { " over TLS" } else { "" },
-            graph.addr,
+            addrs(&graph_listener),
             data_dir.display()
         );
         let arrival_timeout = graph.config.frame_timeout;

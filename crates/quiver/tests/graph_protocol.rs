@@ -334,3 +334,22 @@ fn stats_and_metrics_count_a_known_workload() {
         prom.lines().find_map(|l| l.strip_prefix("quiver_commit_latency_us_count ")).unwrap().parse().unwrap();
     assert!(commits >= 2, "{prom}");
 }
+
+/// Both ports answer on the IPv6 loopback too, so a client that resolves `localhost` to `::1` is served (skipped on
+/// a system without IPv6).
+#[test]
+fn loopback_ports_answer_on_ipv4_and_ipv6() {
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        eprintln!("no IPv6 loopback here: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path());
+    let port = |a: &str| a.rsplit(':').next().unwrap().to_string();
+    let health = support::agent().get(&format!("http://[::1]:{}/api/v1/health", port(&s.addr))).call().unwrap();
+    assert_eq!(health.into_string().unwrap(), "ok");
+    let mut c = Client::connect(format!("[::1]:{}", port(&s.graph_addr)), TIMEOUT).unwrap();
+    let sid = c.open_session("root", "nebula").unwrap();
+    let r = c.execute(sid, "YIELD 1 AS one", BTreeMap::new()).unwrap();
+    assert_eq!(r.error_code, 0);
+}

@@ -21,7 +21,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 /// NebulaGraph 3.x's default `client_white_list`.
 pub const DEFAULT_CLIENT_VERSIONS: &[&str] =
@@ -71,7 +71,7 @@ impl Service {
 
 /// Accepts connections until the task is dropped; idle sessions are reaped in the background.
 pub async fn serve(
-    listener: TcpListener,
+    listener: crate::net::Acceptor,
     limit: Arc<ConnectionLimit>,
     db: Arc<Database>,
     sessions: Arc<SessionManager>,

@@ -24,7 +24,6 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::net::TcpListener;
 
 #[derive(Clone)]
 struct HttpState {
@@ -46,7 +45,7 @@ pub fn router(db: Arc<Database>, arrival_timeout: Duration) -> Router {
 /// Serves the API on `listener` until `shutdown` completes, then lets the requests in progress finish. Each
 /// connection takes a place in `limit`.
 pub async fn serve(
-    listener: TcpListener,
+    listener: crate::net::Acceptor,
     db: Arc<Database>,
     limit: Arc<ConnectionLimit>,
     arrival_timeout: Duration,

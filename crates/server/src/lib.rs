@@ -69,9 +69,12 @@ impl Database {
         self.auth = Some(Arc::new(auth::Authenticator::new(self.engine.catalog.clone(), attempts_max, lock_secs)));
     }
 
-    /// The storage engine's own figures (RocksDB's properties), named for Prometheus, with their help.
+    /// The storage engine's own figures (RocksDB's properties) and the in-memory mirrors' sizes, named for
+    /// Prometheus, with their help.
     pub fn engine_figures(&self) -> Vec<(String, String, f64)> {
-        self.kv.properties()
+        let mut figures = self.kv.properties();
+        figures.extend(self.storage.memory_figures());
+        figures
     }
 
     pub fn execute(&self, session: &mut Session, stmt: &str, params: &Params) -> QResult<DataSet> {

@@ -65,6 +65,51 @@ impl Drop for ConnectionSlot {
     }
 }
 
+/// The listeners of one port: its address, and for the IPv4 loopback also the IPv6 one (`::1`, where the system
+/// has it), so a client that resolves `localhost` to either reaches the server.
+pub struct Acceptor {
+    listeners: Vec<tokio::net::TcpListener>,
+}
+
+impl Acceptor {
+    /// Binds `addr`; for `127.0.0.1:port` also `[::1]:port` when it can (a system without IPv6 keeps the first).
+    pub async fn bind(addr: std::net::SocketAddr) -> std::io::Result<Acceptor> {
+        let first = tokio::net::TcpListener::bind(addr).await?;
+        let mut listeners = vec![first];
+        if addr.ip() == std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST) {
+            let port = listeners[0].local_addr()?.port();
+            match tokio::net::TcpListener::bind((std::net::Ipv6Addr::LOCALHOST, port)).await {
+                Ok(l) => listeners.push(l),
+                Err(e) => log::info!("not listening on [::1]:{port} as well: {e}"),
+            }
+        }
+        Ok(Acceptor { listeners })
+    }
+
+    /// One listener as it is.
+    pub fn single(listener: tokio::net::TcpListener) -> Acceptor {
+        Acceptor { listeners: vec![listener] }
+    }
+
+    /// The addresses listened on.
+    pub fn local_addrs(&self) -> Vec<std::net::SocketAddr> {
+        self.listeners.iter().filter_map(|l| l.local_addr().ok()).collect()
+    }
+
+    /// The next connection on any of the listeners.
+    pub async fn accept(&self) -> std::io::Result<(tokio::net::TcpStream, std::net::SocketAddr)> {
+        std::future::poll_fn(|cx| {
+            for l in &self.listeners {
+                if let std::task::Poll::Ready(r) = l.poll_accept(cx) {
+                    return std::task::Poll::Ready(r);
+                }
+            }
+            std::task::Poll::Pending
+        })
+        .await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -173,6 +173,29 @@ impl EmbeddedStorage {
         }
     }
 
+    /// The in-memory mirrors' sizes for `/metrics`: `(Prometheus name, help, value)`.
+    pub fn memory_figures(&self) -> Vec<(String, String, f64)> {
+        let topologies: Vec<_> = self.topologies.read().expect("lock poisoned").values().cloned().collect();
+        let (mut bytes, mut edges, mut vertices) = (0usize, 0usize, 0usize);
+        for t in topologies {
+            let s = t.read().expect("lock poisoned").stats();
+            bytes += s.bytes;
+            edges += s.directed_edges;
+            vertices += s.vertices;
+        }
+        let (rows, cache_bytes) = self.vcache.totals();
+        [
+            ("quiver_topology_bytes", "bytes of the in-memory topologies", bytes),
+            ("quiver_topology_vertices", "vertices in the in-memory topologies", vertices),
+            ("quiver_topology_directed_edges", "edge copies (out and in) in the in-memory topologies", edges),
+            ("quiver_vertex_cache_rows", "tag rows in the vertex property cache", rows),
+            ("quiver_vertex_cache_bytes", "bytes of the vertex property cache", cache_bytes),
+        ]
+        .into_iter()
+        .map(|(n, h, v)| (n.to_string(), h.to_string(), v as f64))
+        .collect()
+    }
+
     /// Records storage's figures in `metrics` from now on.
     pub fn set_metrics(&self, metrics: Arc<quiver_common::metrics::Metrics>) {
         let _ = self.metrics.set(metrics);

@@ -212,6 +212,15 @@ impl VertexCache {
         self.reads.forget_space(space);
     }
 
+    /// Rows and bytes of every cached tag of every space.
+    pub fn totals(&self) -> (usize, usize) {
+        let tags = self.tags.read().expect("lock poisoned");
+        tags.values().fold((0, 0), |(r, b), c| {
+            let c = c.read().expect("lock poisoned");
+            (r + c.rows(), b + c.bytes())
+        })
+    }
+
     /// Rows and bytes of each cached tag of `space`: `(tag id, rows, bytes)`.
     pub fn stats(&self, space: u32) -> Vec<(i32, usize, usize)> {
         let tags = self.tags.read().expect("lock poisoned");

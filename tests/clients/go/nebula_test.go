@@ -581,3 +581,33 @@ func TestFindPathAndSubgraphValues(t *testing.T) {
 		}
 	}
 }
+
+// TestPasswordsWithAuthorization: a server started with --enable-authorize refuses wrong passwords and unknown users
+// with NebulaGraph's errors, and signs in root with its password.
+func TestPasswordsWithAuthorization(t *testing.T) {
+	authPort, stop, err := startServer("--enable-authorize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	p, err := nebula.NewConnectionPool([]nebula.HostAddress{{Host: "127.0.0.1", Port: authPort}}, nebula.GetDefaultConf(), nebula.DefaultLogger{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.GetSession("root", "wrong"); err == nil || !strings.Contains(err.Error(), "Invalid password") {
+		t.Fatalf("a wrong password: %v", err)
+	}
+	if _, err := p.GetSession("nobody", "nebula"); err == nil || !strings.Contains(err.Error(), "User not exist") {
+		t.Fatalf("an unknown user: %v", err)
+	}
+	s, err := p.GetSession("root", "nebula")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Release()
+	r := mustExec(t, s, "SHOW USERS")
+	if r.GetRowSize() != 1 {
+		t.Fatalf("SHOW USERS: %d rows", r.GetRowSize())
+	}
+}

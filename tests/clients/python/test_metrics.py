@@ -41,12 +41,14 @@ def test_metrics_count_a_known_workload(server):
             assert s.execute("YIELD 1").is_succeeded()
         assert not s.execute("YIELD nope").is_succeeded()
         assert s.execute("USE nba; FETCH PROP ON player \"Tim Duncan\" YIELD player.age").is_succeeded()
+        # A GO builds the space's in-memory topology: every edge is held twice (out and in).
+        assert s.execute('GO FROM "Tim Duncan" OVER like YIELD dst(edge)').is_succeeded()
         during = families(server)
     pool.close()
     after = families(server)
 
     # The parser names a counter's family without `_total`; its sample keeps it.
-    assert value(after, "quiver_num_queries", "quiver_num_queries_total") - value(before, "quiver_num_queries", "quiver_num_queries_total") == 6
+    assert value(after, "quiver_num_queries", "quiver_num_queries_total") - value(before, "quiver_num_queries", "quiver_num_queries_total") == 7
     assert value(after, "quiver_num_query_errors", "quiver_num_query_errors_total") - value(before, "quiver_num_query_errors", "quiver_num_query_errors_total") == 1
     assert value(during, "quiver_num_active_sessions") - value(before, "quiver_num_active_sessions") == 1
     assert value(after, "quiver_num_active_sessions") == value(before, "quiver_num_active_sessions")
@@ -63,6 +65,9 @@ def test_metrics_count_a_known_workload(server):
     assert value(after, "quiver_commit_latency_us", "quiver_commit_latency_us_count") > 0
     assert value(after, "quiver_num_vertices_inserted", "quiver_num_vertices_inserted_total") > 0
     assert value(after, "rocksdb_block_cache_capacity_bytes") == 256 * 1024 * 1024
+    edges = value(after, "quiver_topology_directed_edges")
+    assert edges > 0 and edges % 2 == 0
+    assert value(after, "quiver_topology_bytes") > 0
 
 
 def test_the_dashboard_reads_only_what_metrics_exposes(server):
