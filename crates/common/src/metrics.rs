@@ -286,7 +286,7 @@ impl Metrics {
     }
 
     /// The Prometheus text format (version 0.0.4) of every metric, named `quiver_<name>`, followed by `extra`
-    /// gauges (storage engine figures, already named).
+    /// figures (storage engine figures, already named; counters when the name ends in `_total`, else gauges).
     pub fn prometheus(&self, extra: &[(String, String, f64)]) -> String {
         use std::fmt::Write;
         let mut out = String::new();
@@ -315,7 +315,9 @@ impl Metrics {
             }
         }
         for (name, help, value) in extra {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}");
+            // A figure named `..._total` is a total since start: a counter; the others are gauges.
+            let kind = if name.ends_with("_total") { "counter" } else { "gauge" };
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
         }
         out
     }

@@ -84,6 +84,10 @@ enum Command {
         /// stopped with GraphMemoryExceeded (0: no server-wide limit).
         #[arg(long, default_value_t = 0)]
         memory_limit_mb: usize,
+        /// Turn RocksDB's statistics on: block cache hits and misses and compaction bytes in /metrics (off by
+        /// default: RocksDB then times its operations).
+        #[arg(long)]
+        rocksdb_statistics: bool,
     },
     /// Bulk-loads CSV files described by a mapping (`config.yaml` in the NebulaGraph test datasets' shape) into a
     /// data directory (the server must not be running on it).
@@ -175,6 +179,7 @@ fn main() -> ExitCode {
             failed_login_attempts,
             password_lock_time_in_secs,
             memory_limit_mb,
+            rocksdb_statistics,
         } => {
             let tls = match (cert_path, key_path) {
                 (None, None) => None,
@@ -211,6 +216,7 @@ fn main() -> ExitCode {
                 slow_query_threshold_us,
                 authorize: enable_authorize.then_some((failed_login_attempts, password_lock_time_in_secs)),
                 memory_limit_bytes: memory_limit_mb.saturating_mul(1 << 20),
+                rocksdb_statistics,
             };
             match serve(data_dir, http_addr, graph, demo, datasets, limits, disabled_rules) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -348,6 +354,7 @@ struct GraphOptions {
     authorize: Option<(u32, u64)>,
     /// `--memory-limit-mb` in bytes; 0 for none.
     memory_limit_bytes: usize,
+    rocksdb_statistics: bool,
 }
 
 fn serve(
@@ -363,7 +370,7 @@ fn serve(
     if let Some(bad) = disabled_rules.iter().find(|r| !known.contains(&r.as_str())) {
         return Err(format!("unknown optimizer rule `{bad}' (rules: {})", known.join(", ")));
     }
-    let mut db = quiver_server::Database::open(&data_dir).map_err(|e| e.to_string())?;
+    let mut db = quiver_server::Database::open_with(&data_dir, graph.rocksdb_statistics).map_err(|e| e.to_string())?;
     db.engine.set_limits(limits);
     if let Some((attempts, lock_secs)) = graph.authorize {
         db.enable_authorize(attempts, lock_secs);

@@ -38,9 +38,15 @@ pub struct Database {
 impl Database {
     /// Opens (or creates) a durable database in `dir`.
     pub fn open(dir: &Path) -> QResult<Database> {
+        Database::open_with(dir, false)
+    }
+
+    /// Opens with RocksDB's statistics on or off (`--rocksdb-statistics`: block cache hits and misses in
+    /// `/metrics`).
+    pub fn open_with(dir: &Path, rocksdb_statistics: bool) -> QResult<Database> {
         std::fs::create_dir_all(dir)
             .map_err(|e| QError::storage(format!("cannot create data directory {}: {e}", dir.display())))?;
-        let kv = RocksEngine::open(&dir.join("kv"))
+        let kv = RocksEngine::open_with(&dir.join("kv"), rocksdb_statistics)
             .map_err(|e| QError::storage(format!("cannot open data directory {}: {e}", dir.display())))?;
         Database::with_engine(Arc::new(kv))
     }
