@@ -70,6 +70,28 @@ fn user_key(name: &str) -> Vec<u8> {
     k
 }
 
+/// Every JSON record stored under `prefix`, in key order; a record that does not parse is a storage error naming
+/// `what` it was.
+pub fn json_records<T: serde::de::DeserializeOwned>(kv: &dyn KvEngine, prefix: &[u8], what: &str) -> QResult<Vec<T>> {
+    let mut records = Vec::new();
+    let mut bad = None;
+    kv.scan_prefix(prefix, &mut |_, v| match serde_json::from_slice::<T>(v) {
+        Ok(r) => {
+            records.push(r);
+            true
+        }
+        Err(e) => {
+            bad = Some(e.to_string());
+            false
+        }
+    })
+    .map_err(kv_err)?;
+    match bad {
+        Some(e) => Err(QError::storage(format!("corrupt {what} record: {e}"))),
+        None => Ok(records),
+    }
+}
+
 /// NebulaGraph's error for a user it does not have.
 pub fn user_not_found() -> QError {
     QError::execution("User not existed!")
@@ -109,24 +131,9 @@ fn from_record(p: PropRecord) -> QResult<PropDef> {
 
 impl MetaStore {
     pub fn open(kv: Arc<dyn KvEngine>) -> QResult<MetaStore> {
-        let mut records = Vec::new();
         let mut prefix = META_PREFIX.to_vec();
         prefix.extend_from_slice(b"space");
-        let mut bad = None;
-        kv.scan_prefix(&prefix, &mut |_, v| match serde_json::from_slice::<SpaceRecord>(v) {
-            Ok(r) => {
-                records.push(r);
-                true
-            }
-            Err(e) => {
-                bad = Some(e.to_string());
-                false
-            }
-        })
-        .map_err(kv_err)?;
-        if let Some(e) = bad {
-            return Err(QError::storage(format!("corrupt catalog record: {e}")));
-        }
+        let records: Vec<SpaceRecord> = json_records(kv.as_ref(), &prefix, "catalog")?;
         let mut spaces = BTreeMap::new();
         for r in records {
             let mut schemas = Vec::new();
@@ -168,24 +175,14 @@ impl MetaStore {
     }
 
     fn load_users(kv: &Arc<dyn KvEngine>) -> QResult<BTreeMap<String, UserDesc>> {
-        let mut users = BTreeMap::new();
-        let mut bad = None;
-        kv.scan_prefix(&user_key(""), &mut |_, v| match serde_json::from_slice::<UserRecord>(v) {
-            Ok(r) => {
+        let records: Vec<UserRecord> = json_records(kv.as_ref(), &user_key(""), "user")?;
+        Ok(records
+            .into_iter()
+            .map(|r| {
                 let roles = r.roles.into_iter().collect();
-                users.insert(r.name.clone(), UserDesc { name: r.name, password_hash: r.password_hash, roles });
-                true
-            }
-            Err(e) => {
-                bad = Some(e.to_string());
-                false
-            }
-        })
-        .map_err(kv_err)?;
-        match bad {
-            Some(e) => Err(QError::storage(format!("corrupt user record: {e}"))),
-            None => Ok(users),
-        }
+                (r.name.clone(), UserDesc { name: r.name, password_hash: r.password_hash, roles })
+            })
+            .collect())
     }
 
     fn persist_user(&self, u: &UserDesc) -> QResult<()> {

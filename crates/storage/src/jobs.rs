@@ -59,24 +59,7 @@ impl EmbeddedStorage {
 
     /// Every stored job record.
     fn stored_jobs(&self) -> QResult<Vec<JobInfo>> {
-        let mut records = Vec::new();
-        let mut bad = None;
-        self.kv
-            .scan_prefix(JOB_PREFIX, &mut |_, v| match serde_json::from_slice::<JobInfo>(v) {
-                Ok(j) => {
-                    records.push(j);
-                    true
-                }
-                Err(e) => {
-                    bad = Some(e.to_string());
-                    false
-                }
-            })
-            .map_err(kv_err)?;
-        match bad {
-            Some(e) => Err(QError::storage(format!("corrupt job record: {e}"))),
-            None => Ok(records),
-        }
+        quiver_meta::json_records(self.kv.as_ref(), JOB_PREFIX, "job")
     }
 
     /// Loads the job records, queues again the ones a restart interrupted, and starts the worker. Call once the
