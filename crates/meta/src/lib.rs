@@ -52,9 +52,40 @@ struct SpaceState {
 
 pub struct MetaStore {
     kv: Arc<dyn KvEngine>,
+    /// Where the catalog's writes go: straight to `kv` in one process, or through the meta service's Raft group.
+    log: Arc<dyn MetaLog>,
     spaces: RwLock<BTreeMap<String, SpaceState>>,
     users: RwLock<BTreeMap<String, UserDesc>>,
+    /// Batches the log has applied to `kv` (bumped by a replicated log as it applies, from any writer), and the
+    /// count the in-memory state was last loaded at: when they differ the state is reloaded before use.
+    applied: Arc<std::sync::atomic::AtomicU64>,
+    loaded: std::sync::atomic::AtomicU64,
 }
+
+/// Commits the catalog's write batches. In one process that is a durable write to the engine; in the cluster it is
+/// a proposal to the meta service's Raft group, returning once a majority has it and it is applied here (refused
+/// on a replica that does not lead).
+pub trait MetaLog: Send + Sync {
+    fn commit(&self, batch: WriteBatch) -> QResult<()>;
+}
+
+/// The one-process log: a durable write to the engine.
+struct LocalLog(Arc<dyn KvEngine>);
+
+impl MetaLog for LocalLog {
+    fn commit(&self, batch: WriteBatch) -> QResult<()> {
+        self.0.write(batch).map_err(kv_err)
+    }
+}
+
+/// The catalog's key range: every record it writes lies in it (a replicated catalog's Raft group owns it).
+pub fn meta_range() -> (Vec<u8>, Vec<u8>) {
+    let mut end = META_PREFIX.to_vec();
+    *end.last_mut().expect("a prefix") += 1;
+    (META_PREFIX.to_vec(), end)
+}
+
+type LoadedState = (BTreeMap<String, SpaceState>, BTreeMap<String, UserDesc>);
 
 #[derive(Serialize, Deserialize)]
 struct UserRecord {
@@ -130,7 +161,60 @@ fn from_record(p: PropRecord) -> QResult<PropDef> {
 }
 
 impl MetaStore {
+    /// The catalog of one process, over `kv`; root/nebula is created at the first start.
     pub fn open(kv: Arc<dyn KvEngine>) -> QResult<MetaStore> {
+        let store = MetaStore::open_with_log(kv.clone(), Arc::new(LocalLog(kv)), Arc::default())?;
+        store.ensure_root()?;
+        Ok(store)
+    }
+
+    /// A catalog whose writes go through `log`, which bumps `applied` each time it applies a batch to `kv` (from
+    /// any replica's writes): the in-memory state follows. Root is not created here: only the log's leader can
+    /// write ([`MetaStore::ensure_root`]).
+    pub fn open_with_log(
+        kv: Arc<dyn KvEngine>,
+        log: Arc<dyn MetaLog>,
+        applied: Arc<std::sync::atomic::AtomicU64>,
+    ) -> QResult<MetaStore> {
+        let (spaces, users) = Self::load_state(&kv)?;
+        let loaded = std::sync::atomic::AtomicU64::new(applied.load(std::sync::atomic::Ordering::SeqCst));
+        Ok(MetaStore { kv, log, spaces: RwLock::new(spaces), users: RwLock::new(users), applied, loaded })
+    }
+
+    /// Reloads the in-memory state if the log applied batches since it was loaded.
+    fn refresh(&self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        let applied = self.applied.load(SeqCst);
+        if applied == self.loaded.load(SeqCst) {
+            return;
+        }
+        let mut spaces = self.spaces.write().expect("lock poisoned");
+        let mut users = self.users.write().expect("lock poisoned");
+        let applied = self.applied.load(SeqCst);
+        match Self::load_state(&self.kv) {
+            Ok((s, u)) => {
+                *spaces = s;
+                *users = u;
+                self.loaded.store(applied, SeqCst);
+            }
+            // Keeps the state it had; the next use tries again.
+            Err(e) => log::warn!("cannot reload the catalog: {e}"),
+        }
+    }
+
+    /// Creates root/nebula if there is no root (NebulaGraph's first start).
+    pub fn ensure_root(&self) -> QResult<()> {
+        if self.user(ROOT_USER).is_none() {
+            // One hash per process for every new catalog: argon2 is slow on purpose, and the default credential is
+            // public anyway.
+            static DEFAULT_ROOT_HASH: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+            let hash = DEFAULT_ROOT_HASH.get_or_init(|| quiver_common::password::hash("nebula")).clone();
+            self.create_user(ROOT_USER, hash.map_err(QError::storage)?, true)?;
+        }
+        Ok(())
+    }
+
+    fn load_state(kv: &Arc<dyn KvEngine>) -> QResult<LoadedState> {
         let mut prefix = META_PREFIX.to_vec();
         prefix.extend_from_slice(b"space");
         let records: Vec<SpaceRecord> = json_records(kv.as_ref(), &prefix, "catalog")?;
@@ -161,17 +245,8 @@ impl MetaStore {
                 SpaceState { desc: Arc::new(r.desc), schemas, next_schema_id: r.next_schema_id, indexes },
             );
         }
-        let users = Self::load_users(&kv)?;
-        let store = MetaStore { kv, spaces: RwLock::new(spaces), users: RwLock::new(users) };
-        // root/nebula exists from the first start, as in NebulaGraph.
-        if store.user(ROOT_USER).is_none() {
-            // One hash per process for every new catalog: argon2 is slow on purpose, and the default credential is
-            // public anyway.
-            static DEFAULT_ROOT_HASH: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
-            let hash = DEFAULT_ROOT_HASH.get_or_init(|| quiver_common::password::hash("nebula")).clone();
-            store.create_user(ROOT_USER, hash.map_err(QError::storage)?, true)?;
-        }
-        Ok(store)
+        let users = Self::load_users(kv)?;
+        Ok((spaces, users))
     }
 
     fn load_users(kv: &Arc<dyn KvEngine>) -> QResult<BTreeMap<String, UserDesc>> {
@@ -193,7 +268,7 @@ impl MetaStore {
         };
         let mut b = WriteBatch::new();
         b.put(user_key(&u.name), serde_json::to_vec(&rec).expect("a user serializes"));
-        self.kv.write(b).map_err(kv_err)
+        self.log.commit(b)
     }
 
     fn persist(&self, st: &SpaceState) -> QResult<()> {
@@ -217,7 +292,7 @@ impl MetaStore {
         };
         let mut b = WriteBatch::new();
         b.put(space_key(st.desc.id), serde_json::to_vec(&rec).expect("catalog serializes"));
-        self.kv.write(b).map_err(kv_err)
+        self.log.commit(b)
     }
 
     fn with_space<T>(&self, space: &SpaceDesc, f: impl FnOnce(&mut SpaceState) -> QResult<T>) -> QResult<T> {
@@ -265,6 +340,7 @@ fn check_unique(props: &[PropDef]) -> QResult<()> {
 
 impl Catalog for MetaStore {
     fn create_space(&self, space: NewSpace, if_not_exists: bool) -> QResult<bool> {
+        self.refresh();
         let mut spaces = self.spaces.write().expect("lock poisoned");
         if spaces.contains_key(&space.name) {
             return if if_not_exists { Ok(false) } else { Err(QError::execution("Existed!")) };
@@ -283,7 +359,7 @@ impl Catalog for MetaStore {
         let id = last + 1;
         let mut b = WriteBatch::new();
         b.put(prefix, id.to_be_bytes().to_vec());
-        self.kv.write(b).map_err(kv_err)?;
+        self.log.commit(b)?;
         let desc = SpaceDesc {
             id,
             name: space.name.clone(),
@@ -299,6 +375,7 @@ impl Catalog for MetaStore {
     }
 
     fn drop_space(&self, name: &str, if_exists: bool) -> QResult<Option<Arc<SpaceDesc>>> {
+        self.refresh();
         let mut spaces = self.spaces.write().expect("lock poisoned");
         let Some(st) = spaces.get(name) else {
             return if if_exists { Ok(None) } else { Err(QError::space_not_found(name)) };
@@ -306,7 +383,7 @@ impl Catalog for MetaStore {
         let desc = st.desc.clone();
         let mut b = WriteBatch::new();
         b.delete(space_key(desc.id));
-        self.kv.write(b).map_err(kv_err)?;
+        self.log.commit(b)?;
         spaces.remove(name);
         // Roles in the space go with it (space ids are never reused, so a stale role could not resurface anyway).
         let mut users = self.users.write().expect("lock poisoned");
@@ -319,6 +396,7 @@ impl Catalog for MetaStore {
     }
 
     fn space(&self, name: &str) -> QResult<Arc<SpaceDesc>> {
+        self.refresh();
         self.spaces
             .read()
             .expect("lock poisoned")
@@ -328,6 +406,7 @@ impl Catalog for MetaStore {
     }
 
     fn spaces(&self) -> Vec<Arc<SpaceDesc>> {
+        self.refresh();
         self.spaces.read().expect("lock poisoned").values().map(|s| s.desc.clone()).collect()
     }
 
@@ -342,6 +421,7 @@ impl Catalog for MetaStore {
         comment: Option<String>,
         if_not_exists: bool,
     ) -> QResult<bool> {
+        self.refresh();
         check_unique(&props)?;
         check_ttl(&props, &ttl_col, ttl_duration)?;
         self.with_space(space, |st| {
@@ -376,6 +456,7 @@ impl Catalog for MetaStore {
         changes: Vec<SchemaChange>,
         options: SchemaOptionsChange,
     ) -> QResult<()> {
+        self.refresh();
         self.with_space(space, |st| {
             let idx =
                 st.schemas.iter().position(|s| s.name == name && s.kind == kind).ok_or_else(|| kind.not_existed())?;
@@ -464,6 +545,7 @@ impl Catalog for MetaStore {
         name: &str,
         if_exists: bool,
     ) -> QResult<Option<SchemaRef>> {
+        self.refresh();
         self.with_space(space, |st| {
             let Some(idx) = st.schemas.iter().position(|s| s.name == name && s.kind == kind) else {
                 return if if_exists { Ok(None) } else { Err(kind.not_existed()) };
@@ -479,6 +561,7 @@ impl Catalog for MetaStore {
     }
 
     fn schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str) -> QResult<SchemaRef> {
+        self.refresh();
         let spaces = self.spaces.read().expect("lock poisoned");
         let st = spaces.get(&space.name).ok_or_else(|| QError::space_not_found(&space.name))?;
         st.schemas.iter().find(|s| s.name == name && s.kind == kind).cloned().ok_or_else(|| match kind {
@@ -488,11 +571,13 @@ impl Catalog for MetaStore {
     }
 
     fn schema_by_id(&self, space: &SpaceDesc, kind: SchemaKind, id: i32) -> Option<SchemaRef> {
+        self.refresh();
         let spaces = self.spaces.read().expect("lock poisoned");
         spaces.get(&space.name)?.schemas.iter().find(|s| s.id == id && s.kind == kind).cloned()
     }
 
     fn schemas(&self, space: &SpaceDesc, kind: SchemaKind) -> Vec<SchemaRef> {
+        self.refresh();
         let spaces = self.spaces.read().expect("lock poisoned");
         spaces
             .get(&space.name)
@@ -501,6 +586,7 @@ impl Catalog for MetaStore {
     }
 
     fn create_index(&self, space: &SpaceDesc, mut index: IndexDesc, if_not_exists: bool) -> QResult<Option<IndexRef>> {
+        self.refresh();
         self.with_space(space, |st| {
             if st.indexes.iter().any(|i| i.name == index.name) {
                 return if if_not_exists { Ok(None) } else { Err(QError::execution("Existed!")) };
@@ -563,6 +649,7 @@ impl Catalog for MetaStore {
         name: &str,
         if_exists: bool,
     ) -> QResult<Option<IndexRef>> {
+        self.refresh();
         self.with_space(space, |st| {
             let Some(pos) = st.indexes.iter().position(|i| i.name == name && i.kind == kind) else {
                 return if if_exists { Ok(None) } else { Err(QError::execution("Index not existed!")) };
@@ -574,6 +661,7 @@ impl Catalog for MetaStore {
     }
 
     fn set_index_state(&self, space: &SpaceDesc, id: i32, state: IndexState) -> QResult<()> {
+        self.refresh();
         self.with_space(space, |st| {
             let Some(i) = st.indexes.iter_mut().find(|i| i.id == id) else { return Ok(()) };
             if i.state != state {
@@ -587,11 +675,13 @@ impl Catalog for MetaStore {
     }
 
     fn indexes(&self, space: &SpaceDesc) -> Vec<IndexRef> {
+        self.refresh();
         let spaces = self.spaces.read().expect("lock poisoned");
         spaces.get(&space.name).filter(|s| s.desc.id == space.id).map(|st| st.indexes.clone()).unwrap_or_default()
     }
 
     fn create_user(&self, name: &str, password_hash: String, if_not_exists: bool) -> QResult<bool> {
+        self.refresh();
         let mut users = self.users.write().expect("lock poisoned");
         if users.contains_key(name) {
             return if if_not_exists { Ok(false) } else { Err(QError::execution("Existed!")) };
@@ -603,6 +693,7 @@ impl Catalog for MetaStore {
     }
 
     fn set_password(&self, name: &str, password_hash: String) -> QResult<()> {
+        self.refresh();
         let mut users = self.users.write().expect("lock poisoned");
         let u = users.get_mut(name).ok_or_else(user_not_found)?;
         let mut changed = u.clone();
@@ -613,26 +704,30 @@ impl Catalog for MetaStore {
     }
 
     fn drop_user(&self, name: &str, if_exists: bool) -> QResult<bool> {
+        self.refresh();
         let mut users = self.users.write().expect("lock poisoned");
         if !users.contains_key(name) {
             return if if_exists { Ok(false) } else { Err(user_not_found()) };
         }
         let mut b = WriteBatch::new();
         b.delete(user_key(name));
-        self.kv.write(b).map_err(kv_err)?;
+        self.log.commit(b)?;
         users.remove(name);
         Ok(true)
     }
 
     fn user(&self, name: &str) -> Option<UserDesc> {
+        self.refresh();
         self.users.read().expect("lock poisoned").get(name).cloned()
     }
 
     fn users(&self) -> Vec<UserDesc> {
+        self.refresh();
         self.users.read().expect("lock poisoned").values().cloned().collect()
     }
 
     fn grant(&self, name: &str, space: u32, role: Role) -> QResult<()> {
+        self.refresh();
         let mut users = self.users.write().expect("lock poisoned");
         let u = users.get_mut(name).ok_or_else(user_not_found)?;
         let mut changed = u.clone();
@@ -643,6 +738,7 @@ impl Catalog for MetaStore {
     }
 
     fn revoke(&self, name: &str, space: u32, role: Role) -> QResult<()> {
+        self.refresh();
         let mut users = self.users.write().expect("lock poisoned");
         let u = users.get_mut(name).ok_or_else(user_not_found)?;
         match u.roles.get(&space) {

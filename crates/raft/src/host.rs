@@ -70,11 +70,23 @@ impl RaftHost {
         range: DataRange,
         transport: Arc<T>,
     ) -> Result<Arc<Replica>, ReplicaError> {
+        self.open_group_observed(group, range, transport, None).await
+    }
+
+    /// [`RaftHost::open_group`], with `on_apply` told of every batch the group applies here.
+    pub async fn open_group_observed<T: Transport>(
+        &self,
+        group: GroupId,
+        range: DataRange,
+        transport: Arc<T>,
+        on_apply: Option<crate::ApplyHook>,
+    ) -> Result<Arc<Replica>, ReplicaError> {
         let stopped = |reason: String| ReplicaError::Stopped { group, reason };
         let config = Arc::new(self.timing.config(group).map_err(stopped)?);
         let log =
             LogStore::open(self.engine.clone(), group, self.syncer.clone()).map_err(|e| stopped(e.to_string()))?;
-        let sm = StateMachine::open(self.engine.clone(), group, range.clone()).map_err(|e| stopped(e.to_string()))?;
+        let sm = StateMachine::open(self.engine.clone(), group, range.clone(), on_apply)
+            .map_err(|e| stopped(e.to_string()))?;
         let network = Network { group, transport };
         let raft = Raft::new(self.id, config, network, log, sm).await.map_err(|e| stopped(e.to_string()))?;
         let replica = Arc::new(Replica {

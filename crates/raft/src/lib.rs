@@ -88,6 +88,11 @@ pub type InstallSnapshotRequest = openraft::raft::InstallSnapshotRequest<TypeCon
 pub type InstallSnapshotResponse = openraft::raft::InstallSnapshotResponse<NodeId>;
 pub type InstallSnapshotError = openraft::error::InstallSnapshotError;
 
+/// Called on the state machine's task after each applied batch of entries (and after a snapshot is installed), once
+/// the engine holds them: what keeps a cache of the group's data (the catalog's, a partition's topology) current.
+/// It must not block on the group.
+pub type ApplyHook = std::sync::Arc<dyn Fn() + Send + Sync>;
+
 /// The key range `[start, end)` a group's state machine owns (a partition's keys).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataRange {
@@ -208,7 +213,7 @@ mod store_suite {
             let engine: Arc<dyn quiver_kv::KvEngine> = Arc::new(MemEngine::new());
             let syncer = Arc::new(LogSyncer::start(engine.clone()));
             let log = LogStore::open(engine.clone(), 7, syncer)?;
-            let sm = StateMachine::open(engine, 7, DataRange { start: b"a".to_vec(), end: b"b".to_vec() })?;
+            let sm = StateMachine::open(engine, 7, DataRange { start: b"a".to_vec(), end: b"b".to_vec() }, None)?;
             Ok(((), log, sm))
         }
     }

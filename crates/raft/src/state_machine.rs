@@ -34,15 +34,22 @@ pub struct StateMachine {
     /// The last snapshot built or installed (rebuilt from the data after a restart when asked for).
     snapshot: Option<(SnapshotMeta<NodeId, BasicNode>, Vec<u8>)>,
     snapshots_built: u64,
+    /// Told after every applied batch and installed snapshot (the caches above the data follow it).
+    on_apply: Option<crate::ApplyHook>,
 }
 
 impl StateMachine {
-    pub fn open(engine: Arc<dyn KvEngine>, group: GroupId, range: DataRange) -> StorageResult<StateMachine> {
+    pub fn open(
+        engine: Arc<dyn KvEngine>,
+        group: GroupId,
+        range: DataRange,
+        on_apply: Option<crate::ApplyHook>,
+    ) -> StorageResult<StateMachine> {
         let (applied, membership) = match engine.get(&keys::state_key(keys::APPLIED, group)).map_err(sm_read)? {
             None => (None, StoredMembership::default()),
             Some(v) => codec::decode_applied(&v).map_err(sm_read)?,
         };
-        Ok(StateMachine { engine, group, range, applied, membership, snapshot: None, snapshots_built: 0 })
+        Ok(StateMachine { engine, group, range, applied, membership, snapshot: None, snapshots_built: 0, on_apply })
     }
 
     fn applied_record(&self) -> (Vec<u8>, Vec<u8>) {
@@ -121,6 +128,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         // Not synced: the entries are durable in the log, and after a crash they are applied again from the
         // applied id this same batch records.
         self.engine.write_buffered(batch).map_err(sm_write)?;
+        if let Some(hook) = &self.on_apply {
+            hook();
+        }
         Ok(replies)
     }
 
@@ -160,6 +170,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         batch.put(k, v);
         self.engine.write(batch).map_err(sm_write)?;
         self.snapshot = Some((meta.clone(), data));
+        if let Some(hook) = &self.on_apply {
+            hook();
+        }
         Ok(())
     }
 
