@@ -41,6 +41,22 @@ struct SpaceRecord {
     next_schema_id: i32,
     #[serde(default)]
     indexes: Vec<IndexDesc>,
+    /// In the cluster: the storage hosts of each partition's replicas (partition `i + 1` at `parts[i]`); empty in
+    /// one process.
+    #[serde(default)]
+    parts: Vec<Vec<String>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct HostRecord {
+    addr: String,
+}
+
+fn host_key(addr: &str) -> Vec<u8> {
+    let mut k = META_PREFIX.to_vec();
+    k.extend_from_slice(b"host:");
+    k.extend_from_slice(addr.as_bytes());
+    k
 }
 
 struct SpaceState {
@@ -48,6 +64,7 @@ struct SpaceState {
     schemas: Vec<SchemaRef>,
     next_schema_id: i32,
     indexes: Vec<IndexRef>,
+    parts: Vec<Vec<String>>,
 }
 
 pub struct MetaStore {
@@ -214,6 +231,110 @@ impl MetaStore {
         Ok(())
     }
 
+    /// CREATE SPACE with its partitions placed on storage hosts (`parts[i]`: partition `i + 1`'s replicas; empty in
+    /// one process). The new id and the space's record are one write.
+    pub fn create_space_placed(&self, space: NewSpace, parts: Vec<Vec<String>>, if_not_exists: bool) -> QResult<bool> {
+        self.refresh();
+        let mut spaces = self.spaces.write().expect("lock poisoned");
+        if spaces.contains_key(&space.name) {
+            return if if_not_exists { Ok(false) } else { Err(QError::execution("Existed!")) };
+        }
+        // Ids are never reused, so no stale data of a dropped space can show up in a new one.
+        let mut max_id = 0u32;
+        let mut prefix = META_PREFIX.to_vec();
+        prefix.extend_from_slice(b"next_space_id");
+        if let Some(v) = self.kv.get(&prefix).map_err(kv_err)? {
+            max_id = u32::from_be_bytes(v.as_slice().try_into().map_err(|_| QError::storage("corrupt next_space_id"))?);
+        }
+        let last = max_id.max(spaces.values().map(|s| s.desc.id).max().unwrap_or(0));
+        if last >= quiver_common::limits::SPACE_ID_MAX {
+            return Err(QError::execution("No space id is left: space ids are never reused"));
+        }
+        let id = last + 1;
+        let desc = SpaceDesc {
+            id,
+            name: space.name.clone(),
+            partition_num: space.partition_num,
+            replica_factor: space.replica_factor,
+            vid_type: space.vid_type,
+            comment: space.comment,
+        };
+        let st =
+            SpaceState { desc: Arc::new(desc), schemas: Vec::new(), next_schema_id: 1, indexes: Vec::new(), parts };
+        let mut b = WriteBatch::new();
+        b.put(prefix, id.to_be_bytes().to_vec());
+        let (k, v) = self.space_record(&st);
+        b.put(k, v);
+        self.log.commit(b)?;
+        spaces.insert(space.name, st);
+        Ok(true)
+    }
+
+    /// The storage hosts of each partition of a space (empty in one process).
+    pub fn parts_of(&self, space: &str) -> QResult<Vec<Vec<String>>> {
+        self.refresh();
+        let spaces = self.spaces.read().expect("lock poisoned");
+        spaces.get(space).map(|s| s.parts.clone()).ok_or_else(|| QError::space_not_found(space))
+    }
+
+    /// Partition replicas each registered host carries, over every space.
+    pub fn part_load(&self) -> BTreeMap<String, usize> {
+        self.refresh();
+        let mut load: BTreeMap<String, usize> = self.hosts().into_iter().map(|h| (h, 0)).collect();
+        for st in self.spaces.read().expect("lock poisoned").values() {
+            for h in st.parts.iter().flatten() {
+                *load.entry(h.clone()).or_default() += 1;
+            }
+        }
+        load
+    }
+
+    /// `ADD HOSTS`: registers storage hosts (`ip:port`), with NebulaGraph's errors.
+    pub fn add_hosts(&self, hosts: &[String]) -> QResult<()> {
+        self.refresh();
+        let unique: std::collections::BTreeSet<&String> = hosts.iter().collect();
+        if hosts.is_empty() || unique.len() != hosts.len() {
+            return Err(QError::execution("Invalid param!"));
+        }
+        let known = self.hosts();
+        if hosts.iter().any(|h| known.contains(h)) {
+            return Err(QError::execution("Existed!"));
+        }
+        let mut b = WriteBatch::new();
+        for h in hosts {
+            b.put(host_key(h), serde_json::to_vec(&HostRecord { addr: h.clone() }).expect("a host serializes"));
+        }
+        self.log.commit(b)
+    }
+
+    /// `DROP HOSTS`: unregisters hosts that carry no partition.
+    pub fn drop_hosts(&self, hosts: &[String]) -> QResult<()> {
+        self.refresh();
+        let unique: std::collections::BTreeSet<&String> = hosts.iter().collect();
+        if hosts.is_empty() || unique.len() != hosts.len() {
+            return Err(QError::execution("Invalid param!"));
+        }
+        let known = self.hosts();
+        if hosts.iter().any(|h| !known.contains(h)) {
+            return Err(QError::execution("No hosts!"));
+        }
+        let load = self.part_load();
+        if hosts.iter().any(|h| load.get(h).copied().unwrap_or(0) > 0) {
+            return Err(QError::execution("There are still space on the host"));
+        }
+        let mut b = WriteBatch::new();
+        for h in hosts {
+            b.delete(host_key(h));
+        }
+        self.log.commit(b)
+    }
+
+    /// The registered storage hosts, in order.
+    pub fn hosts(&self) -> Vec<String> {
+        let records: Vec<HostRecord> = json_records(self.kv.as_ref(), &host_key(""), "host").unwrap_or_default();
+        records.into_iter().map(|r| r.addr).collect()
+    }
+
     fn load_state(kv: &Arc<dyn KvEngine>) -> QResult<LoadedState> {
         let mut prefix = META_PREFIX.to_vec();
         prefix.extend_from_slice(b"space");
@@ -242,7 +363,13 @@ impl MetaStore {
             let indexes = r.indexes.into_iter().map(Arc::new).collect();
             spaces.insert(
                 r.desc.name.clone(),
-                SpaceState { desc: Arc::new(r.desc), schemas, next_schema_id: r.next_schema_id, indexes },
+                SpaceState {
+                    desc: Arc::new(r.desc),
+                    schemas,
+                    next_schema_id: r.next_schema_id,
+                    indexes,
+                    parts: r.parts,
+                },
             );
         }
         let users = Self::load_users(kv)?;
@@ -272,6 +399,14 @@ impl MetaStore {
     }
 
     fn persist(&self, st: &SpaceState) -> QResult<()> {
+        let (k, v) = self.space_record(st);
+        let mut b = WriteBatch::new();
+        b.put(k, v);
+        self.log.commit(b)
+    }
+
+    /// A space's record, as stored.
+    fn space_record(&self, st: &SpaceState) -> (Vec<u8>, Vec<u8>) {
         let rec = SpaceRecord {
             desc: (*st.desc).clone(),
             schemas: st
@@ -289,10 +424,9 @@ impl MetaStore {
                 .collect(),
             next_schema_id: st.next_schema_id,
             indexes: st.indexes.iter().map(|i| (**i).clone()).collect(),
+            parts: st.parts.clone(),
         };
-        let mut b = WriteBatch::new();
-        b.put(space_key(st.desc.id), serde_json::to_vec(&rec).expect("catalog serializes"));
-        self.log.commit(b)
+        (space_key(st.desc.id), serde_json::to_vec(&rec).expect("catalog serializes"))
     }
 
     fn with_space<T>(&self, space: &SpaceDesc, f: impl FnOnce(&mut SpaceState) -> QResult<T>) -> QResult<T> {
@@ -340,38 +474,7 @@ fn check_unique(props: &[PropDef]) -> QResult<()> {
 
 impl Catalog for MetaStore {
     fn create_space(&self, space: NewSpace, if_not_exists: bool) -> QResult<bool> {
-        self.refresh();
-        let mut spaces = self.spaces.write().expect("lock poisoned");
-        if spaces.contains_key(&space.name) {
-            return if if_not_exists { Ok(false) } else { Err(QError::execution("Existed!")) };
-        }
-        // Ids are never reused, so no stale data of a dropped space can show up in a new one.
-        let mut max_id = 0u32;
-        let mut prefix = META_PREFIX.to_vec();
-        prefix.extend_from_slice(b"next_space_id");
-        if let Some(v) = self.kv.get(&prefix).map_err(kv_err)? {
-            max_id = u32::from_be_bytes(v.as_slice().try_into().map_err(|_| QError::storage("corrupt next_space_id"))?);
-        }
-        let last = max_id.max(spaces.values().map(|s| s.desc.id).max().unwrap_or(0));
-        if last >= quiver_common::limits::SPACE_ID_MAX {
-            return Err(QError::execution("No space id is left: space ids are never reused"));
-        }
-        let id = last + 1;
-        let mut b = WriteBatch::new();
-        b.put(prefix, id.to_be_bytes().to_vec());
-        self.log.commit(b)?;
-        let desc = SpaceDesc {
-            id,
-            name: space.name.clone(),
-            partition_num: space.partition_num,
-            replica_factor: space.replica_factor,
-            vid_type: space.vid_type,
-            comment: space.comment,
-        };
-        let st = SpaceState { desc: Arc::new(desc), schemas: Vec::new(), next_schema_id: 1, indexes: Vec::new() };
-        self.persist(&st)?;
-        spaces.insert(space.name, st);
-        Ok(true)
+        self.create_space_placed(space, Vec::new(), if_not_exists)
     }
 
     fn drop_space(&self, name: &str, if_exists: bool) -> QResult<Option<Arc<SpaceDesc>>> {

@@ -73,3 +73,117 @@ impl MetaReplica {
         Ok(MetaReplica { catalog, replica })
     }
 }
+
+/// Places `parts` partitions of `replicas` replicas each on `hosts`, as NebulaGraph's CreateSpaceProcessor picks
+/// its least loaded zones (one zone per host by default): each partition in turn takes the `replicas` hosts with
+/// the fewest replicas so far (`load` counts those of existing spaces), ties broken by address, never one host
+/// twice. NebulaGraph's `Host not enough!` when fewer hosts than replicas are online.
+pub fn place(
+    parts: u32,
+    replicas: u32,
+    hosts: &[String],
+    load: &std::collections::BTreeMap<String, usize>,
+) -> QResult<Vec<Vec<String>>> {
+    if replicas == 0 || (replicas as usize) > hosts.len() {
+        return Err(QError::execution("Host not enough!"));
+    }
+    let mut load: Vec<(usize, String)> = hosts.iter().map(|h| (load.get(h).copied().unwrap_or(0), h.clone())).collect();
+    let mut placed = Vec::with_capacity(parts as usize);
+    for _ in 0..parts {
+        load.sort();
+        let picked: Vec<String> = load.iter().take(replicas as usize).map(|(_, h)| h.clone()).collect();
+        for (n, _) in load.iter_mut().take(replicas as usize) {
+            *n += 1;
+        }
+        placed.push(picked);
+    }
+    Ok(placed)
+}
+
+/// Which storage hosts are alive: each heartbeats to the meta leader; a host not heard from for `offline_after`
+/// is OFFLINE (NebulaGraph: 10 s heartbeats, offline after 5 missed). Kept in the leader's memory: after a leader
+/// change every host is OFFLINE until its next heartbeat.
+pub struct Liveness {
+    offline_after: Duration,
+    last_seen: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
+}
+
+impl Liveness {
+    pub fn new(offline_after: Duration) -> Liveness {
+        Liveness { offline_after, last_seen: Default::default() }
+    }
+
+    pub fn heard_from(&self, host: &str) {
+        self.last_seen.lock().unwrap_or_else(|p| p.into_inner()).insert(host.to_string(), std::time::Instant::now());
+    }
+
+    pub fn is_online(&self, host: &str) -> bool {
+        let seen = self.last_seen.lock().unwrap_or_else(|p| p.into_inner());
+        seen.get(host).is_some_and(|t| t.elapsed() < self.offline_after)
+    }
+}
+
+impl MetaReplica {
+    /// A storage host's heartbeat: refused from a host that was not added (`ADD HOSTS` first, as in NebulaGraph 3).
+    pub fn heartbeat(&self, liveness: &Liveness, host: &str) -> QResult<()> {
+        if !self.catalog.hosts().iter().any(|h| h == host) {
+            return Err(QError::execution("Machine not existed!"));
+        }
+        liveness.heard_from(host);
+        Ok(())
+    }
+
+    /// `SHOW HOSTS`' status of each registered host: `(address, online)`.
+    pub fn host_status(&self, liveness: &Liveness) -> Vec<(String, bool)> {
+        self.catalog.hosts().into_iter().map(|h| (h.clone(), liveness.is_online(&h))).collect()
+    }
+
+    /// CREATE SPACE in the cluster: its partitions placed on the online hosts.
+    pub fn create_space(&self, liveness: &Liveness, space: quiver_api::NewSpace, if_not_exists: bool) -> QResult<bool> {
+        if if_not_exists && self.catalog.parts_of(&space.name).is_ok() {
+            return Ok(false);
+        }
+        let online: Vec<String> = self.catalog.hosts().into_iter().filter(|h| liveness.is_online(h)).collect();
+        let parts = place(space.partition_num, space.replica_factor, &online, &self.catalog.part_load())?;
+        self.catalog.create_space_placed(space, parts, if_not_exists)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn hosts(n: usize) -> Vec<String> {
+        (1..=n).map(|i| format!("127.0.0.{i}:9779")).collect()
+    }
+
+    #[test]
+    fn placement_is_even_and_never_repeats_a_host() {
+        for (parts, replicas, n) in [(12, 3, 3), (12, 3, 4), (10, 1, 3), (7, 2, 5), (100, 3, 7)] {
+            let placed = place(parts, replicas, &hosts(n), &BTreeMap::new()).unwrap();
+            assert_eq!(placed.len(), parts as usize);
+            let mut count: BTreeMap<&String, usize> = BTreeMap::new();
+            for p in &placed {
+                assert_eq!(p.len(), replicas as usize);
+                let distinct: std::collections::BTreeSet<_> = p.iter().collect();
+                assert_eq!(distinct.len(), p.len(), "a host twice in one partition: {p:?}");
+                for h in p {
+                    *count.entry(h).or_default() += 1;
+                }
+            }
+            let (min, max) = (count.values().min().unwrap(), count.values().max().unwrap());
+            assert!(max - min <= 1, "{parts}x{replicas} on {n}: {count:?}");
+        }
+    }
+
+    #[test]
+    fn placement_evens_out_existing_load_and_needs_enough_hosts() {
+        let h = hosts(3);
+        let load = BTreeMap::from([(h[0].clone(), 4), (h[1].clone(), 0), (h[2].clone(), 0)]);
+        let placed = place(4, 1, &h, &load).unwrap();
+        assert!(placed.iter().all(|p| p[0] != h[0]), "{placed:?}");
+        assert_eq!(place(1, 4, &h, &BTreeMap::new()).unwrap_err().message, "Host not enough!");
+        assert_eq!(place(1, 1, &[], &BTreeMap::new()).unwrap_err().message, "Host not enough!");
+    }
+}

@@ -151,3 +151,62 @@ fn ddl_reaches_every_replica_and_survives_losing_the_leader() {
         m.crash(n);
     }
 }
+
+/// Storage hosts join with ADD HOSTS, heartbeat to the leader, and CREATE SPACE places partitions only on the
+/// online ones, evenly; every replica sees the placement; a host carrying partitions cannot be dropped.
+#[test]
+fn hosts_heartbeats_and_partition_placement() {
+    let mut m = Metads::start();
+    let l = m.leader();
+    let meta = &m.metas[&l];
+    let hosts: Vec<String> = (1..=4).map(|i| format!("127.0.0.{i}:9779")).collect();
+    meta.catalog.add_hosts(&hosts[..3]).unwrap();
+    assert_eq!(meta.catalog.add_hosts(&hosts[..1]).unwrap_err().message, "Existed!");
+    assert_eq!(meta.catalog.add_hosts(&[hosts[3].clone(), hosts[3].clone()]).unwrap_err().message, "Invalid param!");
+    meta.catalog.add_hosts(&hosts[3..]).unwrap();
+
+    let live = quiver_metad::Liveness::new(Duration::from_millis(500));
+    assert_eq!(meta.heartbeat(&live, "10.0.0.1:9779").unwrap_err().message, "Machine not existed!");
+    for h in &hosts[..3] {
+        meta.heartbeat(&live, h).unwrap();
+    }
+    let status = meta.host_status(&live);
+    assert_eq!(status.iter().filter(|(_, up)| *up).count(), 3, "{status:?}");
+
+    // Four replicas need four online hosts.
+    let mut wide = space("wide");
+    wide.replica_factor = 4;
+    assert_eq!(meta.create_space(&live, wide, false).unwrap_err().message, "Host not enough!");
+    let mut sp = space("placed");
+    sp.partition_num = 6;
+    sp.replica_factor = 2;
+    assert!(meta.create_space(&live, sp, false).unwrap());
+    let parts = meta.catalog.parts_of("placed").unwrap();
+    assert_eq!(parts.len(), 6);
+    let mut per_host: BTreeMap<&String, usize> = BTreeMap::new();
+    for p in &parts {
+        assert_eq!(p.len(), 2);
+        assert!(!p.contains(&hosts[3]), "an offline host got a replica: {parts:?}");
+        for h in p {
+            *per_host.entry(h).or_default() += 1;
+        }
+    }
+    assert_eq!(per_host.values().copied().collect::<Vec<_>>(), vec![4, 4, 4]);
+    for n in NODES {
+        m.eventually(n, "the placement", |_| m.metas[&n].catalog.parts_of("placed").is_ok_and(|p| p == parts));
+    }
+
+    // Hosts go OFFLINE without heartbeats.
+    std::thread::sleep(Duration::from_millis(600));
+    meta.heartbeat(&live, &hosts[0]).unwrap();
+    let online: Vec<_> = meta.host_status(&live).into_iter().filter(|(_, up)| *up).map(|(h, _)| h).collect();
+    assert_eq!(online, vec![hosts[0].clone()]);
+
+    assert_eq!(meta.catalog.drop_hosts(&hosts[..1]).unwrap_err().message, "There are still space on the host");
+    assert_eq!(meta.catalog.drop_hosts(&["10.9.9.9:1".to_string()]).unwrap_err().message, "No hosts!");
+    meta.catalog.drop_hosts(&hosts[3..]).unwrap();
+    assert_eq!(meta.catalog.hosts(), hosts[..3].to_vec());
+    for n in NODES {
+        m.crash(n);
+    }
+}
