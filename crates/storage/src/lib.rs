@@ -315,8 +315,27 @@ impl EmbeddedStorage {
         self.commits.appended.load(Ordering::Relaxed)
     }
 
+    /// The writers' lock. A writer that panicked while holding it (a bug) leaves no half-written batch in the store
+    /// (a batch is written whole or not at all), but may have left the counters or the in-memory mirrors half
+    /// changed: they are dropped, to be reloaded and rebuilt from the store, and writes go on.
     fn lock_writers(&self) -> MutexGuard<'_, WriterState> {
-        self.write_lock.lock().expect("lock poisoned")
+        match self.write_lock.lock() {
+            Ok(g) => g,
+            Err(poisoned) => {
+                let mut g = poisoned.into_inner();
+                log::error!("a writer panicked while holding the writers' lock: counters and caches are rebuilt");
+                g.counters.clear();
+                let spaces: Vec<u32> =
+                    self.topologies.read().unwrap_or_else(|p| p.into_inner()).keys().copied().collect();
+                self.topologies.write().unwrap_or_else(|p| p.into_inner()).clear();
+                self.vcache.clear();
+                for space in spaces {
+                    self.hot_edges.forget_space(space);
+                }
+                self.write_lock.clear_poison();
+                g
+            }
+        }
     }
 
     fn keys_with_prefix(&self, prefix: &[u8]) -> QResult<Vec<Vec<u8>>> {
@@ -1072,7 +1091,7 @@ impl StorageClient for EmbeddedStorage {
         if !self.kv.keeps_files() {
             return Err(QError::not_supported("`CREATE SNAPSHOT' of a storage that keeps no files"));
         }
-        let _writers = self.write_lock.lock().expect("lock poisoned");
+        let _writers = self.lock_writers();
         self.kv.create_checkpoint(name).map_err(|e| QError::execution(format!("Snapshot failure! ({e})")))
     }
 
@@ -1091,4 +1110,46 @@ impl StorageClient for EmbeddedStorage {
 
 pub(crate) fn topo_edge(key: &EdgeKeyVal) -> TopoEdge {
     TopoEdge { src: key.src.clone(), edge_type: key.edge_type, rank: key.rank, dst: key.dst.clone() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quiver_common::PropType;
+
+    /// A writer that panics while holding the writers' lock does not stop later writes, and the counters stay
+    /// exact (they are reloaded from the store).
+    #[test]
+    fn a_panicked_writer_does_not_stop_writes() {
+        let kv: Arc<dyn KvEngine> = Arc::new(quiver_kv::MemEngine::new());
+        let catalog = Arc::new(quiver_meta::MetaStore::open(kv.clone()).unwrap());
+        let st = EmbeddedStorage::new(kv);
+        st.set_catalog(catalog.clone());
+        let new =
+            NewSpace { name: "p".into(), partition_num: 2, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+        catalog.create_space(new, false).unwrap();
+        let space = catalog.space("p").unwrap();
+        let prop = PropDef { name: "n".into(), ty: PropType::Int64, nullable: true, default: None, comment: None };
+        catalog.create_schema(&space, SchemaKind::Tag, "t", vec![prop], 0, String::new(), None, false).unwrap();
+        let t = catalog.schema(&space, SchemaKind::Tag, "t").unwrap();
+        let insert = |vid: i64| Mutation::InsertVertex {
+            vid: Value::Int(vid),
+            tags: vec![(t.clone(), vec![Value::Int(vid)])],
+            if_not_exists: false,
+        };
+        st.write(&space, vec![insert(1)]).unwrap();
+        assert_eq!(st.stats(&space).unwrap().vertices, 1);
+        // A writer panics while it holds the lock, its counters half changed.
+        let poisoned = std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut w = st.write_lock.lock().unwrap();
+                w.counters.get_mut(&space.id).unwrap()[0].vertices += 100;
+                panic!("a bug in a writer");
+            })
+            .join()
+        });
+        assert!(poisoned.is_err());
+        st.write(&space, vec![insert(2)]).unwrap();
+        assert_eq!(st.stats(&space).unwrap().vertices, 2, "the half-changed counters were reloaded");
+    }
 }

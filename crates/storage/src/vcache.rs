@@ -212,6 +212,11 @@ impl VertexCache {
         self.reads.forget_space(space);
     }
 
+    /// Drops every cached tag (they are rebuilt on demand).
+    pub fn clear(&self) {
+        self.tags.write().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
     /// Rows and bytes of every cached tag of every space.
     pub fn totals(&self) -> (usize, usize) {
         let tags = self.tags.read().expect("lock poisoned");
