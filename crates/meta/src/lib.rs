@@ -59,6 +59,7 @@ fn host_key(addr: &str) -> Vec<u8> {
     k
 }
 
+#[derive(Clone)]
 struct SpaceState {
     desc: Arc<SpaceDesc>,
     schemas: Vec<SchemaRef>,
@@ -84,6 +85,12 @@ pub struct MetaStore {
 /// on a replica that does not lead).
 pub trait MetaLog: Send + Sync {
     fn commit(&self, batch: WriteBatch) -> QResult<()>;
+
+    /// Returns once everything committed before is applied here and this replica may write (the Raft leader, its
+    /// previous terms' entries applied): a write computed from the state after it sees every earlier write.
+    fn barrier(&self) -> QResult<()> {
+        Ok(())
+    }
 }
 
 /// The one-process log: a durable write to the engine.
@@ -198,6 +205,13 @@ impl MetaStore {
         Ok(MetaStore { kv, log, spaces: RwLock::new(spaces), users: RwLock::new(users), applied, loaded })
     }
 
+    /// Before a write: the log's barrier, then the state as the log has applied it.
+    fn begin_write(&self) -> QResult<()> {
+        self.log.barrier()?;
+        self.refresh();
+        Ok(())
+    }
+
     /// Reloads the in-memory state if the log applied batches since it was loaded.
     fn refresh(&self) {
         use std::sync::atomic::Ordering::SeqCst;
@@ -234,7 +248,7 @@ impl MetaStore {
     /// CREATE SPACE with its partitions placed on storage hosts (`parts[i]`: partition `i + 1`'s replicas; empty in
     /// one process). The new id and the space's record are one write.
     pub fn create_space_placed(&self, space: NewSpace, parts: Vec<Vec<String>>, if_not_exists: bool) -> QResult<bool> {
-        self.refresh();
+        self.begin_write()?;
         let mut spaces = self.spaces.write().expect("lock poisoned");
         if spaces.contains_key(&space.name) {
             return if if_not_exists { Ok(false) } else { Err(QError::execution("Existed!")) };
@@ -291,7 +305,7 @@ impl MetaStore {
 
     /// `ADD HOSTS`: registers storage hosts (`ip:port`), with NebulaGraph's errors.
     pub fn add_hosts(&self, hosts: &[String]) -> QResult<()> {
-        self.refresh();
+        self.begin_write()?;
         let unique: std::collections::BTreeSet<&String> = hosts.iter().collect();
         if hosts.is_empty() || unique.len() != hosts.len() {
             return Err(QError::execution("Invalid param!"));
@@ -309,7 +323,7 @@ impl MetaStore {
 
     /// `DROP HOSTS`: unregisters hosts that carry no partition.
     pub fn drop_hosts(&self, hosts: &[String]) -> QResult<()> {
-        self.refresh();
+        self.begin_write()?;
         let unique: std::collections::BTreeSet<&String> = hosts.iter().collect();
         if hosts.is_empty() || unique.len() != hosts.len() {
             return Err(QError::execution("Invalid param!"));
@@ -429,13 +443,19 @@ impl MetaStore {
         (space_key(st.desc.id), serde_json::to_vec(&rec).expect("catalog serializes"))
     }
 
+    /// Changes a space's state with `f`, which commits the change: on a copy, kept only if `f` succeeds, so a
+    /// commit that fails (not the leader, a timeout, a disk error) leaves no change behind.
     fn with_space<T>(&self, space: &SpaceDesc, f: impl FnOnce(&mut SpaceState) -> QResult<T>) -> QResult<T> {
+        self.begin_write()?;
         let mut spaces = self.spaces.write().expect("lock poisoned");
         let st = spaces
             .get_mut(&space.name)
             .filter(|s| s.desc.id == space.id)
             .ok_or_else(|| QError::space_not_found(&space.name))?;
-        f(st)
+        let mut changed = st.clone();
+        let out = f(&mut changed)?;
+        *st = changed;
+        Ok(out)
     }
 }
 
@@ -478,7 +498,7 @@ impl Catalog for MetaStore {
     }
 
     fn drop_space(&self, name: &str, if_exists: bool) -> QResult<Option<Arc<SpaceDesc>>> {
-        self.refresh();
+        self.begin_write()?;
         let mut spaces = self.spaces.write().expect("lock poisoned");
         let Some(st) = spaces.get(name) else {
             return if if_exists { Ok(None) } else { Err(QError::space_not_found(name)) };
@@ -784,7 +804,7 @@ impl Catalog for MetaStore {
     }
 
     fn create_user(&self, name: &str, password_hash: String, if_not_exists: bool) -> QResult<bool> {
-        self.refresh();
+        self.begin_write()?;
         let mut users = self.users.write().expect("lock poisoned");
         if users.contains_key(name) {
             return if if_not_exists { Ok(false) } else { Err(QError::execution("Existed!")) };
@@ -796,7 +816,7 @@ impl Catalog for MetaStore {
     }
 
     fn set_password(&self, name: &str, password_hash: String) -> QResult<()> {
-        self.refresh();
+        self.begin_write()?;
         let mut users = self.users.write().expect("lock poisoned");
         let u = users.get_mut(name).ok_or_else(user_not_found)?;
         let mut changed = u.clone();
@@ -807,7 +827,7 @@ impl Catalog for MetaStore {
     }
 
     fn drop_user(&self, name: &str, if_exists: bool) -> QResult<bool> {
-        self.refresh();
+        self.begin_write()?;
         let mut users = self.users.write().expect("lock poisoned");
         if !users.contains_key(name) {
             return if if_exists { Ok(false) } else { Err(user_not_found()) };
@@ -830,7 +850,7 @@ impl Catalog for MetaStore {
     }
 
     fn grant(&self, name: &str, space: u32, role: Role) -> QResult<()> {
-        self.refresh();
+        self.begin_write()?;
         let mut users = self.users.write().expect("lock poisoned");
         let u = users.get_mut(name).ok_or_else(user_not_found)?;
         let mut changed = u.clone();
@@ -841,7 +861,7 @@ impl Catalog for MetaStore {
     }
 
     fn revoke(&self, name: &str, space: u32, role: Role) -> QResult<()> {
-        self.refresh();
+        self.begin_write()?;
         let mut users = self.users.write().expect("lock poisoned");
         let u = users.get_mut(name).ok_or_else(user_not_found)?;
         match u.roles.get(&space) {

@@ -25,17 +25,33 @@ struct GroupLog {
     runtime: tokio::runtime::Handle,
 }
 
+fn leader_changed(leader: Option<quiver_raft::NodeId>) -> QError {
+    QError::execution(match leader {
+        Some(l) => format!("Leader changed! The meta service's leader is node {l}"),
+        None => "Leader changed! The meta service has no leader now".to_string(),
+    })
+}
+
 impl MetaLog for GroupLog {
+    /// A new leader may hold committed entries of earlier terms it has not applied yet; confirming leadership
+    /// (openraft's `ensure_linearizable`) waits until they are applied, so DDL never reads a catalog behind them.
+    fn barrier(&self) -> QResult<()> {
+        let confirm = async { tokio::time::timeout(META_COMMIT_TIMEOUT, self.replica.linearize()).await };
+        match self.runtime.block_on(confirm) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(ReplicaError::NotLeader { leader, .. })) => Err(leader_changed(leader)),
+            Ok(Err(e)) => Err(QError::execution(format!("the meta service is not available: {e}"))),
+            Err(_) => Err(QError::execution("the meta service did not confirm its leader in time")),
+        }
+    }
+
     fn commit(&self, batch: WriteBatch) -> QResult<()> {
         // The timer is made inside the runtime: this thread is not one of its own.
         let write = async { tokio::time::timeout(META_COMMIT_TIMEOUT, self.replica.write(batch)).await };
         match self.runtime.block_on(write) {
             Ok(Ok(_)) => Ok(()),
             // NebulaGraph's meta client answers E_LEADER_CHANGED; its caller retries on the new leader.
-            Ok(Err(ReplicaError::NotLeader { leader, .. })) => Err(QError::execution(match leader {
-                Some(l) => format!("Leader changed! The meta service's leader is node {l}"),
-                None => "Leader changed! The meta service has no leader now".to_string(),
-            })),
+            Ok(Err(ReplicaError::NotLeader { leader, .. })) => Err(leader_changed(leader)),
             Ok(Err(e)) => Err(QError::execution(format!("the meta service did not commit: {e}"))),
             Err(_) => Err(QError::execution(format!(
                 "the meta service did not commit within {} s; the change may still be applied",

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quiver_api::{Catalog, NewSpace, Role, VidType};
+use quiver_api::{Catalog, NewSpace, Role, SchemaKind, VidType};
 use quiver_kv::{KvEngine, MemEngine};
 use quiver_metad::MetaReplica;
 use quiver_raft::sim::SimNet;
@@ -115,6 +115,14 @@ fn ddl_reaches_every_replica_and_survives_losing_the_leader() {
     let err = m.metas[&f].catalog.create_space(space("nope"), false).unwrap_err();
     assert!(err.message.starts_with("Leader changed!"), "{err}");
     assert!(m.metas[&l].catalog.space("nope").is_err());
+    // ... and a refused schema change leaves nothing behind on it.
+    let s1_desc = m.metas[&f].catalog.space("s1").unwrap();
+    let err = m.metas[&f]
+        .catalog
+        .create_schema(&s1_desc, SchemaKind::Tag, "ghost", Vec::new(), 0, String::new(), None, false)
+        .unwrap_err();
+    assert!(err.message.starts_with("Leader changed!"), "{err}");
+    assert!(m.metas[&f].catalog.schemas(&s1_desc, SchemaKind::Tag).is_empty());
 
     // Lose the leader: another takes DDL, and ids go on from where they were.
     m.crash(l);

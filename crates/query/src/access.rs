@@ -12,11 +12,15 @@
 //! | read space (USE, DESC SPACE, SHOW CREATE SPACE, SHOW ROLES IN) | any role in that space | `No permission to read space.` |
 //! | GOD only (SHOW USERS, SHOW SNAPSHOTS) | GOD | `No permission to show users/snapshots/serviceClients` |
 //! | grant or revoke | GOD; ADMIN of the space for DBA, USER, GUEST; never GOD, never oneself | below |
-//! | everyone (EXPLAIN, SHOW QUERIES, KILL QUERY, CHANGE PASSWORD, SHOW SESSIONS, SHOW HOSTS, SHOW of the current space) | | |
+//! | read the current space (SHOW TAGS, SHOW STATS, SHOW JOBS, ...) | any role in it | `No permission to read space.` |
+//! | everyone (EXPLAIN, SHOW QUERIES, KILL QUERY, SHOW SESSIONS, SHOW HOSTS, SHOW SPACES) | | |
+//! | CHANGE PASSWORD | oneself, or GOD | `No permission to change the password of another user.` |
 //!
 //! SHOW SESSIONS and SHOW QUERIES show a non-GOD user only their own; KILL SESSION and KILL QUERY of another
-//! user's are GOD's alone. A space's SHOW statements (SHOW TAGS, SHOW STATS, ...) need no check of their own: the
-//! USE that chose the space did.
+//! user's are GOD's alone; SHOW SPACES lists a non-GOD user only the spaces they have a role in. NebulaGraph lets a
+//! space's SHOW statements go unchecked (the USE that chose the space was checked) and lets anyone run CHANGE
+//! PASSWORD for any user; here both are checked, since a request can name its space without a USE (the HTTP API)
+//! and a password guess through CHANGE PASSWORD would escape the sign-in lockout.
 
 use crate::{QueryEngine, Session};
 use quiver_api::{Role, UserDesc};
@@ -31,6 +35,8 @@ enum Class<'a> {
     WriteData,
     ReadData,
     ReadSpace(String),
+    /// Any role in the session's current space.
+    ReadCurrentSpace,
     GodOnly,
     /// Reads data, and each of these parts needs its own class too (a pipe, an assignment, a set operation, a
     /// PROFILE).
@@ -107,7 +113,10 @@ fn class(stmt: &Statement) -> Class<'_> {
         | S::ShowCollation
         | S::ShowMetaLeader
         | S::ShowSpaces
-        | S::ShowParts(_)
+        | S::Unsupported(_) => Class::Everyone,
+        // NebulaGraph leaves these to the USE that chose the space; a space can also come with a request (the HTTP
+        // API's `space`), so they need a role in it here.
+        S::ShowParts(_)
         | S::ShowSchemas(_)
         | S::ShowCreateSchema { .. }
         | S::ShowIndexes { .. }
@@ -115,8 +124,7 @@ fn class(stmt: &Statement) -> Class<'_> {
         | S::ShowIndexStatus(_)
         | S::ShowJobs
         | S::ShowJob(_)
-        | S::ShowStats
-        | S::Unsupported(_) => Class::Everyone,
+        | S::ShowStats => Class::ReadCurrentSpace,
     }
 }
 
@@ -180,6 +188,12 @@ impl QueryEngine {
                 Some(_) => Ok(()),
                 None => Err(QError::permission("No permission to read schema/data.")),
             },
+            Class::ReadCurrentSpace => match in_current() {
+                Some(_) => Ok(()),
+                // Without a space the statement reports that itself.
+                None if session.space.is_none() => Ok(()),
+                None => Err(QError::permission("No permission to read space.")),
+            },
             Class::ReadSpace(name) => {
                 // A space that does not exist is reported as such by the statement itself.
                 let Ok(space) = self.catalog.space(&name) else { return Ok(()) };
@@ -220,6 +234,21 @@ impl QueryEngine {
         let mine = quiver_common::Value::str(session.user.clone());
         let keep: Vec<usize> = (0..ds.len()).filter(|&r| *ds.value(r, c) == mine).collect();
         ds.gather(&keep)
+    }
+
+    /// CHANGE PASSWORD: one's own, or GOD's for anyone.
+    pub(crate) fn check_change_password(&self, session: &Session, target: &str) -> QResult<()> {
+        match self.acting_user(session) {
+            Some(u) if !u.is_god() && u.name != target => {
+                Err(QError::permission("No permission to change the password of another user."))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// SHOW SPACES: the spaces a non-GOD user has a role in.
+    pub(crate) fn visible_space(&self, session: &Session, space_id: u32) -> bool {
+        self.acting_user(session).is_none_or(|u| u.role_in(space_id).is_some())
     }
 
     /// DESC USER: GOD, or the user themself.

@@ -241,6 +241,10 @@ impl QueryEngine {
         let mut profiles = Profiles::new();
         let mut optimize_us = 0;
         for stmt in body {
+            // Checked here too, each in the space the statements before it chose (`PROFILE { USE b; ... }`).
+            if profile {
+                self.check_access(session, stmt)?;
+            }
             let t = Instant::now();
             // Boxed: profiles are keyed by node address, which must not change when the plan is kept.
             let plan = Box::new(self.plan(session, stmt, req)?);

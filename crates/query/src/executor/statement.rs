@@ -16,6 +16,18 @@ impl QueryEngine {
         params: &Params,
     ) -> QResult<DataSet> {
         match stmt {
+            Statement::ShowSpaces if !self.is_god(session) => {
+                let ds = self.space_statement(stmt)?;
+                let keep: Vec<usize> = (0..ds.len())
+                    .filter(|&r| match ds.value(r, 0) {
+                        Value::String(name) => {
+                            self.catalog.space(name).is_ok_and(|s| self.visible_space(session, s.id))
+                        }
+                        _ => false,
+                    })
+                    .collect();
+                Ok(ds.gather(&keep))
+            }
             Statement::CreateSpace { .. }
             | Statement::CreateSpaceAs { .. }
             | Statement::DropSpace { .. }

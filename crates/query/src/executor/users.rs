@@ -61,6 +61,7 @@ impl QueryEngine {
             Statement::ChangePassword { name, old, new } => {
                 check_password("Password", old)?;
                 check_password("New password", new)?;
+                self.check_change_password(session, name)?;
                 let user = catalog.user(name).ok_or_else(|| QError::execution("User not existed!"))?;
                 if !password::verify(old, &user.password_hash) {
                     return Err(QError::execution("Invalid password!"));
