@@ -62,6 +62,9 @@ pub const WIRE_VALUE_DEPTH_MAX: usize = 64;
 /// Raft messages between hosts larger than this are refused; a write whose log entry would not fit in one is
 /// refused before it is proposed, and appends larger than this are split.
 pub const RAFT_FRAME_BYTES_MAX: usize = 64 << 20;
+/// Largest snapshot of one Raft group a host accepts (snapshots are held in memory whole for now: see
+/// docs/design/cluster.md, "Snapshots").
+pub const RAFT_SNAPSHOT_BYTES_MAX: usize = 4 << 30;
 /// Raft requests one connection may have in flight on the receiving host.
 pub const RAFT_REQUESTS_IN_FLIGHT_MAX: usize = 256;
 /// Graph-protocol frames larger than this are refused, unless the server is configured otherwise (`--max-frame-mb`).

@@ -65,6 +65,36 @@ pub struct FinishedQuery<'a> {
     pub error: Option<&'a QError>,
 }
 
+/// `text` with every quoted string replaced by `'***'` when it mentions a password (CREATE USER ... WITH PASSWORD,
+/// ALTER USER, CHANGE PASSWORD): what the slow-query log and SHOW QUERIES show of it.
+pub fn redact_passwords(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.to_ascii_lowercase().contains("password") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        match quote {
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                out.push_str("'***'");
+            }
+            None => out.push(c),
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Told of every request the engine starts and finishes (the query layer writes no file and keeps no figures).
 pub trait QueryObserver: Send + Sync {
     fn started(&self) {}
@@ -136,8 +166,9 @@ impl QueryEngine {
 
     /// The server's memory neared `limit_bytes`: kills the running query holding the most memory (NebulaGraph's
     /// memory tracker does the same), which fails with `GraphMemoryExceeded`. Its plan id and bytes, if any ran.
-    pub fn evict_largest_query(&self, limit_bytes: usize) -> Option<(i64, usize)> {
-        self.running.kill_largest(|held| {
+    /// Only a query holding at least `min_bytes` is stopped.
+    pub fn evict_largest_query(&self, limit_bytes: usize, min_bytes: usize) -> Option<(i64, usize)> {
+        self.running.kill_largest(min_bytes, |held| {
             QError::new(
                 quiver_common::ErrorCode::MemoryExceeded,
                 format!(
@@ -169,6 +200,8 @@ impl QueryEngine {
     /// request; statements before it have taken effect.
     pub fn execute(&self, session: &mut Session, text: &str, params: &Params) -> QResult<DataSet> {
         let started = Instant::now();
+        // What observers (the slow-query log) and SHOW QUERIES see: never a password.
+        let shown = redact_passwords(text);
         for o in &self.observers {
             o.started();
         }
@@ -178,7 +211,7 @@ impl QueryEngine {
                 session: session.id,
                 user: &session.user,
                 space: session.space.as_deref(),
-                text,
+                text: &shown,
                 duration: started.elapsed(),
                 rows: result.as_ref().map_or(0, DataSet::len),
                 error: result.as_ref().err(),
@@ -189,7 +222,7 @@ impl QueryEngine {
 
     fn execute_request(&self, session: &mut Session, text: &str, params: &Params) -> QResult<DataSet> {
         let budget = Budget::new(self.limits());
-        let _running = self.running.register(session.id, &session.user, text, &budget);
+        let _running = self.running.register(session.id, &session.user, &redact_passwords(text), &budget);
         // Everything this thread allocates for the request, from its syntax tree on, counts towards its bound.
         let _memory = budget.enter();
         let names: Vec<&str> = params.keys().map(String::as_str).collect();
@@ -299,5 +332,21 @@ impl QueryEngine {
     pub(crate) fn current_space(&self, session: &Session) -> QResult<Arc<SpaceDesc>> {
         let name = session.space.as_ref().ok_or_else(|| QError::semantic("Space was not chosen."))?;
         self.catalog.space(name)
+    }
+}
+
+#[cfg(test)]
+mod redact_tests {
+    use super::redact_passwords;
+
+    #[test]
+    fn passwords_never_reach_logs() {
+        assert_eq!(
+            redact_passwords("CREATE USER u WITH PASSWORD 'se\\'cret'; YIELD \"x\""),
+            "CREATE USER u WITH PASSWORD '***'; YIELD '***'"
+        );
+        assert_eq!(redact_passwords("change password u from \"a\" to 'b'"), "change password u from '***' to '***'");
+        // Requests without a password keep their text, strings included.
+        assert_eq!(redact_passwords("YIELD 'abc' AS s"), "YIELD 'abc' AS s");
     }
 }

@@ -92,16 +92,16 @@ impl RunningQueries {
     /// `KILL QUERY`: marks plan `plan` of `session` killed, with NebulaGraph's errors when there is no such
     /// session (`exists` says which sessions there are) or no such query in it. `current` is the session asking
     /// (a `session` of 0 means it too).
-    /// Kills the running query that holds the most memory (not one already killed), failing it with `reason`
-    /// made from what it holds; its plan id and bytes, if there was one holding any.
-    pub fn kill_largest(&self, reason: impl Fn(usize) -> QError) -> Option<(i64, usize)> {
+    /// Kills the running query that holds the most memory (not one already killed), if it holds at least
+    /// `min_bytes`, failing it with `reason` made from what it holds; its plan id and bytes.
+    pub fn kill_largest(&self, min_bytes: usize, reason: impl Fn(usize) -> QError) -> Option<(i64, usize)> {
         let state = self.lock();
         let r = state
             .1
             .iter()
             .filter(|r| !r.budget.is_killed())
             .max_by_key(|r| r.budget.used_bytes())
-            .filter(|r| r.budget.used_bytes() > 0)?;
+            .filter(|r| r.budget.used_bytes() > 0 && r.budget.used_bytes() >= min_bytes)?;
         let bytes = r.budget.used_bytes();
         r.budget.kill_because(reason(bytes));
         Some((r.plan, bytes))

@@ -19,6 +19,9 @@ use crate::{
     VoteResponse,
 };
 
+/// How long a linearizable read waits for its leader to confirm itself and apply.
+pub const READ_BARRIER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Why a replica did not do what it was asked.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ReplicaError {
@@ -82,6 +85,11 @@ impl RaftHost {
         on_apply: Option<crate::ApplyHook>,
     ) -> Result<Arc<Replica>, ReplicaError> {
         let stopped = |reason: String| ReplicaError::Stopped { group, reason };
+        // Two Raft instances over one group's log and vote could vote twice in a term: the running one stops first.
+        let running = self.groups.write().expect("groups lock").remove(&group);
+        if let Some(old) = running {
+            let _ = old.raft.shutdown().await;
+        }
         let config = Arc::new(self.timing.config(group).map_err(stopped)?);
         let log =
             LogStore::open(self.engine.clone(), group, self.syncer.clone()).map_err(|e| stopped(e.to_string()))?;
@@ -97,10 +105,7 @@ impl RaftHost {
             range,
             barrier: ReadBarrier::default(),
         });
-        let old = self.groups.write().expect("groups lock").insert(group, replica.clone());
-        if let Some(old) = old {
-            let _ = old.raft.shutdown().await;
-        }
+        self.groups.write().expect("groups lock").insert(group, replica.clone());
         Ok(replica)
     }
 
@@ -212,7 +217,18 @@ impl Replica {
     /// Returns once every write acknowledged before this call is applied here and this replica still leads.
     pub async fn linearize(&self) -> Result<(), ReplicaError> {
         let group = self.group;
-        self.barrier.confirm(&self.raft).await.map_err(|e| match e {
+        // A leader that confirmed itself and then lost its quorum before applying its first entry would wait
+        // forever for that apply; the wait is bounded, and its end is `Unavailable` (nothing was read).
+        let confirmed = match tokio::time::timeout(READ_BARRIER_TIMEOUT, self.barrier.confirm(&self.raft)).await {
+            Ok(c) => c,
+            Err(_) => {
+                return Err(ReplicaError::Unavailable {
+                    group,
+                    reason: format!("leadership not confirmed within {READ_BARRIER_TIMEOUT:?}"),
+                })
+            }
+        };
+        confirmed.map_err(|e| match e {
             RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f)) => {
                 ReplicaError::NotLeader { group, leader: f.leader_id }
             }

@@ -27,6 +27,14 @@ fn write_err(e: impl std::error::Error + 'static) -> StorageError<NodeId> {
     StorageError::IO { source: StorageIOError::write_logs(io(e)) }
 }
 
+/// A synced write, off the runtime's worker threads (it waits for the disk).
+pub(crate) async fn write_synced(engine: &Arc<dyn KvEngine>, batch: WriteBatch) -> quiver_kv::KvResult<()> {
+    let engine = engine.clone();
+    tokio::task::spawn_blocking(move || engine.write(batch))
+        .await
+        .unwrap_or_else(|e| Err(quiver_kv::KvError::Io(format!("a synced write did not finish: {e}"))))
+}
+
 /// Reads a group's entries; cheap to clone (openraft's replication tasks each hold one).
 #[derive(Clone)]
 pub struct LogReader {
@@ -199,7 +207,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     async fn truncate(&mut self, log_id: LogId) -> StorageResult<()> {
         let mut b = WriteBatch::new();
         b.delete_range(log_key(self.group(), log_id.index), log_key(self.group(), u64::MAX));
-        self.engine().write(b).map_err(write_err)?;
+        write_synced(self.engine(), b).await.map_err(write_err)?;
         // The entry before the truncated one is the last; none left means the last purged one is.
         let before = match log_id.index.checked_sub(1) {
             Some(i) => self.reader.entries(i, i + 1)?.pop().map(|e| e.log_id),
@@ -214,7 +222,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         b.put(keys::state_key(keys::PURGED, self.group()), codec::encode_opt_log_id_value(&Some(log_id)));
         b.delete_range(log_key(self.group(), 0), log_key(self.group(), log_id.index + 1));
         // Synced: it also makes durable every apply written before it, which the purged entries can no longer redo.
-        self.engine().write(b).map_err(write_err)?;
+        write_synced(self.engine(), b).await.map_err(write_err)?;
         self.last_purged = Some(log_id);
         if self.last_log.is_none_or(|l| l.index < log_id.index) {
             self.last_log = Some(log_id);

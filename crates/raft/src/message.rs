@@ -164,6 +164,11 @@ pub fn decode_snapshot_request(bytes: &[u8]) -> Result<InstallSnapshotRequest, D
     let m = meta(&mut r)?;
     let offset = r.u64("snapshot offset")?;
     let data = r.bytes("snapshot data")?.to_vec();
+    // The receiver writes the chunk at `offset` of the snapshot it holds in memory: an offset past any snapshot a
+    // group can have would make it allocate that much.
+    if offset.saturating_add(data.len() as u64) > quiver_common::limits::RAFT_SNAPSHOT_BYTES_MAX as u64 {
+        return Err(DecodeError(format!("a snapshot chunk at offset {offset}")));
+    }
     let is_done = r.u8("snapshot done")? != 0;
     done(&r)?;
     Ok(InstallSnapshotRequest { vote: v, meta: m, offset, data, done: is_done })

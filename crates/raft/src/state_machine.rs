@@ -168,7 +168,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.membership = meta.last_membership.clone();
         let (k, v) = self.applied_record();
         batch.put(k, v);
-        self.engine.write(batch).map_err(sm_write)?;
+        crate::log_store::write_synced(&self.engine, batch).await.map_err(sm_write)?;
         self.snapshot = Some((meta.clone(), data));
         if let Some(hook) = &self.on_apply {
             hook();

@@ -69,10 +69,18 @@ fn split_head(f: &[u8]) -> (u64, u8, &[u8]) {
 type Reply = (u8, Vec<u8>);
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Reply>>>>;
 
+/// Frames a connection queues for writing before calls on it are refused (openraft backs off and retries).
+const SEND_QUEUE_FRAMES: usize = 256;
+
+/// A frame not written within this time means the peer stopped reading: the connection is dropped.
+const WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// An open connection to one host.
 struct Conn {
-    frames: mpsc::UnboundedSender<Vec<u8>>,
+    frames: mpsc::Sender<Vec<u8>>,
     pending: Pending,
+    /// False once its reader or writer has stopped, or a call on it went unanswered.
+    alive: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Conn {
@@ -80,16 +88,20 @@ impl Conn {
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
         let (mut rd, mut wr) = stream.into_split();
-        let (frames, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (frames, mut rx) = mpsc::channel::<Vec<u8>>(SEND_QUEUE_FRAMES);
         let pending: Pending = Arc::default();
+        let alive = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let writer_alive = alive.clone();
         tokio::spawn(async move {
             while let Some(f) = rx.recv().await {
-                if wr.write_all(&f).await.is_err() {
+                if !matches!(tokio::time::timeout(WRITE_TIMEOUT, wr.write_all(&f)).await, Ok(Ok(()))) {
                     break;
                 }
             }
+            writer_alive.store(false, Ordering::SeqCst);
         });
         let waiting = pending.clone();
+        let reader_alive = alive.clone();
         tokio::spawn(async move {
             while let Ok(Some(f)) = read_frame(&mut rd).await {
                 let (id, kind, rest) = split_head(&f);
@@ -100,14 +112,15 @@ impl Conn {
                     let _ = tx.send((rest[0], rest[1..].to_vec()));
                 }
             }
+            reader_alive.store(false, Ordering::SeqCst);
             // The connection is gone: every call still waiting learns it now (their senders drop).
             waiting.lock().expect("pending lock").clear();
         });
-        Ok(Conn { frames, pending })
+        Ok(Conn { frames, pending, alive })
     }
 
     fn is_open(&self) -> bool {
-        !self.frames.is_closed()
+        self.alive.load(Ordering::SeqCst) && !self.frames.is_closed()
     }
 }
 
@@ -119,10 +132,14 @@ enum CallError {
     Lost(String),
 }
 
+/// The connection to one address, opened under its own lock: a host that does not answer delays only the calls
+/// to it.
+type Slot = Arc<tokio::sync::Mutex<Option<Arc<Conn>>>>;
+
 /// The sending side, shared by every group of a host.
 #[derive(Default)]
 pub struct TcpTransport {
-    conns: tokio::sync::Mutex<HashMap<String, Arc<Conn>>>,
+    conns: std::sync::Mutex<HashMap<String, Slot>>,
     next_id: AtomicU64,
 }
 
@@ -132,8 +149,9 @@ impl TcpTransport {
     }
 
     async fn conn(&self, addr: &str, timeout: Duration) -> Result<Arc<Conn>, CallError> {
-        let mut conns = self.conns.lock().await;
-        if let Some(c) = conns.get(addr).filter(|c| c.is_open()) {
+        let slot = self.conns.lock().expect("conns lock").entry(addr.to_string()).or_default().clone();
+        let mut slot = slot.lock().await;
+        if let Some(c) = slot.as_ref().filter(|c| c.is_open()) {
             return Ok(c.clone());
         }
         let c = match tokio::time::timeout(timeout, Conn::open(addr)).await {
@@ -141,7 +159,7 @@ impl TcpTransport {
             Ok(Err(e)) => return Err(CallError::Unreachable(format!("{addr}: {e}"))),
             Err(_) => return Err(CallError::Unreachable(format!("{addr}: connect timed out"))),
         };
-        conns.insert(addr.to_string(), c.clone());
+        *slot = Some(c.clone());
         Ok(c)
     }
 
@@ -157,15 +175,17 @@ impl TcpTransport {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         conn.pending.lock().expect("pending lock").insert(id, tx);
-        if conn.frames.send(frame(id, kind, &group.to_le_bytes(), body)).is_err() {
+        if let Err(e) = conn.frames.try_send(frame(id, kind, &group.to_le_bytes(), body)) {
             conn.pending.lock().expect("pending lock").remove(&id);
-            return Err(CallError::Unreachable(format!("{}: connection closed", to.addr)));
+            return Err(CallError::Unreachable(format!("{}: {e}", to.addr)));
         }
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(reply)) => Ok(reply),
             Ok(Err(_)) => Err(CallError::Lost(format!("{}: connection closed", to.addr))),
             Err(_) => {
                 conn.pending.lock().expect("pending lock").remove(&id);
+                // A peer that lets a call go unanswered may be gone without a word: reconnect on the next call.
+                conn.alive.store(false, Ordering::SeqCst);
                 Err(CallError::Lost(format!("{}: no reply in {timeout:?}", to.addr)))
             }
         }

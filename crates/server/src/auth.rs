@@ -21,6 +21,9 @@ struct Attempts {
 
 pub struct Authenticator {
     catalog: Arc<dyn Catalog>,
+    /// Password hashes computed at once: each takes 19 MiB and tens of milliseconds, so unbounded sign-ins could
+    /// starve queries of memory and of the blocking pool.
+    hashing: Arc<tokio::sync::Semaphore>,
     attempts_max: u32,
     lock_secs: u64,
     attempts: Mutex<HashMap<String, Attempts>>,
@@ -33,8 +36,10 @@ const VERIFIED_MAX: usize = 10_000;
 
 impl Authenticator {
     pub fn new(catalog: Arc<dyn Catalog>, attempts_max: u32, lock_secs: u64) -> Authenticator {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         Authenticator {
             catalog,
+            hashing: Arc::new(tokio::sync::Semaphore::new(cores)),
             attempts_max,
             lock_secs,
             attempts: Mutex::default(),
@@ -47,8 +52,20 @@ impl Authenticator {
         self.key.hash_one((user, password, stored))
     }
 
+    /// [`Authenticator::check`] on the blocking pool, at most one hash per core at a time.
+    pub async fn check_async(self: Arc<Self>, user: String, password: String) -> Result<(), String> {
+        let permit = self.hashing.clone().acquire_owned().await.map_err(|e| format!("sign-in failed: {e}"))?;
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            self.check(&user, &password)
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("sign-in failed: {e}")))
+    }
+
     /// Checks a sign-in; the error is NebulaGraph's text (its code is `E_BAD_USERNAME_PASSWORD`). Blocking: it may
-    /// hash a password.
+    /// hash a password. With lockout on, an attempt is counted before the password is checked, so concurrent wrong
+    /// guesses cannot all slip in before the lock.
     pub fn check(&self, user: &str, password: &str) -> Result<(), String> {
         let Some(desc) = self.catalog.user(user) else { return Err("User not exist".into()) };
         let lockout = self.attempts_max > 0 && self.lock_secs > 0;
@@ -87,9 +104,8 @@ impl Authenticator {
             return Err("Invalid password".into());
         }
         let mut attempts = self.attempts.lock().unwrap_or_else(|p| p.into_inner());
-        let a = attempts.entry(user.to_string()).or_insert(Attempts { remaining: self.attempts_max, locked_at: None });
-        a.remaining = a.remaining.saturating_sub(1);
-        if a.remaining == 0 {
+        let a = attempts.entry(user.to_string()).or_insert(Attempts { remaining: 0, locked_at: None });
+        if a.remaining == 0 && a.locked_at.is_none() {
             a.locked_at = Some(Instant::now());
             return Err(format!(
                 "{} times consecutive incorrect passwords has been input, user name: {user} has been locked, try \

@@ -189,10 +189,7 @@ impl Service {
             Call::Authenticate { username, password } => {
                 // With authorization off (NebulaGraph's default `enable_authorize=false`) any password signs in.
                 if let Some(auth) = self.db.auth.clone() {
-                    let user = username.clone();
-                    let checked = tokio::task::spawn_blocking(move || auth.check(&user, &password))
-                        .await
-                        .unwrap_or_else(|e| Err(format!("sign-in failed: {e}")));
+                    let checked = auth.check_async(username.clone(), password).await;
                     if let Err(msg) = checked {
                         self.sessions.auth_failed();
                         log::info!("sign-in of user {username} from {peer} refused: {msg}");

@@ -227,14 +227,12 @@ async fn exec(State(state): State<HttpState>, headers: axum::http::HeaderMap, bo
         let Some((name, password)) = basic_credentials(&headers) else {
             return unauthorized("this server needs a user name and password (HTTP basic auth)".into());
         };
-        let who = name.clone();
-        match tokio::task::spawn_blocking(move || auth.check(&who, &password)).await {
-            Ok(Ok(())) => user = name,
-            Ok(Err(msg)) => {
+        match auth.check_async(name.clone(), password).await {
+            Ok(()) => user = name,
+            Err(msg) => {
                 db.metrics.add("num_auth_failed_sessions", 1);
                 return unauthorized(msg);
             }
-            Err(e) => return unauthorized(format!("sign-in failed: {e}")),
         }
     }
     let req: J = match serde_json::from_slice(&body) {

@@ -1,6 +1,6 @@
 //! The server-wide memory bound (`--memory-limit-mb`), beside each query's own: a watchdog samples the process's
 //! resident memory, and when it passes 90 % of the limit it stops the running query that holds the most memory
-//! (as NebulaGraph's memory tracker does). That query fails with `GraphMemoryExceeded` and frees what it holds as
+//! (as NebulaGraph's memory tracker does), if it holds at least 5 % of the limit. That query fails with `GraphMemoryExceeded` and frees what it holds as
 //! it unwinds; the server keeps answering.
 
 use crate::Database;
@@ -9,6 +9,11 @@ use std::time::Duration;
 
 /// The share of the limit at which the watchdog stops a query.
 const WATERMARK_PERCENT: usize = 90;
+
+/// A query is stopped only if it holds at least this share of the limit: memory the server holds for itself (the
+/// block cache, the topology, memory the allocator keeps) is not any query's, and stopping small queries would not
+/// give it back.
+const STOPPABLE_PERCENT: usize = 5;
 
 /// The process's resident memory (Linux's `VmRSS`), or `None` where it cannot be read.
 pub fn resident_bytes() -> Option<usize> {
@@ -32,7 +37,9 @@ pub fn start(db: Arc<Database>, limit_bytes: usize) -> std::io::Result<()> {
             if rss < watermark {
                 continue;
             }
-            if let Some((plan, held)) = db.engine.evict_largest_query(limit_bytes) {
+            if let Some((plan, held)) =
+                db.engine.evict_largest_query(limit_bytes, limit_bytes / 100 * STOPPABLE_PERCENT)
+            {
                 db.metrics.add("num_queries_hit_memory_watermark", 1);
                 log::warn!(
                     "resident memory {} MiB passed {WATERMARK_PERCENT} % of the {} MiB limit: stopped query {plan}, \

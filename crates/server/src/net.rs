@@ -69,6 +69,8 @@ impl Drop for ConnectionSlot {
 /// has it), so a client that resolves `localhost` to either reaches the server.
 pub struct Acceptor {
     listeners: Vec<tokio::net::TcpListener>,
+    /// Where the next accept starts looking, so a busy listener does not starve the other.
+    next: std::sync::atomic::AtomicUsize,
 }
 
 impl Acceptor {
@@ -83,12 +85,12 @@ impl Acceptor {
                 Err(e) => log::info!("not listening on [::1]:{port} as well: {e}"),
             }
         }
-        Ok(Acceptor { listeners })
+        Ok(Acceptor { listeners, next: Default::default() })
     }
 
     /// One listener as it is.
     pub fn single(listener: tokio::net::TcpListener) -> Acceptor {
-        Acceptor { listeners: vec![listener] }
+        Acceptor { listeners: vec![listener], next: Default::default() }
     }
 
     /// The addresses listened on.
@@ -98,9 +100,11 @@ impl Acceptor {
 
     /// The next connection on any of the listeners.
     pub async fn accept(&self) -> std::io::Result<(tokio::net::TcpStream, std::net::SocketAddr)> {
+        let n = self.listeners.len();
+        let start = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         std::future::poll_fn(|cx| {
-            for l in &self.listeners {
-                if let std::task::Poll::Ready(r) = l.poll_accept(cx) {
+            for i in 0..n {
+                if let std::task::Poll::Ready(r) = self.listeners[(start + i) % n].poll_accept(cx) {
                     return std::task::Poll::Ready(r);
                 }
             }
