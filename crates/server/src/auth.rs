@@ -84,6 +84,12 @@ impl Authenticator {
                 }
                 *a = Attempts { remaining: self.attempts_max, locked_at: None };
             }
+            if a.remaining == 0 {
+                // Every attempt is taken by guesses being checked now.
+                return Err("Invalid password, remaining attempts: 0".into());
+            }
+            // Reserved: given back if the password is right.
+            a.remaining -= 1;
         }
         let fp = self.fingerprint(user, password, &desc.password_hash);
         let known = self.verified.lock().unwrap_or_else(|p| p.into_inner()).contains(&fp);
@@ -114,5 +120,42 @@ impl Authenticator {
             ));
         }
         Err(format!("Invalid password, remaining attempts: {}", a.remaining))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A burst of concurrent wrong guesses gets no more than the allowed attempts checked, and then the user is
+    /// locked, the right password included.
+    #[test]
+    fn concurrent_guesses_do_not_slip_past_the_lockout() {
+        let kv: Arc<dyn quiver_kv::KvEngine> = Arc::new(quiver_kv::MemEngine::new());
+        let catalog = Arc::new(quiver_meta::MetaStore::open(kv).unwrap());
+        catalog.create_user("bob", quiver_common::password::hash("right").unwrap(), false).unwrap();
+        let auth = Authenticator::new(catalog, 3, 600);
+        let results: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..12)
+                .map(|i| {
+                    let auth = &auth;
+                    s.spawn(move || auth.check("bob", &format!("wrong{i}")).unwrap_err())
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        // Each count of remaining attempts is reported once at most; every other guess was refused unchecked or
+        // locked out.
+        for n in [1, 2] {
+            let with_n = results.iter().filter(|r| r.ends_with(&format!("remaining attempts: {n}"))).count();
+            assert!(with_n <= 1, "{results:?}");
+        }
+        assert!(
+            results
+                .iter()
+                .all(|r| r.starts_with("Invalid password, remaining attempts: ") || r.contains("has been locked")),
+            "{results:?}"
+        );
+        assert!(auth.check("bob", "right").unwrap_err().contains("has been locked"));
     }
 }
