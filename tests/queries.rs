@@ -79,6 +79,7 @@ rule_files!(
     push_projection_into_go,
     sort_limit_to_topn,
     push_topn_into_go,
+    push_topn_bound_below_append,
     push_limit_into_go
 );
 

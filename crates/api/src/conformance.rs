@@ -851,6 +851,7 @@ fn reads_after_warm_reads_see_writes(fx: &Fixture) {
     assert_eq!(s.ends_with_props(&[iv(3), iv(4)], &types), s.ends(&[iv(3), iv(4)], &types));
     assert_eq!(s.ends(&[iv(60)], &types), vec![(iv(60), e.id, 0, iv(1))]);
     let expand = |times: u32| ExpandRequest {
+        last_edge_props: None,
         paths: false,
         starts: vec![iv(60)],
         hops: vec![ExpandHop { edge_types: vec![e.id], distinct: false, times }],
@@ -1099,6 +1100,7 @@ fn reference_expand(edges: &[EdgeRow], starts: &[i64], hops: &[ExpandHop]) -> BT
 fn check_expand(s: &Space<'_>, starts: &[i64], hops: &[ExpandHop], paths: bool, ends: &BTreeMap<i64, u64>, when: &str) {
     let total: u64 = ends.values().sum();
     let req = |output| ExpandRequest {
+        last_edge_props: None,
         paths,
         starts: starts.iter().map(|v| iv(*v)).collect(),
         hops: hops.to_vec(),
@@ -1340,6 +1342,7 @@ fn expand_counts_paths(fx: &Fixture) {
     check(&edges, "after deletes");
     // Nothing to start from, nothing reached.
     let none = ExpandRequest {
+        last_edge_props: None,
         paths: false,
         starts: vec![iv(5000)],
         hops: vec![hop(vec![a.id], false, 3)],
@@ -1443,15 +1446,47 @@ fn reference_last_edges(
     out
 }
 
-/// Checks `expand` of MATCH's paths with [`ExpandOutput::LastEdges`]: each last edge once, with its count.
+/// The `w` property [`expand_counts_match_paths`] gives an edge: its key, spelled out.
+fn key_weight(t: i32, x: i64, r: i64, y: i64) -> i64 {
+    i64::from(t) * 1_000_000 + x * 1000 + y * 10 + r
+}
+
+/// Checks `expand` of MATCH's paths with [`ExpandOutput::LastEdges`]: each last edge once, with its count, and
+/// asked for them, its properties as stored (`w`, see [`key_weight`]).
 fn check_last_edges(
     s: &Space<'_>,
     starts: &[i64],
     hops: &[ExpandHop],
+    schemas: &[&SchemaRef],
     want: &BTreeMap<(i32, i64, i64, i64), u64>,
     when: &str,
 ) {
+    let last = &hops.last().expect("hops").edge_types;
+    let types: Vec<(i32, SchemaRef)> = last
+        .iter()
+        .map(|t| (*t, (*schemas.iter().find(|s| s.id == t.abs()).expect("a schema per type")).clone()))
+        .collect();
+    let with_props = ExpandRequest {
+        last_edge_props: Some(LastEdgeProps { types, props: PropSelection::Only(vec!["w".into()]) }),
+        paths: true,
+        starts: starts.iter().map(|v| iv(*v)).collect(),
+        hops: hops.to_vec(),
+        output: ExpandOutput::LastEdges,
+        budget: Budget::unlimited(),
+    };
+    let got = s.st.expand(&s.sp, &with_props).unwrap();
+    let mut by_edge = BTreeMap::new();
+    for (e, n) in &got.last_edges {
+        let (from, to) = (as_int(&e.from), as_int(&e.to));
+        let (src, dst) = if e.edge_type > 0 { (from, to) } else { (to, from) };
+        let w = key_weight(e.edge_type.abs(), src, e.rank, dst);
+        let props = e.props.as_ref().map(|p| (p.names.to_vec(), p.values.to_vec()));
+        assert_eq!(props, Some((vec!["w".to_string()], vec![iv(w)])), "{when}: properties of last edge {e:?}");
+        by_edge.insert((e.edge_type, from, to, e.rank), *n);
+    }
+    assert_eq!(&by_edge, want, "{when}: last edges with properties, hops {hops:?}");
     let req = ExpandRequest {
+        last_edge_props: None,
         paths: true,
         starts: starts.iter().map(|v| iv(*v)).collect(),
         hops: hops.to_vec(),
@@ -1477,8 +1512,8 @@ fn check_last_edges(
 fn expand_counts_match_paths(fx: &Fixture) {
     let s = int_space(fx);
     let tag = s.tag("t", &[]);
-    let a = s.edge("a", &[]);
-    let b = s.edge("b", &[]);
+    let a = s.edge("a", &[("w", PropType::Int64)]);
+    let b = s.edge("b", &[("w", PropType::Int64)]);
     let mut rng = Rng(0xa7e5);
     let mut edges: Vec<EdgeRow> = Vec::new();
     while edges.len() < 120 {
@@ -1495,7 +1530,12 @@ fn expand_counts_match_paths(fx: &Fixture) {
     s.write(exists.iter().map(|v| ins_v(iv(*v), vec![(&tag, vec![])])).collect());
     let write = |edges: &[EdgeRow]| {
         s.write(
-            edges.iter().map(|&(x, t, r, y)| ins_e(iv(x), if t == a.id { &a } else { &b }, r, iv(y), vec![])).collect(),
+            edges
+                .iter()
+                .map(|&(x, t, r, y)| {
+                    ins_e(iv(x), if t == a.id { &a } else { &b }, r, iv(y), vec![iv(key_weight(t, x, r, y))])
+                })
+                .collect(),
         )
     };
     write(&edges);
@@ -1514,7 +1554,7 @@ fn expand_counts_match_paths(fx: &Fixture) {
     let check = |edges: &[EdgeRow], exists: &BTreeSet<i64>, when: &str| {
         for hops in &cases {
             check_expand(&s, &starts, hops, true, &reference_paths(edges, exists, &starts, hops), when);
-            check_last_edges(&s, &starts, hops, &reference_last_edges(edges, exists, &starts, hops), when);
+            check_last_edges(&s, &starts, hops, &[&a, &b], &reference_last_edges(edges, exists, &starts, hops), when);
         }
     };
     check(&edges, &exists, "dangling edges");
@@ -1530,6 +1570,7 @@ fn expand_counts_match_paths(fx: &Fixture) {
     edges.extend(new);
     check(&edges, &exists, "after a vertex delete");
     let distinct = ExpandRequest {
+        last_edge_props: None,
         paths: true,
         starts: vec![iv(3)],
         hops: vec![ExpandHop { edge_types: vec![a.id], distinct: true, times: 2 }],
@@ -1770,6 +1811,7 @@ fn clear_space(fx: &Fixture) {
         assert_eq!(s.st.scan_vertices(&s.sp, None, usize::MAX).unwrap().len(), n);
         assert_eq!(s.scan(&[whole(i)]).len(), n);
         let expand = ExpandRequest {
+            last_edge_props: None,
             paths: false,
             starts: vec![iv(0)],
             hops: vec![ExpandHop { edge_types: vec![e.id], distinct: false, times: 5 }],
@@ -1828,6 +1870,7 @@ fn drop_schema_data(fx: &Fixture) {
     assert_eq!(s.edge_row(&e, iv(0), 0, iv(1)), None);
     assert_eq!(s.edge_row(&f, iv(0), 0, iv(2)), Some(props(&[("w", iv(0))])));
     let expand = |t: i32| ExpandRequest {
+        last_edge_props: None,
         paths: false,
         starts: vec![iv(0)],
         hops: vec![ExpandHop { edge_types: vec![t], distinct: false, times: 2 }],
@@ -2228,6 +2271,7 @@ fn a_killed_budget_stops_long_reads(fx: &Fixture) {
         }
     }
     let expand = |budget: Budget| ExpandRequest {
+        last_edge_props: None,
         paths: false,
         starts: vec![iv(0)],
         hops: vec![
@@ -2280,6 +2324,7 @@ fn string_vids(fx: &Fixture) {
     assert_eq!(s.ends_with_props(&vids, &types), expected);
     assert_eq!(s.st.get_edges(&s.sp, &e, &[ekey(sv("zé"), &e, 0, sv("A"))]).unwrap(), vec![Some(Props::new())]);
     let expand = ExpandRequest {
+        last_edge_props: None,
         paths: false,
         starts: vec![sv("a")],
         hops: vec![ExpandHop { edge_types: vec![e.id], distinct: true, times: 3 }],

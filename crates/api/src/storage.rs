@@ -207,6 +207,16 @@ pub struct LastEdge {
     pub from: Value,
     pub to: Value,
     pub rank: i64,
+    /// The properties [`ExpandRequest::last_edge_props`] asks for (`None` when it asks for none).
+    pub props: Option<PropRow>,
+}
+
+/// The properties of the last edges to read with [`ExpandOutput::LastEdges`]: per type of the last hop its schema
+/// (signed as in the hop), and which properties.
+#[derive(Debug, Clone)]
+pub struct LastEdgeProps {
+    pub types: Vec<(i32, SchemaRef)>,
+    pub props: PropSelection,
 }
 
 /// A multi-hop traversal run where the topology lives: whole frontiers per hop, multiplicities instead of rows.
@@ -221,6 +231,9 @@ pub struct ExpandRequest {
     /// Counted without listing the paths: only the paths one hop short of the end are enumerated, and the last hop
     /// is counted from degrees, less the path's own edges that reappear in it.
     pub paths: bool,
+    /// With [`ExpandOutput::LastEdges`]: each last edge's properties, read in the same pass (from the edge
+    /// property cache where it is hot).
+    pub last_edge_props: Option<LastEdgeProps>,
     /// Checked between batches of frontier vertices: a query past its deadline or memory bound stops there.
     pub budget: Budget,
 }

@@ -74,3 +74,6 @@ pub const FRAME_BYTES_MAX: usize = 64 << 20;
 pub const GEO_VERTICES_MAX: usize = 4096;
 /// Cells `S2_CoveringCellIds` returns at most, whatever its `max_cells` asks (a geo index takes at most 32).
 pub const GEO_COVERING_CELLS_MAX: usize = 1024;
+/// Cells of its `min_level` (a hard floor) a `S2_CoveringCellIds` region may span, estimated from its bounding cap;
+/// a finer floor answers BAD_DATA instead of enumerating them (NebulaGraph has no limit).
+pub const GEO_COVERING_MIN_LEVEL_CELLS_MAX: f64 = 65536.0;

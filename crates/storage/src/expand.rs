@@ -8,7 +8,7 @@
 use crate::EmbeddedStorage;
 use quiver_api::*;
 use quiver_common::budget::Meter;
-use quiver_common::{QError, QResult};
+use quiver_common::{QError, QResult, Value};
 
 /// Frontier vertices expanded per lock acquisition and budget check.
 pub const FRONTIER_BATCH: usize = 4096;
@@ -134,7 +134,17 @@ impl EmbeddedStorage {
         }
         let topo = self.topology(space)?;
         if req.paths {
-            return paths::count(&topo.read().expect("lock poisoned"), req).and_then(finish);
+            let props = req.last_edge_props.as_ref().filter(|_| req.output == ExpandOutput::LastEdges);
+            let (mut result, served) = {
+                let t = topo.read().expect("lock poisoned");
+                let cached = props.and_then(|p| paths::CachedProps::of(&t, p));
+                let served = cached.is_some();
+                (paths::count(&t, req, cached.as_deref())?, served)
+            };
+            if let Some(p) = props.filter(|_| !served) {
+                self.read_last_edge_props(space, p, &mut result.last_edges, &req.budget)?;
+            }
+            return finish(result);
         }
         let mut result = ExpandResult::default();
         // The frontier: distinct vertices, each with the number of paths that reach it.
@@ -228,6 +238,43 @@ fn collect(counts: &mut [u64], touched: &mut Vec<u32>, frontier: &mut Vec<(u32, 
     touched.clear();
 }
 
+impl EmbeddedStorage {
+    /// The last edges' properties where the edge property cache does not serve them: read as the neighbours of
+    /// their near ends (which counts towards making the types hot).
+    fn read_last_edge_props(
+        &self,
+        space: &SpaceDesc,
+        p: &LastEdgeProps,
+        last: &mut [(LastEdge, u64)],
+        budget: &quiver_common::budget::Budget,
+    ) -> QResult<()> {
+        if last.is_empty() || p.props == PropSelection::None {
+            return Ok(());
+        }
+        let mut near: Vec<Value> = last.iter().map(|(e, _)| e.from.clone()).collect();
+        near.sort_by(|a, b| a.total_cmp(b));
+        near.dedup();
+        let req = NeighborsRequest {
+            vids: near,
+            edge_types: p.types.clone(),
+            props: p.props.clone(),
+            filter: None,
+            limit: None,
+            budget: budget.clone(),
+        };
+        let mut read: quiver_common::fasthash::FastMap<(i32, Value, Value, i64), PropRow> = Default::default();
+        for n in self.get_neighbors(space, &req)? {
+            if let Some(props) = n.props {
+                read.insert((n.edge_type, n.from, n.to, n.rank), props);
+            }
+        }
+        for (e, _) in last {
+            e.props = read.remove(&(e.edge_type, e.from.clone(), e.to.clone(), e.rank));
+        }
+        Ok(())
+    }
+}
+
 fn finish(r: ExpandResult) -> QResult<ExpandResult> {
     if r.paths == u64::MAX || r.ends.iter().any(|(_, m)| *m == u64::MAX) {
         return Err(QError::execution(
@@ -254,11 +301,38 @@ fn finish(r: ExpandResult) -> QResult<ExpandResult> {
 /// The read lock is held for the whole count; the budget is checked as prefixes and edges are visited.
 mod paths {
     use super::{bump, collect};
+    use crate::ecache::EdgeColumns;
     use crate::topology::{Adjacency, SpaceTopology};
-    use quiver_api::{ExpandOutput, ExpandRequest, ExpandResult, LastEdge};
+    use crate::EdgeProjection;
+    use quiver_api::{ExpandOutput, ExpandRequest, ExpandResult, LastEdge, LastEdgeProps, PropRow, PropSelection};
     use quiver_common::budget::Meter;
     use quiver_common::fasthash::FastMap as HashMap;
     use quiver_common::{QError, QResult};
+    use std::sync::Arc;
+
+    /// The last hop's properties as the edge property cache serves them: per signed type, its cache and the
+    /// properties picked.
+    pub(super) struct CachedProps<'a> {
+        et: i32,
+        cache: &'a EdgeColumns,
+        picked: Vec<usize>,
+        names: Option<Arc<[String]>>,
+    }
+
+    impl<'a> CachedProps<'a> {
+        /// `None` unless every type's cache is there and of the request's schema version.
+        pub fn of(t: &'a SpaceTopology, p: &LastEdgeProps) -> Option<Vec<CachedProps<'a>>> {
+            p.types
+                .iter()
+                .map(|(et, schema)| {
+                    let cache = t.edge_props.get(&et.abs()).filter(|c| c.version() == schema.latest().version)?;
+                    let projection = EdgeProjection::new(schema, &p.props, &[]);
+                    let names = projection.returned.filter(|_| p.props != PropSelection::None);
+                    Some(CachedProps { et: *et, cache, picked: projection.picked, names })
+                })
+                .collect()
+        }
+    }
 
     /// An edge of a prefix as stored: `(type, source, destination, rank)`, the type positive.
     type PathEdge = (i32, u32, u32, i64);
@@ -283,7 +357,12 @@ mod paths {
         failed: Option<QError>,
     }
 
-    pub(super) fn count(t: &SpaceTopology, req: &ExpandRequest) -> QResult<ExpandResult> {
+    /// `props`: with [`ExpandOutput::LastEdges`], the last edges' properties from the edge property cache.
+    pub(super) fn count(
+        t: &SpaceTopology,
+        req: &ExpandRequest,
+        props: Option<&[CachedProps<'_>]>,
+    ) -> QResult<ExpandResult> {
         if req.hops.iter().any(|h| h.distinct) {
             return Err(QError::execution("a path count walks every hop from each path"));
         }
@@ -368,6 +447,8 @@ mod paths {
                         req.budget.check()?;
                     }
                     for &(et, a) in last {
+                        let cached = props.and_then(|p| p.iter().find(|c| c.et == et));
+                        let mut missing = false;
                         a.for_each_entry(v, |rank, to| {
                             result.edges_read += 1;
                             if !(w.every_end_exists || t.vertex_exists(to)) {
@@ -376,11 +457,29 @@ mod paths {
                             let n = m - repeats.get(&(et, v, to, rank)).copied().unwrap_or(0);
                             if n > 0 {
                                 result.paths = result.paths.saturating_add(n);
-                                let edge =
-                                    LastEdge { edge_type: et, from: t.dict.value(v), to: t.dict.value(to), rank };
+                                let props = cached.and_then(|c| {
+                                    let names = c.names.clone()?;
+                                    let (s, d) = if et > 0 { (v, to) } else { (to, v) };
+                                    let values = c.cache.get(s, rank, d, &c.picked);
+                                    missing |= values.is_none();
+                                    Some(PropRow { names, values: values.unwrap_or_default() })
+                                });
+                                let edge = LastEdge {
+                                    edge_type: et,
+                                    from: t.dict.value(v),
+                                    to: t.dict.value(to),
+                                    rank,
+                                    props,
+                                };
                                 result.last_edges.push((edge, n));
                             }
                         });
+                        if missing {
+                            return Err(QError::storage(format!(
+                                "edge property cache of type {} is missing an edge",
+                                et.abs()
+                            )));
+                        }
                     }
                 }
             }

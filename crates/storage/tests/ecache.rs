@@ -326,3 +326,80 @@ fn ttl_types_are_never_cached_and_dropping_data_drops_the_cache() {
     assert!(s.edge_cache_stats(&space).is_empty(), "CLEAR SPACE drops the cache");
     assert!(read(&s, &space, &request(std::slice::from_ref(&a), &[(6, likes())], PropSelection::All, None)).is_empty());
 }
+
+/// MATCH's last edges with their properties (`expand` with `last_edge_props`) are the same read from the store as
+/// from the cache once the type is hot, and equal what was written: every last edge of 2-hop paths over `knows`
+/// both ways, with `w` and with every property.
+#[test]
+fn last_edge_properties_from_the_cache_equal_the_store() {
+    let space = SpaceDesc {
+        id: 9,
+        name: "g".into(),
+        partition_num: 2,
+        replica_factor: 1,
+        vid_type: VidType::Int64,
+        comment: None,
+    };
+    let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
+    let tag = support::schema(SchemaKind::Tag, 3, "t", vec![vec![]], None);
+    let n = 30u64;
+    let vids: Vec<Value> = (0..n).map(|i| vid(&space, i)).collect();
+    let insert_vertices = vids.iter().map(|v| Mutation::InsertVertex {
+        vid: v.clone(),
+        tags: vec![(tag.clone(), vec![])],
+        if_not_exists: false,
+    });
+    s.write(&space, insert_vertices.collect()).unwrap();
+    let mut model: Model = BTreeMap::new();
+    let mut rng = Rng(17);
+    for _ in 0..150 {
+        let (a, b) = (rng.below(n), rng.below(n));
+        let values = vec![Value::Int(rng.below(100) as i64), Value::str(format!("n{}", rng.below(1000)))];
+        model.insert((5, a, 0, b), values.clone());
+        insert(&s, &space, &knows(), &vid(&space, a), &vid(&space, b), values);
+    }
+    let hop = |types: Vec<i32>| ExpandHop { edge_types: types, distinct: false, times: 1 };
+    let both = vec![(5, knows()), (-5, knows())];
+    let read = |props: PropSelection| {
+        let req = ExpandRequest {
+            starts: vids[..6].to_vec(),
+            hops: vec![hop(vec![5, -5]), hop(vec![5, -5])],
+            output: ExpandOutput::LastEdges,
+            paths: true,
+            last_edge_props: Some(LastEdgeProps { types: both.clone(), props }),
+            budget: Budget::unlimited(),
+        };
+        let mut got: Vec<(LastEdge, u64)> = s.expand(&space, &req).unwrap().last_edges;
+        got.sort_by_key(|(e, _)| format!("{e:?}"));
+        got
+    };
+    let check = |got: &[(LastEdge, u64)], names: &[&str], when: &str| {
+        assert!(!got.is_empty(), "{when}: some last edges");
+        for (e, _) in got {
+            let (from, to) = (vid_index(&space, &e.from), vid_index(&space, &e.to));
+            let (src, dst) = if e.edge_type > 0 { (from, to) } else { (to, from) };
+            let stored = &model[&(5, src, e.rank, dst)];
+            let props = e.props.as_ref().expect("properties asked for");
+            let want: Vec<Value> =
+                names.iter().map(|n| if *n == "w" { stored[0].clone() } else { stored[1].clone() }).collect();
+            assert_eq!(
+                (props.names.to_vec(), props.values.to_vec()),
+                (names.iter().map(|n| n.to_string()).collect(), want),
+                "{when}: {e:?}"
+            );
+        }
+    };
+    let cold_w = read(PropSelection::Only(vec!["w".into()]));
+    let cold_all = read(PropSelection::All);
+    check(&cold_w, &["w"], "from the store, w");
+    check(&cold_all, &["w", "note"], "from the store, all");
+    assert!(s.edge_cache_stats(&space).is_empty(), "not hot yet");
+    make_hot(&s, &space, &vids, &both);
+    assert_eq!(s.edge_cache_stats(&space).len(), 1, "knows is cached");
+    assert_eq!(read(PropSelection::Only(vec!["w".into()])), cold_w, "from the cache, w");
+    assert_eq!(read(PropSelection::All), cold_all, "from the cache, all");
+}
+
+fn vid_index(space: &SpaceDesc, v: &Value) -> u64 {
+    (0..1000).find(|i| vid(space, *i) == *v).expect("a vertex of the test")
+}

@@ -220,6 +220,7 @@ fn expansion_counts_match_a_reference_traversal() {
     for hops in cases {
         let (paths, ends) = reference_paths(&edges, &starts, hops);
         let req = |output| ExpandRequest {
+            last_edge_props: None,
             paths: false,
             starts: starts.iter().map(|v| Value::Int(*v as i64)).collect(),
             hops: hops.iter().map(|&(distinct, times)| ExpandHop { edge_types: vec![5], distinct, times }).collect(),
@@ -247,6 +248,7 @@ fn expansion_counts_match_a_reference_traversal() {
     // Billions of steps: over nothing they end at once; around a cycle they stop at the deadline.
     let sink = 999;
     let many = |start: u64, budget: Budget| ExpandRequest {
+        last_edge_props: None,
         paths: false,
         starts: vec![Value::Int(start as i64)],
         hops: vec![
@@ -262,6 +264,7 @@ fn expansion_counts_match_a_reference_traversal() {
     assert!(err.message.starts_with("Execution had been killed"), "{}", err.message);
     // Reversed hops follow in-edges.
     let rev = ExpandRequest {
+        last_edge_props: None,
         paths: false,
         starts: vec![Value::Int(3)],
         hops: vec![ExpandHop { edge_types: vec![-5], distinct: false, times: 1 }],
@@ -271,6 +274,7 @@ fn expansion_counts_match_a_reference_traversal() {
     assert_eq!(s.expand(&space, &rev).unwrap().paths, edges.iter().filter(|(_, y)| *y == 3).count() as u64);
     // A query past its deadline stops with a clear error.
     let late = ExpandRequest {
+        last_edge_props: None,
         paths: false,
         budget: Budget::new(Limits { timeout: Duration::ZERO, memory_bytes: 1 << 30 }),
         ..rev
@@ -324,6 +328,7 @@ fn topology_bytes_per_edge() {
     assert!(edges > 950_000, "random duplicates removed only a few edges: {edges}");
     // Reported, not asserted (speed is the benchmark's business): the RageDB-shaped 3-hop count from one person.
     let req = ExpandRequest {
+        last_edge_props: None,
         paths: false,
         starts: vec![Value::Int(0)],
         hops: [5, -5, 5].iter().map(|t| ExpandHop { edge_types: vec![*t], distinct: false, times: 1 }).collect(),

@@ -147,6 +147,18 @@ pub fn covering_cell_ids(g: &Geography, params: CoverParams, buffer_meters: f64)
     cover(&query(g, buffer_meters), params).into_iter().map(|c| c.0 as i64).collect()
 }
 
+/// Roughly how many cells of `level` a covering of `g` grown by `buffer_meters` holds at least (the area of the
+/// region's bounding cap over a cell's average area): a covering's `min_level` is a hard floor, so a fine level
+/// over a large region would otherwise enumerate billions of cells.
+pub fn cells_at_level(g: &Geography, buffer_meters: f64, level: u8) -> f64 {
+    if let (Geography::Point(_), true) = (g, buffer_meters == 0.0) {
+        return 1.0;
+    }
+    let area = query(g, buffer_meters).cap_bound().area();
+    let cell = 4.0 * std::f64::consts::PI / (6.0 * 4f64.powi(i32::from(level)));
+    area / cell
+}
+
 /// `GeoIndex::indexCells`: the cells a geo index files a value under (a point's leaf cell, else a covering).
 pub fn index_cells(g: &Geography, params: CoverParams) -> Vec<u64> {
     match g {

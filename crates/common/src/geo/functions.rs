@@ -160,6 +160,10 @@ fn covering(a: &[Value]) -> Value {
         if buffer < 0.0 {
             return Err(BAD_DATA);
         }
+        // A floor so fine that the covering would hold far more cells than it may return is bad data.
+        if cells::cells_at_level(g, buffer, p.min_level) > crate::limits::GEO_COVERING_MIN_LEVEL_CELLS_MAX {
+            return Err(BAD_DATA);
+        }
         Ok(Value::List(cells::covering_cell_ids(g, p, buffer).into_iter().map(Value::Int).collect()))
     };
     run().unwrap_or_else(|e| e)

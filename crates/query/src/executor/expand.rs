@@ -4,8 +4,7 @@
 use super::Reads;
 use crate::planner::{CountOutput, ExpandNode, PathCountNode};
 use crate::DataSet;
-use quiver_api::{ExpandHop, ExpandRequest, LastEdge, NeighborsRequest, PropRow, PropSelection, SchemaRef};
-use quiver_common::fasthash::FastMap as HashMap;
+use quiver_api::{ExpandHop, ExpandRequest, LastEdge, LastEdgeProps, PropRow, PropSelection, SchemaRef};
 use quiver_common::value::Edge;
 use quiver_common::{QError, QResult, Value};
 use std::sync::Arc;
@@ -59,7 +58,15 @@ fn count(
         CountOutput::GroupCount { .. } => quiver_api::ExpandOutput::Ends,
         CountOutput::EdgeGroupCount { .. } => quiver_api::ExpandOutput::LastEdges,
     };
-    let req = ExpandRequest { starts, hops, output: storage_output, paths, budget: r.req.budget.clone() };
+    let last_edge_props = match output {
+        CountOutput::EdgeGroupCount { edge, types, props, columns, .. } => Some(LastEdgeProps {
+            types: types.clone(),
+            props: last_edge_selection(edge.as_deref().map(|e| (e, *props)), columns),
+        }),
+        _ => None,
+    };
+    let req =
+        ExpandRequest { starts, hops, output: storage_output, paths, last_edge_props, budget: r.req.budget.clone() };
     rows(r, output, r.storage.expand(r.space, &req)?)
 }
 
@@ -90,9 +97,22 @@ fn rows(reads: &Reads<'_>, output: &CountOutput, r: quiver_api::ExpandResult) ->
     }
 }
 
+/// A name list storage shared among rows, and where each requested column's property is in it.
+type Positions = (Arc<[String]>, Vec<Option<usize>>);
+
+/// The properties a [`CountOutput::EdgeGroupCount`] reads of its last edges: all of them for an edge value that
+/// carries its properties, none for one without, else the columns'.
+fn last_edge_selection(edge: Option<(&str, bool)>, columns: &[(String, String)]) -> PropSelection {
+    match edge {
+        Some((_, true)) => PropSelection::All,
+        Some((_, false)) => PropSelection::None,
+        None => PropSelection::Only(columns.iter().map(|(p, _)| p.clone()).collect()),
+    }
+}
+
 /// One row per last edge: the edge as a MATCH edge value in `edge`'s column (stored direction, its type's name, and
-/// with `props` its properties) or its properties in `columns`, the far end's VID, and the count. Properties are read
-/// as the last hop's neighbours of the edges' near ends, which the edge cache serves when it is hot.
+/// with `props` its properties) or its properties in `columns`, the far end's VID, and the count. Storage read the
+/// properties with the edges (from the edge property cache when it is hot); the rows are built column by column.
 fn edge_rows(
     r: &Reads<'_>,
     types: &[(i32, SchemaRef)],
@@ -102,51 +122,48 @@ fn edge_rows(
     node: &str,
     paths: &str,
 ) -> QResult<DataSet> {
-    let selection = match edge {
-        Some((_, true)) => Some(PropSelection::All),
-        Some((_, false)) => None,
-        None => Some(PropSelection::Only(columns.iter().map(|(p, _)| p.clone()).collect())),
-    };
-    let mut read: HashMap<(i32, Value, Value, i64), PropRow> = HashMap::default();
-    if let Some(props) = selection.filter(|_| !last.is_empty()) {
-        let mut near: Vec<Value> = last.iter().map(|(e, _)| e.from.clone()).collect();
-        near.sort_by(|a, b| a.total_cmp(b));
-        near.dedup();
-        let req = NeighborsRequest {
-            vids: near,
-            edge_types: types.to_vec(),
-            props,
-            filter: None,
-            limit: None,
-            budget: r.req.budget.clone(),
-        };
-        for n in r.storage.get_neighbors(r.space, &req)? {
-            if let Some(props) = n.props {
-                read.insert((n.edge_type, n.from, n.to, n.rank), props);
-            }
-        }
-    }
     let mut names: Vec<String> = edge.map(|(e, _)| e.to_string()).into_iter().collect();
     names.extend(columns.iter().map(|(_, c)| c.clone()));
     names.extend([node.to_string(), paths.to_string()]);
-    let mut rows = Vec::with_capacity(last.len());
-    for (e, n) in last {
-        r.req.budget.check()?;
-        let props = read.remove(&(e.edge_type, e.from.clone(), e.to.clone(), e.rank));
-        let mut row = Vec::with_capacity(names.len());
+    let mut data: Vec<Vec<Value>> = names.iter().map(|_| Vec::with_capacity(last.len())).collect();
+    // Where each column's property sits in the rows storage returned (they share one name list per type).
+    let mut positions: Vec<Positions> = Vec::new();
+    for (i, (e, n)) in last.into_iter().enumerate() {
+        if i % 4096 == 0 {
+            r.req.budget.check()?;
+        }
+        let mut c = 0;
         if edge.is_some() {
             let stored = e.edge_type.abs();
             let name = types.iter().find(|(_, t)| t.id == stored).map_or("", |(_, t)| t.name.as_str());
             let (src, dst) = if e.edge_type > 0 { (e.from, e.to.clone()) } else { (e.to.clone(), e.from) };
-            let props = props.as_ref().map(PropRow::to_map).unwrap_or_default();
+            let props = e.props.as_ref().map(PropRow::to_map).unwrap_or_default();
             let edge = Edge { src, dst, edge_type: stored, name: name.into(), ranking: e.rank, props };
-            row.push(Value::Edge(Arc::new(edge)));
+            data[c].push(Value::Edge(Arc::new(edge)));
+            c += 1;
         }
-        for (p, _) in columns {
-            row.push(props.as_ref().and_then(|row| row.get(p)).cloned().unwrap_or(Value::NULL));
+        if !columns.is_empty() {
+            let at = e.props.as_ref().map(|row| {
+                match positions.iter().position(|(names, _)| Arc::ptr_eq(names, &row.names)) {
+                    Some(k) => k,
+                    None => {
+                        let at = columns.iter().map(|(p, _)| row.names.iter().position(|n| n == p)).collect();
+                        positions.push((row.names.clone(), at));
+                        positions.len() - 1
+                    }
+                }
+            });
+            for k in 0..columns.len() {
+                let v = match (&e.props, at) {
+                    (Some(row), Some(at)) => positions[at].1[k].map_or(Value::NULL, |p| row.values[p].clone()),
+                    _ => Value::NULL,
+                };
+                data[c + k].push(v);
+            }
+            c += columns.len();
         }
-        row.extend([e.to, count_value(n)?]);
-        rows.push(row);
+        data[c].push(e.to);
+        data[c + 1].push(count_value(n)?);
     }
-    Ok(DataSet::new(names, rows))
+    Ok(DataSet::from_columns(names, data))
 }

@@ -43,7 +43,7 @@ use pattern::{
 };
 use project::ProjectExecutor;
 use set::SetExecutor;
-use sort::{SortExecutor, TopNExecutor};
+use sort::{SortExecutor, TopNExecutor, TopNFilterExecutor};
 use traverse::TraverseExecutor;
 
 use crate::dataset::window;
@@ -401,6 +401,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             Op::Sort(f) => SortExecutor::execute(f, req, input),
             Op::Limit { offset, count } => LimitExecutor::execute(offset, count, req, input),
             Op::TopN { factors, offset, count } => TopNExecutor::execute(factors, *offset, *count, req, input),
+            Op::TopNFilter { keys, keep } => TopNFilterExecutor::execute(keys, *keep, req, input),
             Op::Aggregate { keys, yield_clause } => AggregateExecutor::execute(keys, yield_clause, req, input),
             Op::SetOp(op) => {
                 let l = self.run(&node.branches[0], input)?;

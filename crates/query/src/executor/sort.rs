@@ -49,6 +49,71 @@ impl TopNExecutor {
     }
 }
 
+/// A TopN's bound on a prefix of its sort keys, applied early (`push_topn_bound_below_append`): the rows whose
+/// prefix is at most the `keep`-th best distinct prefix. A row past it sorts after `keep` rows with distinct
+/// prefixes (so distinct rows too), which are all kept: it could be neither among the first `keep` rows nor among
+/// the first `keep` distinct ones.
+pub(crate) struct TopNFilterExecutor;
+
+impl TopNFilterExecutor {
+    pub fn execute(
+        keys: &[(String, bool)],
+        keep: usize,
+        req: &Request<'_>,
+        input: Option<&DataSet>,
+    ) -> QResult<DataSet> {
+        let data = input.ok_or_else(|| QError::execution("TopNFilter needs an input"))?;
+        let Some(cols) = keys.iter().map(|(c, _)| data.column_index(c)).collect::<Option<Vec<usize>>>() else {
+            // A column the plan expected is not there: filter nothing (the TopN above still decides).
+            return Ok(data.clone());
+        };
+        let order = |a: &[&Value], b: &[&Value]| -> Ordering {
+            for (i, (_, asc)) in keys.iter().enumerate() {
+                let o = a[i].total_cmp(b[i]);
+                if o != Ordering::Equal {
+                    return if *asc { o } else { o.reverse() };
+                }
+            }
+            Ordering::Equal
+        };
+        // The best `keep` distinct prefixes so far, best first (`keep` is a LIMIT: small).
+        let mut best: Vec<Vec<&Value>> = Vec::new();
+        let mut meter = Meter::new(&req.budget);
+        let mut key: Vec<&Value> = Vec::with_capacity(cols.len());
+        if keep == 0 {
+            return Ok(data.gather(&[]));
+        }
+        for row in 0..data.len() {
+            meter.tick()?;
+            key.clear();
+            key.extend(cols.iter().map(|&c| data.value(row, c)));
+            if best.len() == keep && order(&key, &best[keep - 1]) != Ordering::Less {
+                continue;
+            }
+            match best.binary_search_by(|b| order(b, &key)) {
+                Ok(_) => {}
+                Err(at) => {
+                    best.insert(at, key.clone());
+                    best.truncate(keep);
+                }
+            }
+        }
+        if best.len() < keep {
+            return Ok(data.clone());
+        }
+        let bound = &best[keep - 1];
+        let mut kept = Vec::new();
+        for row in 0..data.len() {
+            key.clear();
+            key.extend(cols.iter().map(|&c| data.value(row, c)));
+            if order(&key, bound) != Ordering::Greater {
+                kept.push(row);
+            }
+        }
+        Ok(data.gather(&kept))
+    }
+}
+
 /// Each row's sort keys, with its position.
 fn sort_keys(factors: &[(Expr, bool)], req: &Request<'_>, data: &DataSet) -> QResult<Vec<(Vec<Value>, usize)>> {
     let src = RowSource { var: None, data };

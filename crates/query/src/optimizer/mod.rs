@@ -18,6 +18,7 @@ mod push_filter_into_go;
 mod push_limit_into_find_path;
 mod push_limit_into_go;
 mod push_projection_into_go;
+mod push_topn_bound_below_append;
 mod push_topn_into_go;
 mod remove_unused_columns;
 mod sort_limit_to_topn;
@@ -51,6 +52,7 @@ pub(crate) const RULES: &[&dyn Rule] = &[
     &push_projection_into_go::PushProjectionIntoGo,
     &sort_limit_to_topn::SortLimitToTopN,
     &push_topn_into_go::PushTopNIntoGo,
+    &push_topn_bound_below_append::PushTopNBoundBelowAppend,
     &push_limit_into_go::PushLimitIntoGo,
     &push_limit_into_find_path::PushLimitIntoFindPath,
 ];

@@ -256,6 +256,13 @@ fn describe(op: &Op) -> Vec<(String, String)> {
                 d.push(("count".into(), count.to_string()));
             }
         }
+        Op::TopNFilter { keys, keep } => {
+            d.push((
+                "keys".into(),
+                join(keys.iter().map(|(c, asc)| format!("$-.{c} {}", if *asc { "ASC" } else { "DESC" }))),
+            ));
+            d.push(("keep".into(), keep.to_string()));
+        }
         Op::Limit { offset, count } => {
             d.push(("offset".into(), offset.to_string()));
             d.push(("count".into(), count.to_string()));

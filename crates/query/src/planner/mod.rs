@@ -41,6 +41,13 @@ pub(crate) enum Op {
         offset: Expr,
         count: Expr,
     },
+    /// A TopN's bound pushed below operators that only add columns (`push_topn_bound_below_append`): keeps the
+    /// rows whose sort key prefix (input columns, each ascending or not) is no worse than the `keep`-th best
+    /// distinct prefix; any other row sorts after `keep` distinct rows that do.
+    TopNFilter {
+        keys: Vec<(String, bool)>,
+        keep: usize,
+    },
     /// `ORDER BY ... | LIMIT`: keeps only the first `offset + count` rows while reading.
     TopN {
         factors: Vec<(Expr, bool)>,
@@ -260,6 +267,7 @@ impl PlanNode {
             Op::Sort(_) => "Sort",
             Op::Limit { .. } => "Limit",
             Op::TopN { .. } => "TopN",
+            Op::TopNFilter { .. } => "TopNFilter",
             Op::Aggregate { .. } => "Aggregate",
             Op::SetOp(SetOp::Union) => "Union",
             Op::SetOp(SetOp::UnionAll) => "UnionAll",
