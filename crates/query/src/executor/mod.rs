@@ -430,16 +430,24 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             Op::OptionalJoin { columns } => {
                 // The branch runs once over the input rows, numbered, and its rows are joined back by number.
                 let left = input.cloned().unwrap_or_else(pattern::argument);
-                let branch = self.run(&node.branches[0], Some(&pattern::numbered(&left)))?;
+                let branch = self.run(&node.branches[0], Some(&pattern::numbered(left.clone())))?;
                 Ok(pattern::left_join(&left, &branch, columns))
             }
             Op::PatternApply { anti, keys } => {
                 // The branch runs once over the distinct keys of the input rows, numbered; each row is kept by its
                 // key's answer.
-                let left = input.cloned().unwrap_or_else(pattern::argument);
-                let (distinct, key_of_row) = pattern::distinct_keys(&left, keys);
-                let branch = self.run(&node.branches[0], Some(&pattern::numbered(&distinct)))?;
-                Ok(pattern::semi_join(&left, distinct.len(), &key_of_row, &branch, *anti))
+                let argument;
+                let left = match input {
+                    Some(rows) => rows,
+                    None => {
+                        argument = pattern::argument();
+                        &argument
+                    }
+                };
+                let (distinct, key_of_row) = pattern::distinct_keys(left, keys);
+                let keys = distinct.len();
+                let branch = self.run(&node.branches[0], Some(&pattern::numbered(distinct)))?;
+                Ok(pattern::semi_join(left, keys, &key_of_row, &branch, *anti))
             }
             Op::StartVertices(_) | Op::Traverse(_) | Op::AppendVertices(_) | Op::BuildPath(_) | Op::ShortestPath(_) => {
                 let space = self.space()?;

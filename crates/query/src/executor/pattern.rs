@@ -261,6 +261,28 @@ impl PatternTraverseExecutor {
                 }
                 adjacent.entry(n.from).or_default().push((Arc::new(edge), far));
             }
+            if let (false, Some(at)) = (list, arrive) {
+                // One step that must arrive at a bound vertex: each walk looks up the edges to it, rather than
+                // going through every edge of the vertex it is at.
+                let mut arrivals: HashMap<(&Value, &Value), Vec<&Arc<Edge>>> = HashMap::default();
+                for (from, edges) in &adjacent {
+                    for (e, far) in edges {
+                        arrivals.entry((from, far)).or_default().push(e);
+                    }
+                }
+                for w in &frontier {
+                    let Some(bound) = vid_of(input.value(w.row, at)) else { continue };
+                    let Some(edges) = arrivals.get(&(&w.at, bound)) else { continue };
+                    for e in edges {
+                        if path_columns.iter().any(|&c| used_in(input.value(w.row, c), e)) {
+                            continue;
+                        }
+                        meter.tick()?;
+                        out.push_extended(input, w.row, [Value::Edge((*e).clone()), bound.clone()]);
+                    }
+                }
+                break;
+            }
             let mut next = Vec::new();
             for w in &frontier {
                 let Some(edges) = adjacent.get(&w.at) else { continue };
@@ -534,10 +556,11 @@ impl FilterExecutor {
 const ROW_COLUMN: &str = "__row";
 
 /// The input rows, numbered in a hidden column, for an OPTIONAL MATCH's branch.
-pub(super) fn numbered(input: &DataSet) -> DataSet {
-    let (mut columns, mut values) = input.clone().into_columns();
+pub(super) fn numbered(input: DataSet) -> DataSet {
+    let len = input.len();
+    let (mut columns, mut values) = input.into_columns();
     columns.push(ROW_COLUMN.to_string());
-    values.push((0..input.len() as i64).map(Value::Int).collect());
+    values.push((0..len as i64).map(Value::Int).collect());
     DataSet::from_columns(columns, values)
 }
 
@@ -591,8 +614,9 @@ pub(super) fn semi_join(input: &DataSet, keys: usize, key_of_row: &[usize], bran
     input.gather(&kept)
 }
 
-/// The input's rows with distinct values in the `keys` columns (the first of each, whole), and for every input
-/// row the position of its key among them. Columns of `keys` the input lacks are left out.
+/// The distinct values of the input's `keys` columns (as the first row with each has them), and for every input
+/// row the position of its key among them. Columns of `keys` the input lacks are left out; so are the other
+/// columns (a pattern predicate reads only its keys).
 pub(super) fn distinct_keys(input: &DataSet, keys: &[String]) -> (DataSet, Vec<usize>) {
     let cols: Vec<usize> = keys.iter().filter_map(|k| input.column_index(k)).collect();
     let mut seen: HashMap<Vec<Value>, usize> = HashMap::default();
@@ -615,5 +639,7 @@ pub(super) fn distinct_keys(input: &DataSet, keys: &[String]) -> (DataSet, Vec<u
             k
         })
         .collect();
-    (input.gather(&firsts), key_of_row)
+    let columns = cols.iter().map(|&c| input.columns()[c].clone()).collect();
+    let values = cols.iter().map(|&c| firsts.iter().map(|&r| input.value(r, c).clone()).collect()).collect();
+    (DataSet::from_columns(columns, values), key_of_row)
 }
