@@ -628,7 +628,7 @@ def run_system(spec, system):
     load.update({"system": system, "dataset": spec["dataset"]})
     out = {"load": load, "workloads": {}}
     for w in spec["workloads"]:
-        # Warm-up, untimed, as Quiver's (bench's WARMUP_STARTS): the first starts, until half the budget is spent.
+        # Warm-up, untimed, as Quiver's: every start (`warmup` of them) once, until half the budget is spent.
         warm = time.perf_counter()
         starts = starts_of(spec, w)
         for i, v in enumerate(starts[:spec.get("warmup", 0)]):

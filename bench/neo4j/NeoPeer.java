@@ -121,7 +121,7 @@ public final class NeoPeer {
             List<Object> lat = new ArrayList<>();
             List<Object> digests = new ArrayList<>();
             double spent = 0;
-            // Warm-up, untimed, as Quiver's (bench's WARMUP_STARTS): the first starts, until half the budget is spent.
+            // Warm-up, untimed, as Quiver's: every start (`warmup` of them) once, until half the budget is spent.
             long warm = System.nanoTime();
             for (int i = 0; i < Math.min(warmup, starts.size()); i++) {
                 Object v = starts.get(i);
