@@ -137,7 +137,6 @@ struct Plan {
     match_ladders: bool,
 }
 
-
 fn plan(quick: bool) -> Plan {
     if quick {
         Plan {

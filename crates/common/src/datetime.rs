@@ -152,9 +152,15 @@ impl Time {
         Some(Time { hour: hour as u8, minute: minute as u8, sec: sec as u8, microsec: microsec as u32 })
     }
 
-    /// Parses `HH:MM[:SS[.ffffff]]`.
+    /// Parses `HH:MM[:SS[.ffffff]][(+|-)HH:MM]`; a time with a UTC offset is shifted to UTC (around the clock),
+    /// as NebulaGraph's datetime parser does.
     pub fn parse(s: &str) -> Option<Time> {
-        let s = s.trim();
+        let (local, offset) = split_offset(s.trim())?;
+        let t = Time::parse_local(local)?;
+        Some(Time::from_micros(t.to_micros() - offset * 1_000_000))
+    }
+
+    fn parse_local(s: &str) -> Option<Time> {
         let mut parts = s.split(':');
         let h: i64 = parts.next()?.parse().ok()?;
         let m: i64 = parts.next()?.parse().ok()?;
@@ -184,6 +190,24 @@ impl Time {
     }
 }
 
+/// A time's text without its UTC offset (`+HH:MM` or `-HH:MM` at the end), and the offset in seconds (0 without
+/// one). An hour past 23 or a minute past 59 in the offset is refused, as NebulaGraph's `validateTime`. A zone name
+/// (`[Asia/Shanghai]`) is not understood: `None`.
+fn split_offset(s: &str) -> Option<(&str, i64)> {
+    let Some(at) = s.rfind(['+', '-']) else { return Some((s, 0)) };
+    let (h, m) = s[at + 1..].split_once(':')?;
+    let digits = |x: &str| !x.is_empty() && x.len() <= 2 && x.bytes().all(|b| b.is_ascii_digit());
+    if !digits(h) || !digits(m) {
+        return None;
+    }
+    let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+    if h > 23 || m > 59 {
+        return None;
+    }
+    let secs = h * 3600 + m * 60;
+    Some((&s[..at], if s.as_bytes()[at] == b'-' { -secs } else { secs }))
+}
+
 fn parse_seconds(p: &str) -> Option<(i64, i64)> {
     match p.split_once('.') {
         Some((s, frac)) => {
@@ -201,7 +225,9 @@ fn parse_seconds(p: &str) -> Option<(i64, i64)> {
 }
 
 impl DateTime {
-    /// Parses `YYYY-MM-DDTHH:MM:SS[.ffffff]` (a space also separates date and time; the time part is optional).
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.ffffff][(+|-)HH:MM]` (a space also separates date and time; the time part is
+    /// optional). A datetime with a UTC offset is shifted to UTC, its date with it, as NebulaGraph's datetime parser
+    /// does (`datetime("2017-03-04T22:30:40.003000+08:00")` is `2017-03-04T14:30:40.003000`).
     pub fn parse(s: &str) -> Option<DateTime> {
         let s = s.trim();
         let (d, t) = match s.find(['T', ' ']) {
@@ -209,11 +235,18 @@ impl DateTime {
             None => (s, None),
         };
         let date = Date::parse(d)?;
-        let time = match t {
-            Some(t) => Time::parse(t)?,
-            None => Time { hour: 0, minute: 0, sec: 0, microsec: 0 },
+        let (time, offset) = match t {
+            Some(t) => {
+                let (local, offset) = split_offset(t.trim())?;
+                (Time::parse_local(local)?, offset)
+            }
+            None => (Time { hour: 0, minute: 0, sec: 0, microsec: 0 }, 0),
         };
-        Some(DateTime { date, time })
+        let local = DateTime { date, time };
+        if offset == 0 {
+            return Some(local);
+        }
+        DateTime::from_micros(local.to_micros() - offset * 1_000_000)
     }
 
     /// Seconds since the Unix epoch.
