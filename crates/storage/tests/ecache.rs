@@ -226,14 +226,7 @@ fn insert(s: &EmbeddedStorage, space: &SpaceDesc, schema: &SchemaRef, a: &Value,
 
 #[test]
 fn a_newer_schema_version_drops_the_cache_and_reads_stay_right() {
-    let space = SpaceDesc {
-        id: 9,
-        name: "g".into(),
-        partition_num: 2,
-        replica_factor: 1,
-        vid_type: VidType::Int64,
-        comment: None,
-    };
+    let space = support::int_space(9);
     let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let (a, b) = (Value::Int(1), Value::Int(2));
     insert(&s, &space, &knows(), &a, &b, vec![Value::Int(7), Value::String("x".into())]);
@@ -297,14 +290,7 @@ fn a_newer_schema_version_drops_the_cache_and_reads_stay_right() {
 
 #[test]
 fn ttl_types_are_never_cached_and_dropping_data_drops_the_cache() {
-    let space = SpaceDesc {
-        id: 9,
-        name: "g".into(),
-        partition_num: 2,
-        replica_factor: 1,
-        vid_type: VidType::Int64,
-        comment: None,
-    };
+    let space = support::int_space(9);
     let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let (a, b) = (Value::Int(1), Value::Int(2));
     let timed = edge_type(7, "timed", vec![vec![prop("t", PropType::Int64)]], Some((1_000_000, "t")));
@@ -332,14 +318,7 @@ fn ttl_types_are_never_cached_and_dropping_data_drops_the_cache() {
 /// both ways, with `w` and with every property.
 #[test]
 fn last_edge_properties_from_the_cache_equal_the_store() {
-    let space = SpaceDesc {
-        id: 9,
-        name: "g".into(),
-        partition_num: 2,
-        replica_factor: 1,
-        vid_type: VidType::Int64,
-        comment: None,
-    };
+    let space = support::int_space(9);
     let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let tag = support::schema(SchemaKind::Tag, 3, "t", vec![vec![]], None);
     let n = 30u64;

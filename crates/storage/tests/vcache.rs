@@ -196,14 +196,7 @@ fn insert(s: &EmbeddedStorage, space: &SpaceDesc, vids: &[Value], t: &SchemaRef,
 
 #[test]
 fn a_newer_schema_version_drops_the_cache_and_reads_stay_right() {
-    let space = SpaceDesc {
-        id: 6,
-        name: "g".into(),
-        partition_num: 2,
-        replica_factor: 1,
-        vid_type: VidType::Int64,
-        comment: None,
-    };
+    let space = support::int_space(6);
     let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let v0 = person();
     let vids: Vec<Value> = (0..50).map(Value::Int).collect();
@@ -243,14 +236,7 @@ fn a_newer_schema_version_drops_the_cache_and_reads_stay_right() {
 
 #[test]
 fn ttl_tags_are_never_cached_and_dropping_data_drops_the_cache() {
-    let space = SpaceDesc {
-        id: 8,
-        name: "g".into(),
-        partition_num: 2,
-        replica_factor: 1,
-        vid_type: VidType::Int64,
-        comment: None,
-    };
+    let space = support::int_space(8);
     let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let ttl = tag(5, "session", vec![vec![prop("at", PropType::Int64)]], Some((100, "at")));
     let vids: Vec<Value> = (0..50).map(Value::Int).collect();

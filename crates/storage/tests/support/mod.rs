@@ -1,6 +1,6 @@
 //! Schema builders shared by the storage tests.
 
-use quiver_api::{PropDef, SchemaDesc, SchemaKind, SchemaRef, SchemaVersion};
+use quiver_api::{PropDef, SchemaDesc, SchemaKind, SchemaRef, SchemaVersion, SpaceDesc, VidType};
 use quiver_common::PropType;
 use std::sync::Arc;
 
@@ -29,4 +29,9 @@ pub fn schema(
         ttl_col: ttl.map_or(String::new(), |t| t.1.to_string()),
         comment: None,
     })
+}
+
+/// A space `g` of two partitions with INT64 VIDs.
+pub fn int_space(id: u32) -> SpaceDesc {
+    SpaceDesc { id, name: "g".into(), partition_num: 2, replica_factor: 1, vid_type: VidType::Int64, comment: None }
 }
