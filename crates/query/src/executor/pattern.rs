@@ -195,6 +195,13 @@ impl PatternTraverseExecutor {
         let mut out = DataSet::from_columns(columns, Vec::new());
         let Some(from) = input.column_index(&t.from) else { return Ok(out) };
         let path_columns: Vec<usize> = t.path_edges.iter().filter_map(|c| input.column_index(c)).collect();
+        // An edge bound before (a WHERE's pattern naming it): only that edge is taken; a row without it takes none.
+        let bound_edge = t.edge.bound_to.as_ref().map(|c| input.column_index(c));
+        let takes = |row: usize, e: &Edge| match bound_edge {
+            None => true,
+            Some(Some(c)) => matches!(input.value(row, c), Value::Edge(b) if same_edge(b, e)),
+            Some(None) => false,
+        };
         // Where a walk must arrive (the far node bound before), when it is; a row without it produces nothing.
         let arrive = t.arrive_at.as_ref().and_then(|c| input.column_index(c));
         let arrives =
@@ -274,7 +281,7 @@ impl PatternTraverseExecutor {
                     let Some(bound) = vid_of(input.value(w.row, at)) else { continue };
                     let Some(edges) = arrivals.get(&(&w.at, bound)) else { continue };
                     for e in edges {
-                        if path_columns.iter().any(|&c| used_in(input.value(w.row, c), e)) {
+                        if !takes(w.row, e) || path_columns.iter().any(|&c| used_in(input.value(w.row, c), e)) {
                             continue;
                         }
                         meter.tick()?;
@@ -287,7 +294,8 @@ impl PatternTraverseExecutor {
             for w in &frontier {
                 let Some(edges) = adjacent.get(&w.at) else { continue };
                 for (e, far) in edges {
-                    if w.edges.iter().any(|x| same_edge(x, e))
+                    if !takes(w.row, e)
+                        || w.edges.iter().any(|x| same_edge(x, e))
                         || path_columns.iter().any(|&c| used_in(input.value(w.row, c), e))
                     {
                         continue;

@@ -63,7 +63,12 @@ pub(super) fn chain(node: &PlanNode, end_checked: bool) -> Option<Chain> {
                 let t = node.input.as_deref()?;
                 let Op::Traverse(tr) = &t.op else { return None };
                 let e = &tr.edge;
-                if tr.to != a.from || e.range.is_some() || !e.props.is_empty() || e.types.iter().any(has_ttl) {
+                if tr.to != a.from
+                    || e.range.is_some()
+                    || !e.props.is_empty()
+                    || e.bound_to.is_some()
+                    || e.types.iter().any(has_ttl)
+                {
                     return None;
                 }
                 let types: Vec<i32> = tr.signed_types().into_iter().map(|(t, _)| t).collect();

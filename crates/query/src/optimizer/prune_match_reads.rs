@@ -133,7 +133,7 @@ impl Uses {
             }
             Op::Traverse(t) => {
                 self.mark(&t.from, Use::Key);
-                t.path_edges.iter().for_each(|c| self.mark(c, Use::Key));
+                t.path_edges.iter().chain(&t.edge.bound_to).for_each(|c| self.mark(c, Use::Key));
                 true
             }
             Op::AppendVertices(a) => {

@@ -162,7 +162,7 @@ pub(super) fn plan(m: BoundMatch) -> PlanNode {
                         .iter()
                         .filter(|n| n.bound)
                         .map(|n| n.column.clone())
-                        .chain(p.edges.iter().map(|e| e.column.clone()))
+                        .chain(p.edges.iter().map(|e| e.bound_to.clone().unwrap_or_else(|| e.column.clone())))
                         .collect();
                     node = PlanNode {
                         op: Op::PatternApply { anti, keys },

@@ -110,6 +110,9 @@ pub(crate) struct BoundEdge {
     /// `None`: exactly one step and the column holds an edge; else `(min, max)` and the column holds a list.
     pub range: Option<(u32, Option<u32>)>,
     pub props: Vec<(String, Expr)>,
+    /// In a WHERE's pattern, the column of an edge bound before that this one names: the walk takes that edge
+    /// only (its own `column` is then a hidden one).
+    pub bound_to: Option<String>,
 }
 
 /// How the vertices of a path's start node are found.
@@ -334,7 +337,7 @@ impl Validator<'_> {
                 Some(map) => map.iter().map(|(k, v)| Ok((k.clone(), evaluable(v)?))).collect::<QResult<Vec<_>>>()?,
                 None => Vec::new(),
             };
-            edges.push(BoundEdge { column, types, direction: e.direction, range, props });
+            edges.push(BoundEdge { column, types, direction: e.direction, range, props, bound_to: None });
         }
         if let Some(a) = &p.alias {
             if scope.kind(a).is_some() {
@@ -368,11 +371,44 @@ impl Validator<'_> {
                 return Err(new(a));
             }
         }
-        if let Some(a) = p.edges.iter().find_map(|e| e.alias.as_ref()).or(p.alias.as_ref()) {
+        if let Some(a) = &p.alias {
             return Err(new(a));
         }
+        // An edge alias must name an edge bound before (NebulaGraph's checkMatchPathExpr): the walk then takes
+        // that edge only.
+        let mut bound_edges = Vec::new();
+        for e in &p.edges {
+            let Some(a) = &e.alias else {
+                bound_edges.push(None);
+                continue;
+            };
+            let referenced = if e.range.is_some() { "EdgeList" } else { "Edge" };
+            match scope.kind(a) {
+                None => return Err(new(a)),
+                Some(AliasKind::Edge) if e.range.is_none() => {}
+                Some(AliasKind::EdgeList) if e.range.is_some() => {
+                    return Err(semantic(format!(
+                        "`{a}': a variable-length edge bound before is not supported in a pattern predicate"
+                    )))
+                }
+                Some(k) => {
+                    return Err(semantic(format!(
+                        "`{a}' is defined with type {}, but referenced with type {referenced}",
+                        k.name()
+                    )))
+                }
+            }
+            bound_edges.push(Some(a.clone()));
+        }
+        let mut unnamed = p.clone();
+        for e in &mut unnamed.edges {
+            e.alias = None;
+        }
         let mut inner = scope.clone();
-        let mut path = self.path(space, p, &mut inner, &mut Vec::new(), anon)?;
+        let mut path = self.path(space, &unnamed, &mut inner, &mut Vec::new(), anon)?;
+        for (edge, bound) in path.edges.iter_mut().zip(bound_edges) {
+            edge.bound_to = bound;
+        }
         self.choose_start(space, &mut path, scope, None);
         Ok(path)
     }
