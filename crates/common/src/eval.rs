@@ -880,7 +880,8 @@ fn subscript(base: Value, index: Value) -> Value {
             let len = items.len() as i64;
             let i = if *i < 0 { len + *i } else { *i };
             if i < 0 || i >= len {
-                Value::NULL
+                // NebulaGraph's SubscriptExpression: an index past either end is OUT_OF_RANGE.
+                Value::Null(NullKind::OutOfRange)
             } else {
                 items[i as usize].clone()
             }
