@@ -886,6 +886,11 @@ fn subscript(base: Value, index: Value) -> Value {
                 items[i as usize].clone()
             }
         }
+        // NebulaGraph's SubscriptExpression on a vertex: `_vid`, else the property of the first tag that has it
+        // (where `v.tag` reads a tag).
+        (Value::Vertex(v), Value::String(k)) if k.as_str() != "_vid" => {
+            v.tags.iter().find_map(|t| t.props.get(k.as_str()).cloned()).unwrap_or(Value::NULL)
+        }
         (Value::Map(_) | Value::Edge(_) | Value::Vertex(_), Value::String(k)) => attribute(&base, k),
         (Value::Empty, _) => Value::Empty,
         _ => Value::Null(NullKind::BadType),
