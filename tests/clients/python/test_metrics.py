@@ -3,6 +3,7 @@ Grafana dashboard checked against what `/metrics` exposes."""
 
 import json
 import re
+import time
 import urllib.request
 from pathlib import Path
 
@@ -45,7 +46,14 @@ def test_metrics_count_a_known_workload(server):
         assert s.execute('GO FROM "Tim Duncan" OVER like YIELD dst(edge)').is_succeeded()
         during = families(server)
     pool.close()
+    # Signing out is a oneway call in NebulaGraph's protocol (the client does not wait for it): wait until the
+    # server has closed the session, for at most 10 s.
+    deadline = time.monotonic() + 10
     after = families(server)
+    while value(after, "quiver_num_active_sessions") != value(before, "quiver_num_active_sessions"):
+        assert time.monotonic() < deadline, "the session is still open 10 s after signing out"
+        time.sleep(0.05)
+        after = families(server)
 
     # The parser names a counter's family without `_total`; its sample keeps it.
     assert value(after, "quiver_num_queries", "quiver_num_queries_total") - value(before, "quiver_num_queries", "quiver_num_queries_total") == 7
