@@ -77,3 +77,6 @@ pub const GEO_COVERING_CELLS_MAX: usize = 1024;
 /// Cells of its `min_level` (a hard floor) a `S2_CoveringCellIds` region may span, estimated from its bounding cap;
 /// a finer floor answers BAD_DATA instead of enumerating them (NebulaGraph has no limit).
 pub const GEO_COVERING_MIN_LEVEL_CELLS_MAX: f64 = 65536.0;
+/// The largest `offset + count` a TopN's bound is pushed below a MATCH's last node for (`TopNFilter` keeps that many
+/// distinct key prefixes in a sorted list).
+pub const TOPN_BOUND_KEEP_MAX: usize = 1024;

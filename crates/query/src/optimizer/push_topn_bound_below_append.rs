@@ -5,7 +5,7 @@
 //! which are distinct rows too, so it is in neither the first rows nor the first distinct rows. The TopN stays and
 //! decides among the rows kept; ties on the prefix are all kept, so the order among them is unchanged.
 //!
-//! Preconditions: a TopN (of at most [`KEEP_MAX`] rows) over a Project without filter or aggregate whose columns
+//! Preconditions: a TopN (of at most [`TOPN_BOUND_KEEP_MAX`] rows) over a Project without filter or aggregate whose columns
 //! all copy input columns (nothing to evaluate, so no error can be skipped), maybe through a Repeat, over an
 //! `AppendVertices` that drops no row (the far ends are known to exist, with no label, property map or earlier
 //! binding to check). The keys are the longest prefix of the TopN's factors that name Project columns copying a
@@ -22,11 +22,9 @@
 use super::{Rule, RuleContext};
 use crate::planner::{Op, PlanNode};
 use quiver_common::expr::Expr;
+use quiver_common::limits::TOPN_BOUND_KEEP_MAX;
 
 pub(crate) struct PushTopNBoundBelowAppend;
-
-/// The largest `offset + count` the bound is kept for (it holds that many distinct prefixes in a sorted list).
-pub(crate) const KEEP_MAX: usize = 1024;
 
 impl Rule for PushTopNBoundBelowAppend {
     fn name(&self) -> &'static str {
@@ -36,7 +34,7 @@ impl Rule for PushTopNBoundBelowAppend {
     fn apply(&self, node: &mut PlanNode, _ctx: &RuleContext<'_>) -> bool {
         let Op::TopN { factors, offset, count } = &node.op else { return false };
         let keep = offset.saturating_add(*count);
-        if keep == 0 || keep > KEEP_MAX {
+        if keep == 0 || keep > TOPN_BOUND_KEEP_MAX {
             return false;
         }
         let Some(mut project) = node.input.as_deref_mut() else { return false };
