@@ -304,7 +304,7 @@ mod paths {
     use crate::ecache::EdgeColumns;
     use crate::topology::{Adjacency, SpaceTopology};
     use crate::EdgeProjection;
-    use quiver_api::{ExpandOutput, ExpandRequest, ExpandResult, LastEdge, LastEdgeProps, PropRow, PropSelection};
+    use quiver_api::{ExpandOutput, ExpandRequest, ExpandResult, LastEdge, LastEdgeProps, PropRow};
     use quiver_common::budget::Meter;
     use quiver_common::fasthash::FastMap as HashMap;
     use quiver_common::{QError, QResult};
@@ -327,8 +327,7 @@ mod paths {
                 .map(|(et, schema)| {
                     let cache = t.edge_props.get(&et.abs()).filter(|c| c.version() == schema.latest().version)?;
                     let projection = EdgeProjection::new(schema, &p.props, &[]);
-                    let names = projection.returned.filter(|_| p.props != PropSelection::None);
-                    Some(CachedProps { et: *et, cache, picked: projection.picked, names })
+                    Some(CachedProps { et: *et, cache, picked: projection.picked, names: projection.returned })
                 })
                 .collect()
         }

@@ -58,11 +58,13 @@ fn count(
         CountOutput::GroupCount { .. } => quiver_api::ExpandOutput::Ends,
         CountOutput::EdgeGroupCount { .. } => quiver_api::ExpandOutput::LastEdges,
     };
+    // Asked only where the rows read some property of the last edges.
     let last_edge_props = match output {
-        CountOutput::EdgeGroupCount { edge, types, props, columns, .. } => Some(LastEdgeProps {
-            types: types.clone(),
-            props: last_edge_selection(edge.as_deref().map(|e| (e, *props)), columns),
-        }),
+        CountOutput::EdgeGroupCount { edge, types, props, columns, .. } => {
+            Some(last_edge_selection(edge.as_deref().map(|e| (e, *props)), columns))
+                .filter(|p| *p != PropSelection::None)
+                .map(|props| LastEdgeProps { types: types.clone(), props })
+        }
         _ => None,
     };
     let req =
