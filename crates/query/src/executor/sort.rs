@@ -6,6 +6,7 @@ use quiver_common::budget::Meter;
 use quiver_common::eval::eval;
 use quiver_common::expr::Expr;
 use quiver_common::{QError, QResult, Value};
+use std::borrow::Borrow;
 use std::cmp::Ordering;
 
 /// `ORDER BY`: a stable sort of the piped rows.
@@ -19,7 +20,7 @@ impl SortExecutor {
     pub fn execute(factors: &[(Expr, bool)], req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
         let data = input.ok_or_else(|| QError::semantic("ORDER BY needs an input, as in `... | ORDER BY $-.c'"))?;
         let mut keyed = sort_keys(factors, req, data)?;
-        keyed.sort_by(|(a, _), (b, _)| compare_keys(factors, a, b));
+        keyed.sort_by(|(a, _), (b, _)| compare_keys(factors.iter().map(|(_, asc)| *asc), a, b));
         Ok(data.gather(&keyed.into_iter().map(|(_, pos)| pos).collect::<Vec<_>>()))
     }
 }
@@ -67,22 +68,14 @@ impl TopNFilterExecutor {
             // A column the plan expected is not there: filter nothing (the TopN above still decides).
             return Ok(data.clone());
         };
-        let order = |a: &[&Value], b: &[&Value]| -> Ordering {
-            for (i, (_, asc)) in keys.iter().enumerate() {
-                let o = a[i].total_cmp(b[i]);
-                if o != Ordering::Equal {
-                    return if *asc { o } else { o.reverse() };
-                }
-            }
-            Ordering::Equal
-        };
+        if keep == 0 {
+            return Ok(data.gather(&[]));
+        }
+        let order = |a: &[&Value], b: &[&Value]| compare_keys(keys.iter().map(|(_, asc)| *asc), a, b);
         // The best `keep` distinct prefixes so far, best first (`keep` is a LIMIT: small).
         let mut best: Vec<Vec<&Value>> = Vec::new();
         let mut meter = Meter::new(&req.budget);
         let mut key: Vec<&Value> = Vec::with_capacity(cols.len());
-        if keep == 0 {
-            return Ok(data.gather(&[]));
-        }
         for row in 0..data.len() {
             meter.tick()?;
             key.clear();
@@ -127,11 +120,12 @@ fn sort_keys(factors: &[(Expr, bool)], req: &Request<'_>, data: &DataSet) -> QRe
     Ok(keyed)
 }
 
-fn compare_keys(factors: &[(Expr, bool)], a: &[Value], b: &[Value]) -> Ordering {
-    for (i, (_, asc)) in factors.iter().enumerate() {
-        let o = a[i].total_cmp(&b[i]);
+/// Two rows' sort keys compared key by key, each ascending or not (`asc`, one per key).
+fn compare_keys<A: Borrow<Value>, B: Borrow<Value>>(asc: impl IntoIterator<Item = bool>, a: &[A], b: &[B]) -> Ordering {
+    for (i, asc) in asc.into_iter().enumerate() {
+        let o = a[i].borrow().total_cmp(b[i].borrow());
         if o != Ordering::Equal {
-            return if *asc { o } else { o.reverse() };
+            return if asc { o } else { o.reverse() };
         }
     }
     Ordering::Equal
