@@ -55,6 +55,9 @@ pub const LOOKUP_BRANCHES_MAX: usize = 64;
 pub const LOOKUP_POINTS_MAX: usize = 1024;
 /// Tags with more rows are not kept in the vertex property cache.
 pub const VCACHE_ROWS_MAX: i64 = 16_000_000;
+/// Path-count vectors (one `u64` per vertex of a space) longer than this are freed after a walk, not kept per thread
+/// for the next one: 8 MiB each, at most two per thread.
+pub const TALLY_POOLED_VERTICES_MAX: usize = 1 << 20;
 /// Edge types with more edges are not kept in the edge property cache.
 pub const ECACHE_EDGES_MAX: i64 = 16_000_000;
 /// Graph-protocol values nest (lists of maps of lists ...); a decoder refuses deeper ones.

@@ -12,6 +12,12 @@ use std::sync::{Arc, RwLock};
 /// RocksDB's block cache: the property cache of every read path (vertex and edge rows, index and filter blocks).
 pub const BLOCK_CACHE_BYTES: usize = 256 << 20;
 
+/// RocksDB's row cache: point reads (`Get`, `MultiGet`) of keys read before skip the index, filter and data blocks.
+/// A 1-hop MATCH reading 29 far ends' `person` rows (before their tag is hot in the vertex property cache) went from
+/// 0.147 to 0.061 ms in process (`examples/prof`, social sf10). Keys are cached with their table file, so
+/// compactions and ingestions never serve a stale row.
+pub const ROW_CACHE_BYTES: usize = 64 << 20;
+
 /// Keys per table file a bulk ingestion writes.
 const INGEST_FILE_PAIRS: usize = 500_000;
 
@@ -60,6 +66,8 @@ impl RocksEngine {
         table.set_metadata_block_size(4096);
         table.set_pin_top_level_index_and_filter(true);
         opts.set_block_based_table_factory(&table);
+        let rows = rocksdb::Cache::new_lru_cache(ROW_CACHE_BYTES).map_err(err)?;
+        opts.set_row_cache(&rows);
         let filter: Arc<RwLock<Option<CompactionFilter>>> = Arc::default();
         let slot = filter.clone();
         opts.set_compaction_filter("quiver", move |_level: u32, key: &[u8], value: &[u8]| {
@@ -165,6 +173,27 @@ impl KvEngine for RocksEngine {
             it.next();
         }
         it.status().map_err(err)
+    }
+
+    fn scan_prefixes(&self, prefixes: &[Vec<u8>], f: &mut quiver_kv::PrefixesFn<'_>) -> KvResult<()> {
+        // One iterator, sought to each prefix: creating one (a merging iterator over the memtable and every table
+        // file) cost about a tenth of a 2-hop MATCH that reads 29 vertices' edges with their properties.
+        let mut it = self.db.raw_iterator();
+        for (i, prefix) in prefixes.iter().enumerate() {
+            it.seek(prefix);
+            while it.valid() {
+                let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
+                if !k.starts_with(prefix) {
+                    break;
+                }
+                if !f(i, k, v) {
+                    return it.status().map_err(err);
+                }
+                it.next();
+            }
+            it.status().map_err(err)?;
+        }
+        Ok(())
     }
 
     fn flush(&self) -> KvResult<()> {

@@ -8,6 +8,7 @@ pub fn run_all(make: Factory<'_>) {
     put_get_delete(make().as_ref());
     batch_is_atomic_and_ordered(make().as_ref());
     scans_are_ordered_and_bounded(make().as_ref());
+    prefix_scans_visit_each_prefix(make().as_ref());
     delete_range(make().as_ref());
     multi_get(make().as_ref());
     binary_keys(make().as_ref());
@@ -84,6 +85,34 @@ fn scans_are_ordered_and_bounded(e: &dyn KvEngine) {
         .unwrap();
         assert_eq!(seen, 0, "an inverted or empty range is empty");
     }
+}
+
+fn prefix_scans_visit_each_prefix(e: &dyn KvEngine) {
+    let mut b = WriteBatch::new();
+    for k in [&b"a1"[..], b"a2", b"b", b"b1", b"c\xff", b"d"] {
+        b.put(k.to_vec(), k.to_vec());
+    }
+    e.write(b).unwrap();
+    // Out of order, one without keys, one that is another's prefix, one repeated.
+    let prefixes: Vec<Vec<u8>> = [&b"c"[..], b"a", b"x", b"b", b"b1", b"a"].iter().map(|p| p.to_vec()).collect();
+    let mut seen: Vec<(usize, Vec<u8>)> = Vec::new();
+    e.scan_prefixes(&prefixes, &mut |i, k, v| {
+        assert_eq!(k, v);
+        seen.push((i, k.to_vec()));
+        true
+    })
+    .unwrap();
+    let want: Vec<(usize, &[u8])> =
+        vec![(0, b"c\xff"), (1, b"a1"), (1, b"a2"), (3, b"b"), (3, b"b1"), (4, b"b1"), (5, b"a1"), (5, b"a2")];
+    assert_eq!(seen, want.into_iter().map(|(i, k)| (i, k.to_vec())).collect::<Vec<_>>());
+    let mut seen = 0;
+    e.scan_prefixes(&prefixes, &mut |_, _, _| {
+        seen += 1;
+        seen < 2
+    })
+    .unwrap();
+    assert_eq!(seen, 2, "returning false ends the whole visit");
+    e.scan_prefixes(&[], &mut |_, _, _| panic!("no prefix, no pair")).unwrap();
 }
 
 fn delete_range(e: &dyn KvEngine) {

@@ -63,6 +63,8 @@ impl WriteBatch {
 
 /// A visitor over scanned pairs; returns `false` to stop the scan.
 pub type ScanFn<'a> = dyn FnMut(&[u8], &[u8]) -> bool + 'a;
+/// A visitor of several prefixes' pairs: gets the prefix's position, the key and the value; returns false to stop.
+pub type PrefixesFn<'a> = dyn FnMut(usize, &[u8], &[u8]) -> bool + 'a;
 
 /// Key-value pairs in strictly ascending key order, for [`KvEngine::ingest_sorted`].
 pub type SortedPairs<'a> = dyn Iterator<Item = (&'a [u8], &'a [u8])> + 'a;
@@ -116,6 +118,24 @@ pub trait KvEngine: Send + Sync + 'static {
             Some(end) => self.scan_range(prefix, &end, f),
             None => self.scan_range(prefix, &[0xff; 64], f),
         }
+    }
+
+    /// Visits the keys under each of `prefixes` in turn, each prefix's in ascending byte order, telling `f` the
+    /// prefix's position; `f` returning false ends the whole visit. Engines may serve every prefix with one cursor
+    /// (a neighbour read of many vertices opens one RocksDB iterator, not one per vertex); ascending prefixes read
+    /// best.
+    fn scan_prefixes(&self, prefixes: &[Vec<u8>], f: &mut PrefixesFn<'_>) -> KvResult<()> {
+        for (i, p) in prefixes.iter().enumerate() {
+            let mut go_on = true;
+            self.scan_prefix(p, &mut |k, v| {
+                go_on = f(i, k, v);
+                go_on
+            })?;
+            if !go_on {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// The engine's own figures for monitoring, as `(Prometheus name, help, value)`; none by default.

@@ -8,6 +8,7 @@
 use crate::EmbeddedStorage;
 use quiver_api::*;
 use quiver_common::budget::Meter;
+use quiver_common::limits;
 use quiver_common::{QError, QResult, Value};
 
 /// Frontier vertices expanded per lock acquisition and budget check.
@@ -149,18 +150,17 @@ impl EmbeddedStorage {
         let mut result = ExpandResult::default();
         // The frontier: distinct vertices, each with the number of paths that reach it.
         let mut frontier: Vec<(u32, u64)> = Vec::new();
-        let mut counts: Vec<u64> = Vec::new();
-        let mut touched: Vec<u32> = Vec::new();
-        {
+        let mut tally = {
             let t = topo.read().expect("lock poisoned");
-            counts.resize(t.dict.len(), 0);
+            let mut tally = Tally::new(t.dict.len());
             for vid in &req.starts {
                 if let Some(v) = t.dict.get(vid) {
-                    bump(&mut counts, &mut touched, v, 1);
+                    tally.bump(v, 1);
                 }
             }
-        }
-        collect(&mut counts, &mut touched, &mut frontier);
+            tally
+        };
+        tally.drain_into(&mut frontier);
         // One entry per step: a hop repeated `times` times is that many steps.
         let steps = req.hops.iter().flat_map(|h| std::iter::repeat_n(h, h.times as usize));
         let total: u64 = req.hops.iter().map(|h| u64::from(h.times)).sum();
@@ -191,9 +191,6 @@ impl EmbeddedStorage {
             for batch in frontier.chunks(FRONTIER_BATCH) {
                 req.budget.check()?;
                 let t = topo.read().expect("lock poisoned");
-                if counts.len() < t.dict.len() {
-                    counts.resize(t.dict.len(), 0);
-                }
                 for et in &hop.edge_types {
                     let Some(adj) = t.adjacency(*et) else {
                         continue;
@@ -201,13 +198,13 @@ impl EmbeddedStorage {
                     for &(v, m) in batch {
                         adj.for_each_target(v, |to| {
                             result.edges_read += 1;
-                            bump(&mut counts, &mut touched, to, m);
+                            tally.bump(to, m);
                         });
                     }
                 }
             }
             req.budget.check()?;
-            collect(&mut counts, &mut touched, &mut frontier);
+            tally.drain_into(&mut frontier);
         }
         result.paths = frontier.iter().fold(0u64, |s, (_, m)| s.saturating_add(*m));
         let t = topo.read().expect("lock poisoned");
@@ -216,26 +213,83 @@ impl EmbeddedStorage {
     }
 }
 
-#[inline]
-fn bump(counts: &mut Vec<u64>, touched: &mut Vec<u32>, v: u32, m: u64) {
-    let i = v as usize;
-    if i >= counts.len() {
-        counts.resize(i + 1, 0);
-    }
-    if counts[i] == 0 {
-        touched.push(v);
-    }
-    counts[i] = counts[i].saturating_add(m);
+/// Path counts per vertex (by the topology's dense id), with the vertices counted since the last drain in the order
+/// first reached.
+///
+/// The counts vector has a slot per vertex of the space, so a short walk on a large graph would spend its time
+/// zeroing it (520 KiB for 65,000 vertices: about a fifth of a 1-hop MATCH). It is taken from a per-thread pool
+/// instead and handed back zeroed: only the touched slots are reset.
+///
+/// **Invariant:** a slot is non-zero only if its vertex is in `touched` (only [`Tally::bump`] raises a count, and it
+/// notes a slot the first time), so zeroing the touched slots zeroes the vector.
+pub(crate) struct Tally {
+    counts: Vec<u64>,
+    touched: Vec<u32>,
 }
 
-/// Moves the touched counts into `frontier` (first-reached order) and clears them.
-fn collect(counts: &mut [u64], touched: &mut Vec<u32>, frontier: &mut Vec<(u32, u64)>) {
-    frontier.clear();
-    for &v in touched.iter() {
-        frontier.push((v, counts[v as usize]));
-        counts[v as usize] = 0;
+thread_local! {
+    /// Zeroed count vectors kept for the next walk on this thread (at most [`TALLY_POOL`]).
+    static TALLIES: std::cell::RefCell<Vec<Vec<u64>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Count vectors kept per thread: a walk uses at most two at once.
+const TALLY_POOL: usize = 2;
+
+impl Tally {
+    /// Counts for `len` vertices, all zero.
+    pub fn new(len: usize) -> Tally {
+        let pooled = TALLIES.with(|p| p.borrow_mut().pop());
+        let mut counts = pooled.unwrap_or_default();
+        if counts.len() < len {
+            // Grown outside the query's account: the vector outlives the query in the pool.
+            quiver_common::memory::untracked(|| counts.resize(len, 0));
+        }
+        Tally { counts, touched: Vec::new() }
     }
-    touched.clear();
+
+    #[inline]
+    pub fn bump(&mut self, v: u32, m: u64) {
+        let i = v as usize;
+        if i >= self.counts.len() {
+            self.counts.resize(i + 1, 0);
+        }
+        if self.counts[i] == 0 {
+            self.touched.push(v);
+        }
+        self.counts[i] = self.counts[i].saturating_add(m);
+    }
+
+    /// Takes `n` off the count of `v` (at most its count).
+    pub fn take(&mut self, v: u32, n: u64) {
+        let c = &mut self.counts[v as usize];
+        *c = c.saturating_sub(n);
+    }
+
+    /// Moves the counts into `frontier` (first-reached order) and clears them.
+    pub fn drain_into(&mut self, frontier: &mut Vec<(u32, u64)>) {
+        frontier.clear();
+        for &v in &self.touched {
+            frontier.push((v, std::mem::take(&mut self.counts[v as usize])));
+        }
+        self.touched.clear();
+    }
+}
+
+impl Drop for Tally {
+    fn drop(&mut self) {
+        for &v in &self.touched {
+            self.counts[v as usize] = 0;
+        }
+        let counts = std::mem::take(&mut self.counts);
+        if counts.len() <= limits::TALLY_POOLED_VERTICES_MAX {
+            TALLIES.with(|p| {
+                let mut p = p.borrow_mut();
+                if p.len() < TALLY_POOL {
+                    p.push(counts);
+                }
+            });
+        }
+    }
 }
 
 impl EmbeddedStorage {
@@ -262,14 +316,24 @@ impl EmbeddedStorage {
             limit: None,
             budget: budget.clone(),
         };
-        let mut read: quiver_common::fasthash::FastMap<(i32, Value, Value, i64), PropRow> = Default::default();
+        // Each last edge (they are distinct) by its key, then the rows read matched to them: the map borrows the
+        // edges' values instead of copying them.
+        let mut at: quiver_common::fasthash::FastMap<(i32, &Value, &Value, i64), usize> =
+            quiver_common::fasthash::FastMap::with_capacity_and_hasher(last.len(), Default::default());
+        for (i, (e, _)) in last.iter().enumerate() {
+            at.insert((e.edge_type, &e.from, &e.to, e.rank), i);
+        }
+        let mut found: Vec<(usize, PropRow)> = Vec::with_capacity(last.len());
         for n in self.get_neighbors(space, &req)? {
             if let Some(props) = n.props {
-                read.insert((n.edge_type, n.from, n.to, n.rank), props);
+                if let Some(&i) = at.get(&(n.edge_type, &n.from, &n.to, n.rank)) {
+                    found.push((i, props));
+                }
             }
         }
-        for (e, _) in last {
-            e.props = read.remove(&(e.edge_type, e.from.clone(), e.to.clone(), e.rank));
+        drop(at);
+        for (i, props) in found {
+            last[i].0.props = Some(props);
         }
         Ok(())
     }
@@ -300,7 +364,7 @@ fn finish(r: ExpandResult) -> QResult<ExpandResult> {
 ///
 /// The read lock is held for the whole count; the budget is checked as prefixes and edges are visited.
 mod paths {
-    use super::{bump, collect};
+    use super::Tally;
     use crate::ecache::EdgeColumns;
     use crate::topology::{Adjacency, SpaceTopology};
     use crate::EdgeProjection;
@@ -346,8 +410,7 @@ mod paths {
         every_end_exists: bool,
         edges: Vec<PathEdge>,
         /// Prefixes per vertex they end at.
-        mult: Vec<u64>,
-        touched: Vec<u32>,
+        mult: Tally,
         /// Last-hop entries that are a prefix's own edge again: `(far end, how many)`.
         repeats: Vec<(u32, u64)>,
         /// With [`ExpandOutput::LastEdges`], the same per last-hop entry: `(signed type, near end, far end, rank)`.
@@ -379,8 +442,7 @@ mod paths {
             meter: Meter::new(&req.budget),
             every_end_exists: t.every_edge_end_exists(),
             edges: Vec::with_capacity(prefix_hops.len()),
-            mult: vec![0; t.dict.len()],
-            touched: Vec::new(),
+            mult: Tally::new(t.dict.len()),
             repeats: Vec::new(),
             edge_repeats: (req.output == ExpandOutput::LastEdges).then(HashMap::default),
             edges_read: 0,
@@ -396,7 +458,7 @@ mod paths {
         }
         req.budget.check()?;
         let mut ends = Vec::new();
-        collect(&mut w.mult, &mut w.touched, &mut ends);
+        w.mult.drain_into(&mut ends);
         let mut result = ExpandResult { edges_read: w.edges_read, ..ExpandResult::default() };
         match req.output {
             ExpandOutput::Count => {
@@ -416,7 +478,7 @@ mod paths {
                 result.paths -= w.repeats.iter().map(|(_, n)| n).sum::<u64>();
             }
             ExpandOutput::Ends => {
-                let (mut counts, mut touched) = (vec![0u64; t.dict.len()], Vec::new());
+                let mut counts = Tally::new(t.dict.len());
                 for (i, &(v, m)) in ends.iter().enumerate() {
                     if i % crate::expand::FRONTIER_BATCH == 0 {
                         req.budget.check()?;
@@ -425,16 +487,16 @@ mod paths {
                         a.for_each_target(v, |to| {
                             result.edges_read += 1;
                             if w.every_end_exists || t.vertex_exists(to) {
-                                bump(&mut counts, &mut touched, to, m);
+                                counts.bump(to, m);
                             }
                         });
                     }
                 }
                 for (to, n) in w.repeats {
-                    counts[to as usize] -= n;
+                    counts.take(to, n);
                 }
                 let mut reached = Vec::new();
-                collect(&mut counts, &mut touched, &mut reached);
+                counts.drain_into(&mut reached);
                 reached.retain(|(_, m)| *m > 0);
                 result.paths = reached.iter().fold(0u64, |s, (_, m)| s.saturating_add(*m));
                 result.ends = reached.into_iter().map(|(v, m)| (t.dict.value(v), m)).collect();
@@ -539,7 +601,7 @@ mod paths {
                     if near {
                         self.step(et, v, rank, to, |w, to| w.prefix_ends(last, to));
                     } else if self.every_end_exists || self.t.vertex_exists(to) {
-                        bump(&mut self.mult, &mut self.touched, to, 1);
+                        self.mult.bump(to, 1);
                         bulk += 1;
                         if let Some(r) = self.edge_repeats.as_mut().filter(|_| back > 0) {
                             // The edge just taken, walked back from `to` by the last hop.
@@ -559,7 +621,7 @@ mod paths {
                 self.failed = Some(e);
                 return;
             }
-            bump(&mut self.mult, &mut self.touched, v, 1);
+            self.mult.bump(v, 1);
             for &(ty, src, dst, rank) in &self.edges {
                 for &(et, _) in last {
                     let far = if et == ty && src == v {

@@ -817,34 +817,38 @@ impl StorageClient for EmbeddedStorage {
             }
         }
         let mut sink = expand::EdgeSink::new(req);
-        for vid in &req.vids {
-            for ((et, schema), projection) in req.edge_types.iter().zip(&projections) {
-                if sink.full() {
-                    return sink.finish();
-                }
-                self.kv
-                    .scan_prefix(&keys::edge_type_prefix(space, vid, *et), &mut |k, v| {
-                        let edge = (|| -> QResult<Option<NeighborEdge>> {
-                            let (_, rank, to) = keys::parse_edge_key(space, k)?;
-                            if ttl::row_expired(schema, v, now)? {
-                                return Ok(None);
-                            }
-                            let props = match &projection.decoded {
-                                None => None,
-                                Some(names) => Some(PropRow {
-                                    names: names.clone(),
-                                    values: codec::decode_indices(schema, v, &projection.picked)?,
-                                }),
-                            };
-                            let edge = NeighborEdge { from: vid.clone(), edge_type: *et, rank, to, props };
-                            projection.finish(edge, req.filter.as_ref(), schema, &names)
-                        })();
-                        sink.take(edge)
-                    })
-                    .map_err(kv_err)?;
-                sink.check()?;
-            }
+        // Every (vertex, type) prefix in the request's order, read with one cursor.
+        let types = req.edge_types.len();
+        let prefixes: Vec<Vec<u8>> = req
+            .vids
+            .iter()
+            .flat_map(|vid| req.edge_types.iter().map(move |(et, _)| keys::edge_type_prefix(space, vid, *et)))
+            .collect();
+        if sink.full() {
+            return sink.finish();
         }
+        self.kv
+            .scan_prefixes(&prefixes, &mut |i, k, v| {
+                let (vid, (et, schema), projection) =
+                    (&req.vids[i / types], &req.edge_types[i % types], &projections[i % types]);
+                let edge = (|| -> QResult<Option<NeighborEdge>> {
+                    let (_, rank, to) = keys::parse_edge_key(space, k)?;
+                    if ttl::row_expired(schema, v, now)? {
+                        return Ok(None);
+                    }
+                    let props = match &projection.decoded {
+                        None => None,
+                        Some(names) => Some(PropRow {
+                            names: names.clone(),
+                            values: codec::decode_indices(schema, v, &projection.picked)?,
+                        }),
+                    };
+                    let edge = NeighborEdge { from: vid.clone(), edge_type: *et, rank, to, props };
+                    projection.finish(edge, req.filter.as_ref(), schema, &names)
+                })();
+                sink.take(edge)
+            })
+            .map_err(kv_err)?;
         sink.finish()
     }
 
