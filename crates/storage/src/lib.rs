@@ -20,12 +20,14 @@ mod expand;
 pub mod index;
 pub mod jobs;
 pub mod keys;
+mod replica;
 mod search;
 pub mod topology;
 mod ttl;
 pub mod vcache;
 mod write;
 
+pub use replica::CommitObserver;
 pub use write::PartCounters;
 
 use quiver_api::*;
@@ -60,6 +62,8 @@ pub struct EmbeddedStorage {
     hot_edges: ecache::HotEdges,
     /// Where storage's figures go (`num_vertices_inserted`, `num_edges_inserted`, `commit_latency_us`), if anywhere.
     metrics: std::sync::OnceLock<Arc<quiver_common::metrics::Metrics>>,
+    /// Who is handed every committed batch ([`replica`]), if anyone.
+    observer: RwLock<Option<CommitObserver>>,
 }
 
 /// What the writers' lock guards besides the order of writes.
@@ -80,6 +84,9 @@ enum TopoOp {
     /// An edge written, with its row (mirrored in the type's property cache).
     Add(TopoEdge, Vec<u8>),
     Remove(TopoEdge),
+    /// One stored copy of an edge written (its row) or deleted, as a replicated batch has it ([`replica`]): `src` is
+    /// the vertex it is stored under and the type is signed (negative: the in-copy).
+    Copy(TopoEdge, Option<Vec<u8>>),
     /// The space's data was removed: drop its topology and caches (the next read rebuilds the topology, empty).
     Clear,
     DropEdgeType(i32),
@@ -170,6 +177,7 @@ impl EmbeddedStorage {
             vcache: vcache::VertexCache::default(),
             hot_edges: ecache::HotEdges::default(),
             metrics: std::sync::OnceLock::new(),
+            observer: RwLock::new(None),
         }
     }
 
@@ -397,9 +405,13 @@ impl EmbeddedStorage {
         let seq = if b.kv.is_empty() {
             self.commits.appended.load(Ordering::Acquire)
         } else {
+            let observed = self.observing().then(|| b.kv.clone());
             if let Err(e) = self.kv.write_buffered(b.kv) {
                 write::restore_counters(&mut guard, space.id, b.counters_before);
                 return Err(kv_err(e));
+            }
+            if let Some(batch) = observed {
+                self.notify_commit(space, &batch);
             }
             self.commits.appended.fetch_add(1, Ordering::AcqRel) + 1
         };
@@ -423,7 +435,14 @@ impl EmbeddedStorage {
         }
         self.apply_vcache(space, &ops);
         if !ops.iter().any(|op| {
-            matches!(op, TopoOp::Add(..) | TopoOp::Remove(_) | TopoOp::DropEdgeType(_) | TopoOp::Vertex { .. })
+            matches!(
+                op,
+                TopoOp::Add(..)
+                    | TopoOp::Remove(_)
+                    | TopoOp::Copy(..)
+                    | TopoOp::DropEdgeType(_)
+                    | TopoOp::Vertex { .. }
+            )
         }) {
             return;
         }
@@ -444,6 +463,23 @@ impl EmbeddedStorage {
                     TopoOp::Remove(e) => {
                         t.mirror_edge_row(e, None);
                         t.remove_edge(e, &mut due);
+                    }
+                    TopoOp::Copy(c, row) => {
+                        // The property cache holds out-edges: mirrored from the out-copy only.
+                        let out = (c.edge_type > 0).then_some(c);
+                        if row.is_some() {
+                            t.change_copy(c, true, &mut due);
+                        } else if let Some(e) = out {
+                            t.mirror_edge_row(e, None);
+                        }
+                        if let (Some(e), Some(row)) = (out, row) {
+                            if t.mirror_edge_row(e, Some(row)) {
+                                self.hot_edges.cool(space.id, e.edge_type);
+                            }
+                        }
+                        if row.is_none() {
+                            t.change_copy(c, false, &mut due);
+                        }
                     }
                     TopoOp::DropEdgeType(et) => {
                         t.drop_edge_type(*et);

@@ -491,10 +491,26 @@ impl SpaceTopology {
         }
         let (s, d) = (self.dict.intern(&e.src), self.dict.intern(&e.dst));
         for (et, from, to) in [(e.edge_type, s, d), (-e.edge_type, d, s)] {
-            let adj = self.adjacency.entry(et).or_default();
-            if adj.edit(&self.dict, from, (e.rank, to), add) {
-                due.push((et, from as usize / PAGE));
-            }
+            self.edit_list(et, from, e.rank, to, add, due);
+        }
+    }
+
+    /// Mirrors one stored copy of an edge written (`add`) or deleted: `c.src` is the vertex it is stored under and
+    /// `c.edge_type` its signed type (negative: the in-copy, whose `dst` is the edge's source).
+    pub fn change_copy(&mut self, c: &TopoEdge, add: bool, due: &mut Vec<(i32, usize)>) {
+        if add {
+            self.ends.store(ENDS_UNKNOWN, AtomicOrdering::Relaxed);
+        } else if self.dict.get(&c.src).is_none() || self.dict.get(&c.dst).is_none() {
+            return;
+        }
+        let (from, to) = (self.dict.intern(&c.src), self.dict.intern(&c.dst));
+        self.edit_list(c.edge_type, from, c.rank, to, add, due);
+    }
+
+    fn edit_list(&mut self, et: i32, from: u32, rank: i64, to: u32, add: bool, due: &mut Vec<(i32, usize)>) {
+        let adj = self.adjacency.entry(et).or_default();
+        if adj.edit(&self.dict, from, (rank, to), add) {
+            due.push((et, from as usize / PAGE));
         }
     }
 

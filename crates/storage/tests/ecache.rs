@@ -44,14 +44,7 @@ type Model = BTreeMap<(i32, u64, i64, u64), Vec<Value>>;
 type Row = (Value, i32, i64, Value, Option<Props>);
 
 fn request(vids: &[Value], types: &[(i32, SchemaRef)], props: PropSelection, filter: Option<Expr>) -> NeighborsRequest {
-    NeighborsRequest {
-        vids: vids.to_vec(),
-        edge_types: types.to_vec(),
-        props,
-        filter,
-        limit: None,
-        budget: Budget::unlimited(),
-    }
+    NeighborsRequest { filter, ..support::neighbors(vids, types, props) }
 }
 
 fn read(s: &EmbeddedStorage, space: &SpaceDesc, req: &NeighborsRequest) -> Vec<Row> {

@@ -13,6 +13,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[allow(dead_code, reason = "each test binary uses its own part of the shared module")]
+mod support;
+
 fn edge_schema(id: i32, name: &str) -> SchemaRef {
     Arc::new(SchemaDesc {
         kind: SchemaKind::Edge,
@@ -48,14 +51,7 @@ fn neighbors(
     types: &[(i32, SchemaRef)],
     props: PropSelection,
 ) -> Vec<(Value, i32, i64, Value)> {
-    let req = NeighborsRequest {
-        vids: vids.to_vec(),
-        edge_types: types.to_vec(),
-        props,
-        filter: None,
-        limit: None,
-        budget: Budget::unlimited(),
-    };
+    let req = support::neighbors(vids, types, props);
     s.get_neighbors(space, &req).unwrap().into_iter().map(|e| (e.from, e.edge_type, e.rank, e.to)).collect()
 }
 

@@ -12,6 +12,7 @@ use quiver_storage::EmbeddedStorage;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+#[allow(dead_code, reason = "each test binary uses its own part of the shared module")]
 mod support;
 use support::prop;
 

@@ -1,7 +1,9 @@
 //! Schema builders shared by the storage tests.
 
-use quiver_api::{PropDef, SchemaDesc, SchemaKind, SchemaRef, SchemaVersion, SpaceDesc, VidType};
-use quiver_common::PropType;
+use quiver_api::{
+    NeighborsRequest, PropDef, PropSelection, SchemaDesc, SchemaKind, SchemaRef, SchemaVersion, SpaceDesc, VidType,
+};
+use quiver_common::{PropType, Value};
 use std::sync::Arc;
 
 pub fn prop(name: &str, ty: PropType) -> PropDef {
@@ -29,6 +31,18 @@ pub fn schema(
         ttl_col: ttl.map_or(String::new(), |t| t.1.to_string()),
         comment: None,
     })
+}
+
+/// A neighbour read of every edge of `types` under `vids`, unfiltered and unlimited.
+pub fn neighbors(vids: &[Value], types: &[(i32, SchemaRef)], props: PropSelection) -> NeighborsRequest {
+    NeighborsRequest {
+        vids: vids.to_vec(),
+        edge_types: types.to_vec(),
+        props,
+        filter: None,
+        limit: None,
+        budget: quiver_common::budget::Budget::unlimited(),
+    }
 }
 
 /// A space `g` of two partitions with INT64 VIDs.
