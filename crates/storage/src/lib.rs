@@ -405,13 +405,13 @@ impl EmbeddedStorage {
         let seq = if b.kv.is_empty() {
             self.commits.appended.load(Ordering::Acquire)
         } else {
-            let observed = self.observing().then(|| b.kv.clone());
+            let observed = self.commit_observer().map(|o| (o, b.kv.clone()));
             if let Err(e) = self.kv.write_buffered(b.kv) {
                 write::restore_counters(&mut guard, space.id, b.counters_before);
                 return Err(kv_err(e));
             }
-            if let Some(batch) = observed {
-                self.notify_commit(space, &batch);
+            if let Some((observer, batch)) = observed {
+                observer(space, &batch);
             }
             self.commits.appended.fetch_add(1, Ordering::AcqRel) + 1
         };
@@ -465,20 +465,22 @@ impl EmbeddedStorage {
                         t.remove_edge(e, &mut due);
                     }
                     TopoOp::Copy(c, row) => {
-                        // The property cache holds out-edges: mirrored from the out-copy only.
-                        let out = (c.edge_type > 0).then_some(c);
-                        if row.is_some() {
-                            t.change_copy(c, true, &mut due);
-                        } else if let Some(e) = out {
-                            t.mirror_edge_row(e, None);
-                        }
-                        if let (Some(e), Some(row)) = (out, row) {
-                            if t.mirror_edge_row(e, Some(row)) {
-                                self.hot_edges.cool(space.id, e.edge_type);
+                        // The property cache holds out-edges: mirrored from the out-copy only, in the order of
+                        // `Add` (after the ids exist) and `Remove` (before they may go).
+                        let out = c.edge_type > 0;
+                        match row {
+                            Some(row) => {
+                                t.change_copy(c, true, &mut due);
+                                if out && t.mirror_edge_row(c, Some(row)) {
+                                    self.hot_edges.cool(space.id, c.edge_type);
+                                }
                             }
-                        }
-                        if row.is_none() {
-                            t.change_copy(c, false, &mut due);
+                            None => {
+                                if out {
+                                    t.mirror_edge_row(c, None);
+                                }
+                                t.change_copy(c, false, &mut due);
+                            }
                         }
                     }
                     TopoOp::DropEdgeType(et) => {
@@ -853,6 +855,9 @@ impl StorageClient for EmbeddedStorage {
             }
         }
         let mut sink = expand::EdgeSink::new(req);
+        if sink.full() {
+            return sink.finish();
+        }
         // Every (vertex, type) prefix in the request's order, read with one cursor.
         let types = req.edge_types.len();
         let prefixes: Vec<Vec<u8>> = req
@@ -860,9 +865,6 @@ impl StorageClient for EmbeddedStorage {
             .iter()
             .flat_map(|vid| req.edge_types.iter().map(move |(et, _)| keys::edge_type_prefix(space, vid, *et)))
             .collect();
-        if sink.full() {
-            return sink.finish();
-        }
         self.kv
             .scan_prefixes(&prefixes, &mut |i, k, v| {
                 let (vid, (et, schema), projection) =

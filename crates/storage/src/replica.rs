@@ -53,15 +53,9 @@ impl EmbeddedStorage {
         Ok(())
     }
 
-    /// Called by `commit` under the writers' lock, once `batch` is appended.
-    pub(crate) fn notify_commit(&self, space: &SpaceDesc, batch: &WriteBatch) {
-        if let Some(o) = self.observer.read().expect("lock poisoned").as_ref() {
-            o(space, batch);
-        }
-    }
-
-    pub(crate) fn observing(&self) -> bool {
-        self.observer.read().expect("lock poisoned").is_some()
+    /// The observer `commit` hands each appended batch to (under the writers' lock), if one is set.
+    pub(crate) fn commit_observer(&self) -> Option<CommitObserver> {
+        self.observer.read().expect("lock poisoned").clone()
     }
 }
 
