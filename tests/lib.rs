@@ -31,7 +31,7 @@
 //! ```
 //! Every file runs against a fresh in-memory database with one session, so `USE` carries from record to record.
 
-use quiver_query::{Params, Session};
+use quiver_query::{Params, QueryEngine, Session};
 use quiver_server::Database;
 use std::path::{Path, PathBuf};
 
@@ -48,6 +48,10 @@ fn render_row(row: &[quiver_common::Value]) -> String {
 
 /// Polls `SHOW JOBS` until every job of the session's space has finished, failed or stopped.
 pub fn wait_jobs(db: &Database, session: &mut Session) -> Result<(), String> {
+    wait_jobs_on(&db.engine, session)
+}
+
+fn wait_jobs_on(db: &QueryEngine, session: &mut Session) -> Result<(), String> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let ds =
@@ -66,8 +70,12 @@ pub fn wait_jobs(db: &Database, session: &mut Session) -> Result<(), String> {
 
 /// Runs one query file; returns the list of failures (empty on success).
 pub fn run_file(path: &Path) -> Vec<String> {
+    run_file_on(path, &mut Database::in_memory().engine)
+}
+
+/// [`run_file`] on a query engine over any storage (a cluster's, in `cluster_queries`).
+pub fn run_file_on(path: &Path, db: &mut QueryEngine) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut db = Database::in_memory();
     let mut session = Session { user: "root".into(), ..Session::default() };
     let params = Params::new();
     let mut failures = Vec::new();
@@ -82,7 +90,7 @@ pub fn run_file(path: &Path) -> Vec<String> {
         }
         let here = format!("{}:{lineno}", path.display());
         if let Some(name) = line.strip_prefix("dataset ") {
-            if let Err(e) = quiver_server::loader::load(&db, &datasets_dir().join(name.trim())) {
+            if let Err(e) = quiver_server::loader::load_into(db, &datasets_dir().join(name.trim())) {
                 failures.push(format!("{here}: loading dataset {name}: {e}"));
                 return failures;
             }
@@ -95,7 +103,7 @@ pub fn run_file(path: &Path) -> Vec<String> {
             continue;
         }
         if line == "wait jobs" {
-            if let Err(e) = wait_jobs(&db, &mut session) {
+            if let Err(e) = wait_jobs_on(db, &mut session) {
                 failures.push(format!("{here}: {e}"));
                 return failures;
             }
@@ -104,7 +112,7 @@ pub fn run_file(path: &Path) -> Vec<String> {
         }
         // `authorize on|off`: whether users' roles decide what runs (`--enable-authorize`).
         if let Some(on) = line.strip_prefix("authorize ") {
-            db.engine.authorize = on.trim() == "on";
+            db.authorize = on.trim() == "on";
             i += 1;
             continue;
         }

@@ -76,7 +76,7 @@ impl MetaReplica {
     ) -> QResult<MetaReplica> {
         let applied = Arc::new(AtomicU64::new(0));
         let bump = applied.clone();
-        let hook: quiver_raft::ApplyHook = Arc::new(move || {
+        let hook: quiver_raft::ApplyHook = Arc::new(move |_| {
             bump.fetch_add(1, Ordering::SeqCst);
         });
         let (start, end) = quiver_meta::meta_range();

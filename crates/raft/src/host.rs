@@ -239,6 +239,29 @@ impl Replica {
         })
     }
 
+    /// A read index for a follower read: once confirmed as leader (see [`Replica::linearize`]), the index this
+    /// replica has applied, which covers every write acknowledged before the call. A replica that has applied up
+    /// to it ([`Replica::wait_applied`]) may answer reads that are linearizable as of this call.
+    pub async fn read_index(&self) -> Result<u64, ReplicaError> {
+        self.linearize().await?;
+        Ok(self.raft.metrics().borrow().last_applied.map_or(0, |id| id.index))
+    }
+
+    /// Returns once this replica has applied up to `index` (from the leader's [`Replica::read_index`]), or
+    /// `Unavailable` after `timeout`.
+    pub async fn wait_applied(&self, index: u64, timeout: std::time::Duration) -> Result<(), ReplicaError> {
+        let group = self.group;
+        if self.raft.metrics().borrow().last_applied.is_some_and(|id| id.index >= index) {
+            return Ok(());
+        }
+        self.raft
+            .wait(Some(timeout))
+            .applied_index_at_least(Some(index), "read index")
+            .await
+            .map(|_| ())
+            .map_err(|e| ReplicaError::Unavailable { group, reason: format!("not applied up to index {index}: {e}") })
+    }
+
     /// A linearizable read of one key of the group's range.
     pub async fn read(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ReplicaError> {
         self.linearize().await?;

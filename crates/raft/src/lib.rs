@@ -91,7 +91,16 @@ pub type InstallSnapshotError = openraft::error::InstallSnapshotError;
 /// Called on the state machine's task after each applied batch of entries (and after a snapshot is installed), once
 /// the engine holds them: what keeps a cache of the group's data (the catalog's, a partition's topology) current.
 /// It must not block on the group.
-pub type ApplyHook = std::sync::Arc<dyn Fn() + Send + Sync>;
+pub type ApplyHook = std::sync::Arc<dyn Fn(ApplyEvent<'_>) + Send + Sync>;
+
+/// What the engine just took from a group's log, as an [`ApplyHook`] is told it.
+#[derive(Debug, Clone, Copy)]
+pub enum ApplyEvent<'a> {
+    /// The data operations of a batch of applied entries, in log order (without the applied-state record).
+    Batch(&'a WriteBatch),
+    /// A snapshot replaced the group's whole range.
+    Snapshot,
+}
 
 /// The key range `[start, end)` a group's state machine owns (a partition's keys).
 #[derive(Debug, Clone, PartialEq, Eq)]

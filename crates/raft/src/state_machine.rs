@@ -123,13 +123,15 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             self.applied = Some(entry.log_id);
             replies.push(Applied);
         }
+        // The hook is told the data operations alone; the copy is made only for a group that has one.
+        let data = self.on_apply.as_ref().map(|_| batch.clone());
         let (k, v) = self.applied_record();
         batch.ops.push(WriteOp::Put(k, v));
         // Not synced: the entries are durable in the log, and after a crash they are applied again from the
         // applied id this same batch records.
         self.engine.write_buffered(batch).map_err(sm_write)?;
-        if let Some(hook) = &self.on_apply {
-            hook();
+        if let (Some(hook), Some(data)) = (&self.on_apply, &data) {
+            hook(crate::ApplyEvent::Batch(data));
         }
         Ok(replies)
     }
@@ -171,7 +173,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         crate::log_store::write_synced(&self.engine, batch).await.map_err(sm_write)?;
         self.snapshot = Some((meta.clone(), data));
         if let Some(hook) = &self.on_apply {
-            hook();
+            hook(crate::ApplyEvent::Snapshot);
         }
         Ok(())
     }

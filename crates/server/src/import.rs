@@ -177,7 +177,7 @@ pub fn import(db: &Database, config: &Path, opts: &ImportOptions) -> QResult<Imp
     let started = Instant::now();
     let cfg = read_config(config)?;
     let dir = config.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-    cfg.create_schema(db)?;
+    cfg.create_schema(&db.engine)?;
     let space = db.engine.catalog.space(&cfg.space.name)?;
     let plans = cfg.files.iter().map(|f| plan_file(db, &space, f)).collect::<QResult<Vec<_>>>()?;
     let storage = db.storage.clone();

@@ -7,6 +7,7 @@ use quiver_common::limits::LOADER_ROWS_PER_INSERT_MAX;
 use quiver_common::value::write_quoted;
 use quiver_common::{QError, QResult};
 use quiver_query::Params;
+use quiver_query::QueryEngine;
 use std::path::Path;
 
 /// What a load did.
@@ -59,16 +60,21 @@ pub fn load_if_absent(db: &Database, dir: &Path) -> QResult<Option<LoadReport>> 
     if db.engine.catalog.space(&cfg.space.name).is_ok() {
         return Ok(None);
     }
-    load_config(db, dir, &cfg).map(Some)
+    load_config(&db.engine, dir, &cfg).map(Some)
 }
 
 /// Loads the dataset in `dir` into a space of the config's name, creating it.
 pub fn load(db: &Database, dir: &Path) -> QResult<LoadReport> {
-    let cfg = read_config(&dir.join("config.yaml"))?;
-    load_config(db, dir, &cfg)
+    load_into(&db.engine, dir)
 }
 
-fn load_config(db: &Database, dir: &Path, cfg: &Config) -> QResult<LoadReport> {
+/// [`load`] through any query engine (one over a cluster's storage, in the tests).
+pub fn load_into(engine: &QueryEngine, dir: &Path) -> QResult<LoadReport> {
+    let cfg = read_config(&dir.join("config.yaml"))?;
+    load_config(engine, dir, &cfg)
+}
+
+fn load_config(db: &QueryEngine, dir: &Path, cfg: &Config) -> QResult<LoadReport> {
     let params = Params::new();
     let mut session = cfg.create_schema(db)?;
     let mut report = LoadReport { space: cfg.space.name.clone(), ..LoadReport::default() };

@@ -2,7 +2,6 @@
 //! schema as nGQL, and for each CSV file which column is the VID, which columns are tag or edge properties, and
 //! which are an edge's ends and rank. Read by the nGQL loader (`loader.rs`) and the bulk importer (`import.rs`).
 
-use crate::Database;
 use quiver_common::datetime::{Date, DateTime, Time};
 use quiver_common::{QError, QResult, Value};
 use quiver_query::{Params, Session};
@@ -105,7 +104,7 @@ impl Config {
 
     /// Creates the space (if absent) and runs the schema statements; a statement whose tag, edge type or index
     /// already exists is skipped, so a load can be run again. Returns a session using the space.
-    pub fn create_schema(&self, db: &Database) -> QResult<Session> {
+    pub fn create_schema(&self, db: &quiver_query::QueryEngine) -> QResult<Session> {
         let params = Params::new();
         // The loader is the administrator: root, whose GOD role may create spaces with authorization on.
         let mut session = Session { user: quiver_api::ROOT_USER.to_string(), ..Session::default() };

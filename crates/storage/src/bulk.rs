@@ -113,6 +113,9 @@ impl BulkRun {
 impl EmbeddedStorage {
     /// Starts a bulk load of `space`: see the module comment.
     pub fn bulk_begin(&self, space: &SpaceDesc) -> QResult<()> {
+        if self.is_replicated() {
+            return Err(QError::not_supported("a bulk load into a cluster"));
+        }
         let mut guard = self.lock_writers();
         let mut b = quiver_kv::WriteBatch::new();
         for part in 1..=space.partition_num {

@@ -136,13 +136,20 @@ pub struct HotEdges {
     reads: crate::vcache::ReadCounts,
     /// Types found too large or changing while being loaded: not tried again until the space's topology goes.
     refused: RwLock<FastSet<(u32, i32)>>,
+    /// No type ever turns hot (a cluster host: see [`crate::EmbeddedStorage::replicate_through`]).
+    off: std::sync::atomic::AtomicBool,
 }
 
 impl HotEdges {
     /// Counts `n` vertex reads of an edge type; true when it has just become hot.
     pub fn count(&self, space: u32, edge_type: i32, n: u64) -> bool {
-        !self.refused.read().expect("lock poisoned").contains(&(space, edge_type))
+        !self.off.load(std::sync::atomic::Ordering::Relaxed)
+            && !self.refused.read().expect("lock poisoned").contains(&(space, edge_type))
             && self.reads.count(space, edge_type, n, HOT_READS)
+    }
+
+    pub fn switch_off(&self) {
+        self.off.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Starts counting an edge type again (its cache was dropped).
@@ -272,7 +279,7 @@ impl crate::EmbeddedStorage {
             self.hot_edges.refuse(space.id, schema.id);
             return Ok(false);
         }
-        let _guard = self.lock_writers();
+        let _guard = self.lock_for_build();
         // The topology may have been replaced (CLEAR SPACE, a bulk load) since it was looked up.
         let current = self.topologies.read().expect("lock poisoned").get(&space.id).cloned();
         if !current.is_some_and(|c| Arc::ptr_eq(&c, topo)) {

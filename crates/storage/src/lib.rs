@@ -27,7 +27,7 @@ mod ttl;
 pub mod vcache;
 mod write;
 
-pub use replica::CommitObserver;
+pub use replica::{CommitObserver, Proposer};
 pub use write::PartCounters;
 
 use quiver_api::*;
@@ -64,6 +64,16 @@ pub struct EmbeddedStorage {
     metrics: std::sync::OnceLock<Arc<quiver_common::metrics::Metrics>>,
     /// Who is handed every committed batch ([`replica`]), if anyone.
     observer: RwLock<Option<CommitObserver>>,
+    /// In cluster mode, where a writer's batch goes instead of the engine ([`replica`]): the partitions' Raft
+    /// groups, which write it here when they apply it.
+    proposer: RwLock<Option<Proposer>>,
+    /// Serializes mirroring applied batches ([`EmbeddedStorage::mirror_applied`], which runs without the writers'
+    /// lock) against building a mirror from the store, so no applied batch falls between a build's scan and the
+    /// mirror going live. Lock order: `write_lock`, then this.
+    mirror_lock: Mutex<()>,
+    /// Spaces whose counters an applied batch changed behind the writers' back: reloaded from the store by the
+    /// next writer or `SHOW STATS` read.
+    stale_counters: Mutex<std::collections::HashSet<u32>>,
 }
 
 /// What the writers' lock guards besides the order of writes.
@@ -178,6 +188,9 @@ impl EmbeddedStorage {
             hot_edges: ecache::HotEdges::default(),
             metrics: std::sync::OnceLock::new(),
             observer: RwLock::new(None),
+            proposer: RwLock::new(None),
+            mirror_lock: Mutex::new(()),
+            stale_counters: Mutex::default(),
         }
     }
 
@@ -261,7 +274,7 @@ impl EmbeddedStorage {
             return Ok(t.clone());
         }
         // Built under the writers' lock so no write falls between the scan and the topology going live.
-        let _guard = self.lock_writers();
+        let _guard = self.lock_for_build();
         if let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id) {
             return Ok(t.clone());
         }
@@ -346,6 +359,13 @@ impl EmbeddedStorage {
         }
     }
 
+    /// What a mirror's build from the store holds: the writers' lock, and the lock that keeps replicated applies
+    /// from being mirrored until the build is live (they are mirrored after it, again: mirroring is idempotent).
+    pub(crate) fn lock_for_build(&self) -> (MutexGuard<'_, WriterState>, MutexGuard<'_, ()>) {
+        let writers = self.lock_writers();
+        (writers, self.mirror_lock.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
     fn keys_with_prefix(&self, prefix: &[u8]) -> QResult<Vec<Vec<u8>>> {
         let mut keys = Vec::new();
         self.kv
@@ -402,6 +422,9 @@ impl EmbeddedStorage {
     /// have read them.
     fn commit(&self, mut guard: MutexGuard<'_, WriterState>, space: &SpaceDesc, b: Batch) -> QResult<()> {
         let appending = std::time::Instant::now();
+        if let Some(proposer) = self.proposer.read().expect("lock poisoned").clone() {
+            return self.propose(guard, proposer, space, b);
+        }
         let seq = if b.kv.is_empty() {
             self.commits.appended.load(Ordering::Acquire)
         } else {
@@ -548,7 +571,7 @@ impl EmbeddedStorage {
         {
             return Ok(None);
         }
-        let _guard = self.lock_writers();
+        let _guard = self.lock_for_build();
         // The cache outlives the query that happens to build it: not the query's memory.
         quiver_common::memory::untracked(|| self.load_tag_cache(space, schema))
     }

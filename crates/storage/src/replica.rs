@@ -7,7 +7,14 @@
 //! keys and values alone.
 //!
 //! [`EmbeddedStorage::observe_commits`] is the other end: it hands every batch this storage commits, in commit
-//! order, to an observer (what a leader will propose; what the tests replay into a second storage).
+//! order, to an observer (what the tests replay into a second storage).
+//!
+//! **Cluster mode.** [`EmbeddedStorage::replicate_through`] makes a storage host's writers hand their batches to
+//! a [`Proposer`] (the partitions' Raft groups) instead of writing them: a writer keeps the writers' lock until
+//! its batch is committed and applied here, so the next writer reads it. The groups write what they apply to the
+//! engine themselves and tell the storage with [`EmbeddedStorage::mirror_applied`] (or
+//! [`EmbeddedStorage::mirror_snapshot`]), which keeps the mirrors without taking the writers' lock (the writer
+//! waiting for that apply holds it).
 //!
 //! **Invariants.**
 //! - Applying the batches a storage committed, in its commit order, to another storage over an engine with the same
@@ -24,6 +31,11 @@ use quiver_api::SpaceDesc;
 use quiver_common::{QError, QResult};
 use quiver_kv::{WriteBatch, WriteOp};
 use std::sync::Arc;
+
+/// Takes a writer's batch of `space` to the partitions' Raft groups; returns once it is committed and applied
+/// here (or with the error that stopped it: then some of its partitions may have it, see the cluster design, §4).
+/// Called under the writers' lock.
+pub type Proposer = Arc<dyn Fn(&SpaceDesc, WriteBatch) -> QResult<()> + Send + Sync>;
 
 /// Receives every batch a storage commits, with its space, in commit order; called under the writers' lock, so it
 /// must not call back into the storage.
@@ -51,6 +63,59 @@ impl EmbeddedStorage {
         }
         self.apply_topology(space, ops);
         Ok(())
+    }
+
+    /// Makes this storage a cluster host's: every writer's batch goes to `proposer` instead of the engine (see the
+    /// module doc). The edge property cache is off from then on: it is filled from out-copies, and a host that
+    /// carries some of a space's partitions holds in-copies whose out-copies live elsewhere.
+    pub fn replicate_through(&self, proposer: Proposer) {
+        self.hot_edges.switch_off();
+        *self.proposer.write().expect("lock poisoned") = Some(proposer);
+    }
+
+    /// Whether writers' batches go to a [`Proposer`] (cluster mode).
+    pub fn is_replicated(&self) -> bool {
+        self.proposer.read().expect("lock poisoned").is_some()
+    }
+
+    /// Mirrors a batch of `space` that a partition's group has just written to the engine (see the module doc):
+    /// the topology, the caches, and the counters (marked to be reloaded). Runs without the writers' lock.
+    pub fn mirror_applied(&self, space: &SpaceDesc, batch: &WriteBatch) -> QResult<()> {
+        let (ops, counted) = mirror_ops(space, batch)?;
+        let _mirroring = self.mirror_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if counted {
+            self.stale_counters.lock().unwrap_or_else(|p| p.into_inner()).insert(space.id);
+        }
+        self.apply_topology(space, ops);
+        Ok(())
+    }
+
+    /// A snapshot replaced one of `space`'s partitions here: its mirrors are dropped, to be rebuilt from the store.
+    pub fn mirror_snapshot(&self, space: &SpaceDesc) {
+        let _mirroring = self.mirror_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.stale_counters.lock().unwrap_or_else(|p| p.into_inner()).insert(space.id);
+        self.apply_topology(space, vec![TopoOp::Clear]);
+    }
+
+    /// `commit` in cluster mode: hands the batch to the proposer and keeps the writers' lock until it returns, so
+    /// the next writer reads what this one wrote. The mirrors follow the apply ([`Self::mirror_applied`]).
+    pub(crate) fn propose(
+        &self,
+        mut guard: std::sync::MutexGuard<'_, crate::WriterState>,
+        proposer: Proposer,
+        space: &SpaceDesc,
+        b: crate::Batch,
+    ) -> QResult<()> {
+        if b.kv.is_empty() {
+            return Ok(());
+        }
+        let outcome = proposer(space, b.kv);
+        if outcome.is_err() {
+            // Some partitions may have the batch and others not: the counters are reloaded from the store.
+            guard.counters.remove(&space.id);
+        }
+        drop(guard);
+        outcome
     }
 
     /// The observer `commit` hands each appended batch to (under the writers' lock), if one is set.

@@ -261,6 +261,9 @@ impl EmbeddedStorage {
     /// Loads a space's counters into the writers' state: from their records, or (for data written before counters
     /// existed) by counting. Called under the writers' lock.
     pub(crate) fn load_counters(&self, space: &SpaceDesc, w: &mut WriterState) -> QResult<()> {
+        if self.stale_counters.lock().unwrap_or_else(|p| p.into_inner()).remove(&space.id) {
+            w.counters.remove(&space.id);
+        }
         if w.counters.contains_key(&space.id) {
             return Ok(());
         }

@@ -1,0 +1,308 @@
+//! One storage host (a `storaged`'s core): one engine, the [`EmbeddedStorage`] over it, and a Raft group per
+//! partition replica it carries, all groups over that one engine.
+//!
+//! Writes: the host's storage runs in cluster mode ([`EmbeddedStorage::replicate_through`]): a writer's batch is
+//! split by partition and each part proposed to its group, here when this host leads it, else on the host that
+//! does ([`Hosts::leader_of`]); the writer is answered once every part is committed and applied. Each group writes
+//! what it applies to the engine and hands the batch to [`EmbeddedStorage::mirror_applied`], so the topology and
+//! caches follow the log on every replica, leader or not.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock, Weak};
+use std::time::Duration;
+
+use quiver_api::SpaceDesc;
+use quiver_common::{QError, QResult};
+use quiver_kv::{KvEngine, WriteBatch, WriteOp};
+use quiver_raft::{
+    partition_group, ApplyEvent, DataRange, GroupId, NodeId, RaftHost, Replica, ReplicaError, Transport,
+};
+use quiver_storage::EmbeddedStorage;
+
+/// How long a write waits for its partitions' groups to commit it, and a read for its read index.
+pub const PART_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The hosts a storage host can reach: where it forwards a part of a batch whose partition another host leads.
+pub trait Hosts: Send + Sync {
+    /// The host that leads `group`, as far as the hosts carrying it know.
+    fn leader_of(&self, group: GroupId) -> Option<Arc<StorageHost>>;
+}
+
+/// Why a host did not serve a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostError {
+    /// This host does not lead the partition (or does not carry it); the client retries on `leader`.
+    NotLeader { part: u32, leader: Option<NodeId> },
+    /// The request failed; said to the user as is.
+    Failed(QError),
+}
+
+impl From<QError> for HostError {
+    fn from(e: QError) -> HostError {
+        HostError::Failed(e)
+    }
+}
+
+/// The user-facing error of a partition's group that did not do what was asked.
+pub fn replica_error(part: u32, e: ReplicaError) -> QError {
+    match e {
+        ReplicaError::NotLeader { .. } => {
+            QError::storage(format!("The leader of part {part} has changed. Try again later"))
+        }
+        ReplicaError::Unknown { reason, .. } => QError::storage(format!(
+            "part {part} did not confirm the write ({reason}); it may or may not have been applied"
+        )),
+        other => QError::storage(format!("part {part}: {other}")),
+    }
+}
+
+/// A partition's key range: `[space][part]`.
+pub fn part_range(space: u32, part: u32) -> DataRange {
+    let at = |p: u32| {
+        let mut k = space.to_be_bytes().to_vec();
+        k.extend_from_slice(&p.to_be_bytes());
+        k
+    };
+    DataRange { start: at(part), end: at(part + 1) }
+}
+
+pub struct StorageHost {
+    id: NodeId,
+    storage: Arc<EmbeddedStorage>,
+    raft: Arc<RaftHost>,
+    runtime: tokio::runtime::Handle,
+    /// Every partition replica opened here, by group.
+    parts: RwLock<HashMap<GroupId, Arc<Replica>>>,
+}
+
+impl StorageHost {
+    /// A host over `engine`, its writes proposed through its groups and forwarded through `hosts`. Call inside the
+    /// runtime that runs the groups.
+    pub fn start(
+        id: NodeId,
+        engine: Arc<dyn KvEngine>,
+        storage: Arc<EmbeddedStorage>,
+        timing: quiver_raft::Timing,
+        hosts: Weak<dyn Hosts>,
+    ) -> Arc<StorageHost> {
+        let raft = RaftHost::new(id, engine, timing);
+        let host = Arc::new(StorageHost {
+            id,
+            storage,
+            raft,
+            runtime: tokio::runtime::Handle::current(),
+            parts: RwLock::new(HashMap::new()),
+        });
+        let me = Arc::downgrade(&host);
+        host.storage.replicate_through(Arc::new(move |space: &SpaceDesc, batch: WriteBatch| {
+            let host = me.upgrade().ok_or_else(|| QError::storage("the storage host has stopped"))?;
+            host.propose(space, batch, &hosts)
+        }));
+        host
+    }
+
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    pub fn storage(&self) -> &Arc<EmbeddedStorage> {
+        &self.storage
+    }
+
+    pub fn raft(&self) -> &Arc<RaftHost> {
+        &self.raft
+    }
+
+    /// Opens this host's replica of `space`'s partition `part` (from what the engine holds of it); its applies
+    /// keep the storage's mirrors current.
+    pub async fn open_part<T: Transport>(
+        &self,
+        space: Arc<SpaceDesc>,
+        part: u32,
+        transport: Arc<T>,
+    ) -> QResult<Arc<Replica>> {
+        let group = partition_group(space.id, part);
+        let storage = self.storage.clone();
+        let mirrored = space.clone();
+        let hook: quiver_raft::ApplyHook = Arc::new(move |event| match event {
+            ApplyEvent::Batch(batch) => {
+                if let Err(e) = storage.mirror_applied(&mirrored, batch) {
+                    // The engine has the batch; mirrors that missed it are dropped and rebuilt from the engine.
+                    log::error!("part {part} of space {}: mirroring an applied batch failed: {e}", mirrored.id);
+                    storage.mirror_snapshot(&mirrored);
+                }
+            }
+            ApplyEvent::Snapshot => storage.mirror_snapshot(&mirrored),
+        });
+        let replica = self
+            .raft
+            .open_group_observed(group, part_range(space.id, part), transport, Some(hook))
+            .await
+            .map_err(|e| QError::storage(e.to_string()))?;
+        self.parts.write().expect("lock poisoned").insert(group, replica.clone());
+        Ok(replica)
+    }
+
+    /// This host's replica of a partition, if it carries one.
+    pub fn replica(&self, space: u32, part: u32) -> Option<Arc<Replica>> {
+        self.parts.read().expect("lock poisoned").get(&partition_group(space, part)).cloned()
+    }
+
+    /// Whether this host carries a replica of every partition of `space`.
+    pub fn carries_all(&self, space: &SpaceDesc) -> bool {
+        let parts = self.parts.read().expect("lock poisoned");
+        (1..=space.partition_num).all(|p| parts.contains_key(&partition_group(space.id, p)))
+    }
+
+    /// Runs `f` on the runtime from a thread outside it (the request threads) and waits for it.
+    pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.runtime.block_on(f)
+    }
+
+    /// Confirms this host leads every partition of `parts` and has applied everything acknowledged before the call
+    /// (the partitions' writers and readers may then use the local storage).
+    pub fn lead(&self, space: u32, parts: &[u32]) -> Result<(), HostError> {
+        let mut replicas = Vec::with_capacity(parts.len());
+        for &part in parts {
+            match self.replica(space, part) {
+                Some(r) => replicas.push((part, r)),
+                None => return Err(HostError::NotLeader { part, leader: None }),
+            }
+        }
+        self.block_on(async {
+            let mut waits = tokio::task::JoinSet::new();
+            for (part, r) in replicas {
+                waits.spawn(async move { (part, tokio::time::timeout(PART_TIMEOUT, r.linearize()).await) });
+            }
+            while let Some(done) = waits.join_next().await {
+                let (part, outcome) = done.map_err(|e| QError::storage(format!("a leadership check failed: {e}")))?;
+                match outcome {
+                    Ok(Ok(())) => {}
+                    Ok(Err(ReplicaError::NotLeader { leader, .. })) => {
+                        return Err(HostError::NotLeader { part, leader })
+                    }
+                    Ok(Err(e)) => return Err(HostError::Failed(replica_error(part, e))),
+                    Err(_) => {
+                        return Err(HostError::Failed(QError::storage(format!(
+                            "part {part}: leadership not confirmed within {} s",
+                            PART_TIMEOUT.as_secs()
+                        ))))
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Brings this host's replica of every partition of `space` up to date with its leader (a follower read: the
+    /// leader's read index, then waiting to apply up to it), so reads of the whole space here are linearizable as
+    /// of the call. Refused unless this host carries every partition.
+    pub fn catch_up(&self, space: &SpaceDesc, hosts: &dyn Hosts) -> Result<(), HostError> {
+        let mut work = Vec::new();
+        for part in 1..=space.partition_num {
+            let local = self.replica(space.id, part).ok_or_else(|| {
+                QError::not_supported("a read of a whole space on a host that does not carry all its partitions")
+            })?;
+            let group = partition_group(space.id, part);
+            let leader = hosts.leader_of(group).and_then(|h| h.replica(space.id, part)).ok_or_else(|| {
+                HostError::Failed(QError::storage(format!("part {part} has no leader now. Try again later")))
+            })?;
+            work.push((part, leader, local));
+        }
+        self.block_on(async {
+            let mut waits = tokio::task::JoinSet::new();
+            for (part, leader, local) in work {
+                waits.spawn(async move {
+                    let index = leader.read_index().await.map_err(|e| replica_error(part, e))?;
+                    local.wait_applied(index, PART_TIMEOUT).await.map_err(|e| replica_error(part, e))
+                });
+            }
+            while let Some(done) = waits.join_next().await {
+                done.map_err(|e| QError::storage(format!("a catch-up failed: {e}")))??;
+            }
+            Ok(())
+        })
+    }
+
+    /// The proposer of this host's storage: `batch` split by partition, every part proposed to its group's leader
+    /// (this host's replica, or the leader's host), all at once; the first error is the answer.
+    fn propose(&self, space: &SpaceDesc, batch: WriteBatch, hosts: &Weak<dyn Hosts>) -> QResult<()> {
+        let parts = split_by_part(space, batch)?;
+        let mut writes = Vec::with_capacity(parts.len());
+        for (part, sub) in parts {
+            let group = partition_group(space.id, part);
+            let replica = match self.replica(space.id, part).filter(|r| r.is_leader()) {
+                Some(r) => r,
+                None => hosts
+                    .upgrade()
+                    .and_then(|h| h.leader_of(group))
+                    .and_then(|h| h.replica(space.id, part))
+                    .ok_or_else(|| QError::storage(format!("part {part} has no leader now. Try again later")))?,
+            };
+            writes.push((part, replica, sub));
+        }
+        self.block_on(async {
+            let mut waits = tokio::task::JoinSet::new();
+            for (part, replica, sub) in writes {
+                waits.spawn(async move {
+                    match tokio::time::timeout(PART_TIMEOUT, replica.write(sub)).await {
+                        Ok(Ok(_)) => Ok(()),
+                        Ok(Err(e)) => Err(replica_error(part, e)),
+                        Err(_) => Err(QError::storage(format!(
+                            "part {part} did not commit within {} s; the write may still be applied",
+                            PART_TIMEOUT.as_secs()
+                        ))),
+                    }
+                });
+            }
+            let mut first = Ok(());
+            while let Some(done) = waits.join_next().await {
+                let outcome =
+                    done.map_err(|e| QError::storage(format!("a partition's write failed: {e}"))).and_then(|r| r);
+                if first.is_ok() {
+                    first = outcome;
+                }
+            }
+            first
+        })
+    }
+}
+
+/// A batch's operations grouped by the partition their keys lie in (`[space][part]…`), in order within each; a
+/// range delete over the whole space becomes one per partition.
+pub fn split_by_part(space: &SpaceDesc, batch: WriteBatch) -> QResult<BTreeMap<u32, WriteBatch>> {
+    let outside = || QError::storage(format!("a write of space {} reaches outside its partitions", space.id));
+    let part_of = |key: &[u8]| -> QResult<u32> {
+        if key.len() < 8 || key[..4] != space.id.to_be_bytes() {
+            return Err(outside());
+        }
+        let part = u32::from_be_bytes(key[4..8].try_into().expect("four bytes"));
+        if part == 0 || part > space.partition_num {
+            return Err(outside());
+        }
+        Ok(part)
+    };
+    let mut parts: BTreeMap<u32, WriteBatch> = BTreeMap::new();
+    for op in batch.ops {
+        match op {
+            WriteOp::Put(ref k, _) | WriteOp::Delete(ref k) => {
+                let part = part_of(k)?;
+                parts.entry(part).or_default().ops.push(op);
+            }
+            WriteOp::DeleteRange(start, end) => {
+                let (space_start, space_end) = (space.id.to_be_bytes(), (space.id + 1).to_be_bytes());
+                if start.as_slice() < space_start.as_slice() || end.as_slice() > space_end.as_slice() {
+                    return Err(outside());
+                }
+                for part in 1..=space.partition_num {
+                    let range = part_range(space.id, part);
+                    let (s, e) = (start.clone().max(range.start), end.clone().min(range.end));
+                    if s < e {
+                        parts.entry(part).or_default().ops.push(WriteOp::DeleteRange(s, e));
+                    }
+                }
+            }
+        }
+    }
+    Ok(parts)
+}

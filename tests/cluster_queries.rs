@@ -1,0 +1,102 @@
+//! Query files run against a cluster: the query engine over [`ClusterStorage`], three storage hosts in one process
+//! over the simulated network, every partition a Raft group of three replicas (so every write goes through a
+//! group's log and every read through a confirmed leader or a host caught up with every leader). Expected rows
+//! and errors are the embedded runs' own: the same files, unchanged.
+//!
+//! The files left out, and why, are listed in `NOT_ON_A_CLUSTER`; every file is one or the other.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use quiver_cluster::{ClusterStorage, SimCluster};
+use quiver_kv::MemEngine;
+use quiver_meta::MetaStore;
+use quiver_query::QueryEngine;
+
+fn run(file: &str) {
+    let catalog = Arc::new(MetaStore::open(Arc::new(MemEngine::new())).expect("an empty catalog opens"));
+    let timing = quiver_raft::Timing {
+        heartbeat: Duration::from_millis(50),
+        election_min: Duration::from_millis(200),
+        election_max: Duration::from_millis(400),
+        snapshot_every: 1000,
+    };
+    let sim = SimCluster::start(3, 3, catalog.clone(), timing, 5);
+    let mut engine = QueryEngine::new(catalog, Arc::new(ClusterStorage::new(sim.clone())));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("queries").join(format!("{file}.test"));
+    let failures = quiver_tests::run_file_on(&path, &mut engine);
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n\n"));
+    // The file's writes and reads went through the groups: their messages crossed the network.
+    let sent = sim.net().stats().delivered;
+    println!("{file}: {sent} raft messages delivered");
+    assert!(sent > 0, "no raft message was sent: the cluster was not used");
+}
+
+macro_rules! on_a_cluster {
+    ($($name:ident),* $(,)?) => {
+        $(#[test] fn $name() { run(stringify!($name)); })*
+        const ON_A_CLUSTER: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+
+on_a_cluster!(
+    delete,
+    explain,
+    fetch,
+    find_path,
+    get_subgraph,
+    go,
+    group_order_limit,
+    insert,
+    list_comprehension,
+    lookup,
+    match_basic,
+    match_clauses,
+    match_errors,
+    match_multi_hop,
+    match_patterns,
+    match_shortest_path,
+    match_syntax,
+    nba,
+    nba_int_vid,
+    ngql_expressions,
+    ngql_function_coverage,
+    ngql_functions,
+    ngql_statements,
+    permissions,
+    schema,
+    space,
+    student,
+    update,
+    users,
+    validator,
+);
+
+/// Query files not run on a cluster, each with its reason.
+const NOT_ON_A_CLUSTER: &[(&str, &str)] = &[
+    // Jobs (index rebuilds, STATS, COMPACT) are refused in cluster mode until the meta service runs them.
+    ("geo", "REBUILD TAG INDEX is a job"),
+    ("index", "REBUILD TAG INDEX is a job"),
+    ("stats_jobs", "SUBMIT JOB STATS"),
+    ("ttl", "SUBMIT JOB COMPACT"),
+    // These never reach storage: running them on a cluster tests nothing more.
+    ("configs", "no storage call"),
+    ("errors", "no storage call"),
+    ("queries", "no storage call"),
+    ("set_ops", "no storage call"),
+    ("yield_expr", "no storage call"),
+];
+
+/// Every query file is either run on a cluster or listed with the reason it is not.
+#[test]
+fn every_query_file_is_decided() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("queries");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        let Some(name) = name.strip_suffix(".test") else { continue };
+        let run = ON_A_CLUSTER.contains(&name);
+        let left_out = NOT_ON_A_CLUSTER.iter().any(|(n, _)| *n == name);
+        assert!(run != left_out, "{name}.test: run it on a cluster or say in NOT_ON_A_CLUSTER why not");
+    }
+}
