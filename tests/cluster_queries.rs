@@ -17,9 +17,11 @@ use quiver_query::QueryEngine;
 fn run(file: &str) {
     let catalog = Arc::new(MetaStore::open(Arc::new(MemEngine::new())).expect("an empty catalog opens"));
     let timing = quiver_raft::Timing {
-        heartbeat: Duration::from_millis(50),
-        election_min: Duration::from_millis(200),
-        election_max: Duration::from_millis(400),
+        // Long next to the heartbeat: these runs test no failover, and a busy machine running many clusters at once
+        // must not make a follower give up on its leader (a first election is immediate, `initialize`).
+        heartbeat: Duration::from_millis(100),
+        election_min: Duration::from_millis(1500),
+        election_max: Duration::from_millis(3000),
         snapshot_every: 1000,
     };
     let sim = SimCluster::start(3, 3, catalog.clone(), timing, 5);

@@ -14,9 +14,11 @@ use quiver_raft::Timing;
 
 pub fn timing() -> Timing {
     Timing {
-        heartbeat: Duration::from_millis(50),
-        election_min: Duration::from_millis(200),
-        election_max: Duration::from_millis(400),
+        // Long next to the heartbeat: these runs test no failover, and a busy machine running many clusters at once
+        // must not make a follower give up on its leader (a first election is immediate, `initialize`).
+        heartbeat: Duration::from_millis(100),
+        election_min: Duration::from_millis(1500),
+        election_max: Duration::from_millis(3000),
         snapshot_every: 1000,
     }
 }
