@@ -190,10 +190,8 @@ impl ClusterStorage {
             })?;
             match host.catch_up(space, self.cluster.as_ref()) {
                 Ok(()) => return serve(&host),
-                Err(HostError::Failed(e)) if started.elapsed() > RETRY_FOR => return Err(e),
-                Err(HostError::NotLeader { .. }) | Err(HostError::Failed(_)) => {
-                    std::thread::sleep(Duration::from_millis(50))
-                }
+                Err(e) if started.elapsed() > RETRY_FOR => return Err(e),
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
             }
         }
     }

@@ -17,7 +17,7 @@ use quiver_kv::{KvEngine, WriteBatch, WriteOp};
 use quiver_raft::{
     partition_group, ApplyEvent, DataRange, GroupId, NodeId, RaftHost, Replica, ReplicaError, Transport,
 };
-use quiver_storage::EmbeddedStorage;
+use quiver_storage::{keys, EmbeddedStorage};
 
 /// How long a write waits for its partitions' groups to commit it, and a read for its read index.
 pub const PART_TIMEOUT: Duration = Duration::from_secs(10);
@@ -37,12 +37,6 @@ pub enum HostError {
     Failed(QError),
 }
 
-impl From<QError> for HostError {
-    fn from(e: QError) -> HostError {
-        HostError::Failed(e)
-    }
-}
-
 /// The user-facing error of a partition's group that did not do what was asked.
 pub fn replica_error(part: u32, e: ReplicaError) -> QError {
     match e {
@@ -56,14 +50,37 @@ pub fn replica_error(part: u32, e: ReplicaError) -> QError {
     }
 }
 
-/// A partition's key range: `[space][part]`.
-pub fn part_range(space: u32, part: u32) -> DataRange {
-    let at = |p: u32| {
-        let mut k = space.to_be_bytes().to_vec();
-        k.extend_from_slice(&p.to_be_bytes());
-        k
-    };
-    DataRange { start: at(part), end: at(part + 1) }
+/// A partition's key range, as its group owns it.
+fn part_range(space: u32, part: u32) -> DataRange {
+    let (start, end) = keys::part_range(space, part);
+    DataRange { start, end }
+}
+
+/// The replica that leads `space`'s partition `part`, wherever it runs.
+fn leader_replica(hosts: &dyn Hosts, space: u32, part: u32) -> QResult<Arc<Replica>> {
+    hosts
+        .leader_of(partition_group(space, part))
+        .and_then(|h| h.replica(space, part))
+        .ok_or_else(|| QError::storage(format!("part {part} has no leader now. Try again later")))
+}
+
+/// Runs `tasks` on the runtime, all at once, each to its end; answers the first error among them.
+async fn all<E: Send + 'static>(
+    tasks: Vec<impl std::future::Future<Output = Result<(), E>> + Send + 'static>,
+    panicked: impl Fn(tokio::task::JoinError) -> E,
+) -> Result<(), E> {
+    let mut waits = tokio::task::JoinSet::new();
+    for task in tasks {
+        waits.spawn(task);
+    }
+    let mut first = Ok(());
+    while let Some(done) = waits.join_next().await {
+        let outcome = done.unwrap_or_else(|e| Err(panicked(e)));
+        if first.is_ok() {
+            first = outcome;
+        }
+    }
+    first
 }
 
 pub struct StorageHost {
@@ -169,59 +186,39 @@ impl StorageHost {
                 None => return Err(HostError::NotLeader { part, leader: None }),
             }
         }
-        self.block_on(async {
-            let mut waits = tokio::task::JoinSet::new();
-            for (part, r) in replicas {
-                waits.spawn(async move { (part, tokio::time::timeout(PART_TIMEOUT, r.linearize()).await) });
-            }
-            while let Some(done) = waits.join_next().await {
-                let (part, outcome) = done.map_err(|e| QError::storage(format!("a leadership check failed: {e}")))?;
-                match outcome {
-                    Ok(Ok(())) => {}
-                    Ok(Err(ReplicaError::NotLeader { leader, .. })) => {
-                        return Err(HostError::NotLeader { part, leader })
-                    }
-                    Ok(Err(e)) => return Err(HostError::Failed(replica_error(part, e))),
-                    Err(_) => {
-                        return Err(HostError::Failed(QError::storage(format!(
-                            "part {part}: leadership not confirmed within {} s",
-                            PART_TIMEOUT.as_secs()
-                        ))))
-                    }
+        let checks: Vec<_> = replicas
+            .into_iter()
+            .map(|(part, r)| async move {
+                match tokio::time::timeout(PART_TIMEOUT, r.linearize()).await {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(ReplicaError::NotLeader { leader, .. })) => Err(HostError::NotLeader { part, leader }),
+                    Ok(Err(e)) => Err(HostError::Failed(replica_error(part, e))),
+                    Err(_) => Err(HostError::Failed(QError::storage(format!(
+                        "part {part}: leadership not confirmed within {} s",
+                        PART_TIMEOUT.as_secs()
+                    )))),
                 }
-            }
-            Ok(())
-        })
+            })
+            .collect();
+        self.block_on(all(checks, |e| HostError::Failed(QError::storage(format!("a leadership check failed: {e}")))))
     }
 
     /// Brings this host's replica of every partition of `space` up to date with its leader (a follower read: the
     /// leader's read index, then waiting to apply up to it), so reads of the whole space here are linearizable as
     /// of the call. Refused unless this host carries every partition.
-    pub fn catch_up(&self, space: &SpaceDesc, hosts: &dyn Hosts) -> Result<(), HostError> {
+    pub fn catch_up(&self, space: &SpaceDesc, hosts: &dyn Hosts) -> QResult<()> {
         let mut work = Vec::new();
         for part in 1..=space.partition_num {
             let local = self.replica(space.id, part).ok_or_else(|| {
                 QError::not_supported("a read of a whole space on a host that does not carry all its partitions")
             })?;
-            let group = partition_group(space.id, part);
-            let leader = hosts.leader_of(group).and_then(|h| h.replica(space.id, part)).ok_or_else(|| {
-                HostError::Failed(QError::storage(format!("part {part} has no leader now. Try again later")))
-            })?;
-            work.push((part, leader, local));
+            let leader = leader_replica(hosts, space.id, part)?;
+            work.push(async move {
+                let index = leader.read_index().await.map_err(|e| replica_error(part, e))?;
+                local.wait_applied(index, PART_TIMEOUT).await.map_err(|e| replica_error(part, e))
+            });
         }
-        self.block_on(async {
-            let mut waits = tokio::task::JoinSet::new();
-            for (part, leader, local) in work {
-                waits.spawn(async move {
-                    let index = leader.read_index().await.map_err(|e| replica_error(part, e))?;
-                    local.wait_applied(index, PART_TIMEOUT).await.map_err(|e| replica_error(part, e))
-                });
-            }
-            while let Some(done) = waits.join_next().await {
-                done.map_err(|e| QError::storage(format!("a catch-up failed: {e}")))??;
-            }
-            Ok(())
-        })
+        self.block_on(all(work, |e| QError::storage(format!("a catch-up failed: {e}"))))
     }
 
     /// The proposer of this host's storage: `batch` split by partition, every part proposed to its group's leader
@@ -230,41 +227,25 @@ impl StorageHost {
         let parts = split_by_part(space, batch)?;
         let mut writes = Vec::with_capacity(parts.len());
         for (part, sub) in parts {
-            let group = partition_group(space.id, part);
             let replica = match self.replica(space.id, part).filter(|r| r.is_leader()) {
                 Some(r) => r,
-                None => hosts
-                    .upgrade()
-                    .and_then(|h| h.leader_of(group))
-                    .and_then(|h| h.replica(space.id, part))
-                    .ok_or_else(|| QError::storage(format!("part {part} has no leader now. Try again later")))?,
-            };
-            writes.push((part, replica, sub));
-        }
-        self.block_on(async {
-            let mut waits = tokio::task::JoinSet::new();
-            for (part, replica, sub) in writes {
-                waits.spawn(async move {
-                    match tokio::time::timeout(PART_TIMEOUT, replica.write(sub)).await {
-                        Ok(Ok(_)) => Ok(()),
-                        Ok(Err(e)) => Err(replica_error(part, e)),
-                        Err(_) => Err(QError::storage(format!(
-                            "part {part} did not commit within {} s; the write may still be applied",
-                            PART_TIMEOUT.as_secs()
-                        ))),
-                    }
-                });
-            }
-            let mut first = Ok(());
-            while let Some(done) = waits.join_next().await {
-                let outcome =
-                    done.map_err(|e| QError::storage(format!("a partition's write failed: {e}"))).and_then(|r| r);
-                if first.is_ok() {
-                    first = outcome;
+                None => {
+                    let hosts = hosts.upgrade().ok_or_else(|| QError::storage("the cluster has stopped"))?;
+                    leader_replica(hosts.as_ref(), space.id, part)?
                 }
-            }
-            first
-        })
+            };
+            writes.push(async move {
+                match tokio::time::timeout(PART_TIMEOUT, replica.write(sub)).await {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(e)) => Err(replica_error(part, e)),
+                    Err(_) => Err(QError::storage(format!(
+                        "part {part} did not commit within {} s; the write may still be applied",
+                        PART_TIMEOUT.as_secs()
+                    ))),
+                }
+            });
+        }
+        self.block_on(all(writes, |e| QError::storage(format!("a partition's write failed: {e}"))))
     }
 }
 
@@ -273,14 +254,7 @@ impl StorageHost {
 pub fn split_by_part(space: &SpaceDesc, batch: WriteBatch) -> QResult<BTreeMap<u32, WriteBatch>> {
     let outside = || QError::storage(format!("a write of space {} reaches outside its partitions", space.id));
     let part_of = |key: &[u8]| -> QResult<u32> {
-        if key.len() < 8 || key[..4] != space.id.to_be_bytes() {
-            return Err(outside());
-        }
-        let part = u32::from_be_bytes(key[4..8].try_into().expect("four bytes"));
-        if part == 0 || part > space.partition_num {
-            return Err(outside());
-        }
-        Ok(part)
+        keys::part_of_key(space.id, key).filter(|p| (1..=space.partition_num).contains(p)).ok_or_else(outside)
     };
     let mut parts: BTreeMap<u32, WriteBatch> = BTreeMap::new();
     for op in batch.ops {
@@ -290,8 +264,8 @@ pub fn split_by_part(space: &SpaceDesc, batch: WriteBatch) -> QResult<BTreeMap<u
                 parts.entry(part).or_default().ops.push(op);
             }
             WriteOp::DeleteRange(start, end) => {
-                let (space_start, space_end) = (space.id.to_be_bytes(), (space.id + 1).to_be_bytes());
-                if start.as_slice() < space_start.as_slice() || end.as_slice() > space_end.as_slice() {
+                let (space_start, space_end) = keys::space_range(space.id);
+                if start < space_start || end > space_end {
                     return Err(outside());
                 }
                 for part in 1..=space.partition_num {

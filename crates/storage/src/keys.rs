@@ -138,3 +138,17 @@ pub fn parse_edge_key_raw<'k>(space: &SpaceDesc, key: &'k [u8]) -> QResult<(i32,
 pub fn space_range(space_id: u32) -> (Vec<u8>, Vec<u8>) {
     (space_id.to_be_bytes().to_vec(), (space_id + 1).to_be_bytes().to_vec())
 }
+
+/// The keys of one partition of a space: `[space][part]` up to `[space][part + 1]` (what its Raft group owns).
+pub fn part_range(space_id: u32, part: u32) -> (Vec<u8>, Vec<u8>) {
+    let at = |p: u32| [space_id.to_be_bytes(), p.to_be_bytes()].concat();
+    (at(part), at(part + 1))
+}
+
+/// The partition a key of space `space_id` lies in; `None` for a key of another space or too short to say.
+pub fn part_of_key(space_id: u32, key: &[u8]) -> Option<u32> {
+    if key.len() < 8 || key[..4] != space_id.to_be_bytes() {
+        return None;
+    }
+    Some(u32::from_be_bytes(key[4..8].try_into().expect("four bytes")))
+}

@@ -66,7 +66,7 @@ pub struct EmbeddedStorage {
     observer: RwLock<Option<CommitObserver>>,
     /// In cluster mode, where a writer's batch goes instead of the engine ([`replica`]): the partitions' Raft
     /// groups, which write it here when they apply it.
-    proposer: RwLock<Option<Proposer>>,
+    proposer: std::sync::OnceLock<Proposer>,
     /// Serializes mirroring applied batches ([`EmbeddedStorage::mirror_applied`], which runs without the writers'
     /// lock) against building a mirror from the store, so no applied batch falls between a build's scan and the
     /// mirror going live. Lock order: `write_lock`, then this.
@@ -188,7 +188,7 @@ impl EmbeddedStorage {
             hot_edges: ecache::HotEdges::default(),
             metrics: std::sync::OnceLock::new(),
             observer: RwLock::new(None),
-            proposer: RwLock::new(None),
+            proposer: std::sync::OnceLock::new(),
             mirror_lock: Mutex::new(()),
             stale_counters: Mutex::default(),
         }
@@ -422,7 +422,7 @@ impl EmbeddedStorage {
     /// have read them.
     fn commit(&self, mut guard: MutexGuard<'_, WriterState>, space: &SpaceDesc, b: Batch) -> QResult<()> {
         let appending = std::time::Instant::now();
-        if let Some(proposer) = self.proposer.read().expect("lock poisoned").clone() {
+        if let Some(proposer) = self.proposer.get() {
             return self.propose(guard, proposer, space, b);
         }
         let seq = if b.kv.is_empty() {

@@ -65,17 +65,17 @@ impl EmbeddedStorage {
         Ok(())
     }
 
-    /// Makes this storage a cluster host's: every writer's batch goes to `proposer` instead of the engine (see the
-    /// module doc). The edge property cache is off from then on: it is filled from out-copies, and a host that
+    /// Makes this storage a cluster host's, once and for good: every writer's batch goes to `proposer` instead of
+    /// the engine (see the module doc). The edge property cache is off from then on: it is filled from out-copies, and a host that
     /// carries some of a space's partitions holds in-copies whose out-copies live elsewhere.
     pub fn replicate_through(&self, proposer: Proposer) {
         self.hot_edges.switch_off();
-        *self.proposer.write().expect("lock poisoned") = Some(proposer);
+        assert!(self.proposer.set(proposer).is_ok(), "a storage joins a cluster once");
     }
 
     /// Whether writers' batches go to a [`Proposer`] (cluster mode).
     pub fn is_replicated(&self) -> bool {
-        self.proposer.read().expect("lock poisoned").is_some()
+        self.proposer.get().is_some()
     }
 
     /// Mirrors a batch of `space` that a partition's group has just written to the engine (see the module doc):
@@ -102,7 +102,7 @@ impl EmbeddedStorage {
     pub(crate) fn propose(
         &self,
         mut guard: std::sync::MutexGuard<'_, crate::WriterState>,
-        proposer: Proposer,
+        proposer: &Proposer,
         space: &SpaceDesc,
         b: crate::Batch,
     ) -> QResult<()> {
