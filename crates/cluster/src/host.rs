@@ -56,12 +56,19 @@ fn part_range(space: u32, part: u32) -> DataRange {
     DataRange { start, end }
 }
 
-/// The replica that leads `space`'s partition `part`, wherever it runs.
+/// The replica that leads `space`'s partition `part`, wherever it runs; while its group is electing one, waits up
+/// to [`PART_TIMEOUT`] (nothing has been proposed yet when this is asked).
 fn leader_replica(hosts: &dyn Hosts, space: u32, part: u32) -> QResult<Arc<Replica>> {
-    hosts
-        .leader_of(partition_group(space, part))
-        .and_then(|h| h.replica(space, part))
-        .ok_or_else(|| QError::storage(format!("part {part} has no leader now. Try again later")))
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(r) = hosts.leader_of(partition_group(space, part)).and_then(|h| h.replica(space, part)) {
+            return Ok(r);
+        }
+        if started.elapsed() > PART_TIMEOUT {
+            return Err(QError::storage(format!("part {part} has no leader now. Try again later")));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Runs `tasks` on the runtime, all at once, each to its end; answers the first error among them.
