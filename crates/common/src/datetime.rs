@@ -190,11 +190,26 @@ impl Time {
     }
 }
 
-/// A time's text without its UTC offset (`+HH:MM` or `-HH:MM` at the end), and the offset in seconds (0 without
-/// one). An hour past 23 or a minute past 59 in the offset is refused, as NebulaGraph's `validateTime`. A zone name
-/// (`[Asia/Shanghai]`) is not understood: `None`.
+/// A time's text without its time zone, and the zone's UTC offset in seconds (0 without one). The zone is an offset
+/// (`+HH:MM` or `-HH:MM`), a region in brackets (`[Asia/Shanghai]`), or both, which must then agree, as in
+/// NebulaGraph's datetime grammar. An hour past 23 or a minute past 59 in the offset is refused, as NebulaGraph's
+/// `validateTime`; a region stands for its standard offset (NebulaGraph's `base_utc_offset`: no daylight saving),
+/// and one NebulaGraph does not know is refused.
 fn split_offset(s: &str) -> Option<(&str, i64)> {
-    let Some(at) = s.rfind(['+', '-']) else { return Some((s, 0)) };
+    let (s, region) = match s.strip_suffix(']').and_then(|x| x.rsplit_once('[')) {
+        Some((rest, name)) => (rest, Some(region_offset(name)?)),
+        None => (s, None),
+    };
+    let (local, offset) = split_numeric_offset(s)?;
+    match (offset, region) {
+        (Some(o), Some(r)) if o != r => None,
+        (o, r) => Some((local, o.or(r).unwrap_or(0))),
+    }
+}
+
+/// A time's text without its `+HH:MM`/`-HH:MM` offset, and the offset in seconds if there is one.
+fn split_numeric_offset(s: &str) -> Option<(&str, Option<i64>)> {
+    let Some(at) = s.rfind(['+', '-']) else { return Some((s, None)) };
     let (h, m) = s[at + 1..].split_once(':')?;
     let digits = |x: &str| !x.is_empty() && x.len() <= 2 && x.bytes().all(|b| b.is_ascii_digit());
     if !digits(h) || !digits(m) {
@@ -205,7 +220,23 @@ fn split_offset(s: &str) -> Option<(&str, i64)> {
         return None;
     }
     let secs = h * 3600 + m * 60;
-    Some((&s[..at], if s.as_bytes()[at] == b'-' { -secs } else { secs }))
+    Some((&s[..at], Some(if s.as_bytes()[at] == b'-' { -secs } else { secs })))
+}
+
+/// The standard UTC offset, in seconds, of an IANA region (`Asia/Shanghai`), from the database NebulaGraph ships.
+pub fn region_offset(name: &str) -> Option<i64> {
+    static REGIONS: std::sync::OnceLock<std::collections::HashMap<&'static str, i64>> = std::sync::OnceLock::new();
+    let regions = REGIONS.get_or_init(|| {
+        include_str!("time_zones.txt")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let (name, secs) = l.split_once(' ')?;
+                Some((name, secs.parse().ok()?))
+            })
+            .collect()
+    });
+    regions.get(name).copied()
 }
 
 fn parse_seconds(p: &str) -> Option<(i64, i64)> {

@@ -301,6 +301,25 @@ pub enum MatchClause {
     With(Projection),
 }
 
+impl MatchClause {
+    /// The expressions written in the clause (its WHERE, its list, its items), not those in its patterns.
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            MatchClause::Match { filter, .. } => filter.iter().collect(),
+            MatchClause::Unwind { expr, .. } => vec![expr],
+            MatchClause::With(p) => p.exprs(),
+        }
+    }
+}
+
+impl Projection {
+    /// The expressions of the items, the WHERE and the ORDER BY keys.
+    pub fn exprs(&self) -> Vec<&Expr> {
+        let items = self.items.iter().flat_map(|y| y.columns.iter().map(|c| &c.expr));
+        items.chain(self.filter.iter()).chain(self.order_by.iter().map(|(e, _)| e)).collect()
+    }
+}
+
 /// An openCypher query in NebulaGraph's dialect: reading clauses, then RETURN.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MatchStatement {
@@ -316,6 +335,9 @@ pub enum Statement {
         partition_num: Option<i64>,
         replica_factor: Option<i64>,
         vid_type: Option<VidTypeSpec>,
+        /// `charset = ...` and `collate = ...` as written, lower-cased.
+        charset: Option<String>,
+        collate: Option<String>,
         comment: Option<String>,
     },
     DropSpace {

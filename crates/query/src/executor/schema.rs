@@ -92,7 +92,17 @@ impl QueryEngine {
 
     pub(crate) fn space_statement(&self, stmt: &Statement) -> QResult<DataSet> {
         match stmt {
-            Statement::CreateSpace { if_not_exists, name, partition_num, replica_factor, vid_type, comment } => {
+            Statement::CreateSpace {
+                if_not_exists,
+                name,
+                partition_num,
+                replica_factor,
+                vid_type,
+                charset,
+                collate,
+                comment,
+            } => {
+                check_charset(charset.as_deref(), collate.as_deref())?;
                 let parts = partition_num.unwrap_or(DEFAULT_PARTITION_NUM);
                 if parts <= 0 || parts > PARTITIONS_MAX as i64 {
                     return Err(QError::semantic(format!(
@@ -322,4 +332,15 @@ fn show_create_space(s: &SpaceDesc) -> String {
         write_quoted(&mut text, c).expect("string write");
     }
     text
+}
+
+/// NebulaGraph's `CharsetInfo` checks of `CREATE SPACE`'s `charset` and `collate`: utf8 with utf8_bin is all there is.
+fn check_charset(charset: Option<&str>, collate: Option<&str>) -> QResult<()> {
+    if let Some(c) = charset.filter(|c| *c != "utf8") {
+        return Err(QError::execution(format!("Charset `{c}' not support")));
+    }
+    if let Some(c) = collate.filter(|c| *c != "utf8_bin") {
+        return Err(QError::execution(format!("Collation `{c}' not support")));
+    }
+    Ok(())
 }

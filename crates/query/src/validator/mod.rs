@@ -9,6 +9,7 @@ mod go;
 mod lookup;
 mod r#match;
 mod path;
+mod types;
 
 pub(crate) use fetch::{BoundFetchEdges, BoundFetchVertices, EdgeKeys, VertexIds};
 pub(crate) use go::{BoundGo, VertexProps};
@@ -166,11 +167,13 @@ impl Validator<'_> {
                     quiver_syntax::ast::FromClause::Ref(e) => Some(e),
                     _ => None,
                 };
-                self.check_refs(from.into_iter().chain(exprs).chain(g.filter.iter()), input, assigned)?;
+                self.check_refs(from.into_iter().chain(exprs.clone()).chain(g.filter.iter()), input, assigned)?;
+                self.check_types(g.filter.iter().chain(exprs))?;
                 BoundSentence::Go(Box::new(bound))
             }
             Statement::FindPath(f) => {
                 let bound = self.find_path(f)?;
+                self.check_types(f.filter.iter())?;
                 let refs = [&f.from, &f.to].into_iter().filter_map(|e| match e {
                     quiver_syntax::ast::FromClause::Ref(e) => Some(e),
                     _ => None,
@@ -180,19 +183,27 @@ impl Validator<'_> {
             }
             Statement::GetSubgraph(g) => {
                 let bound = self.get_subgraph(g)?;
+                self.check_types(g.filter.iter())?;
                 if let quiver_syntax::ast::FromClause::Ref(e) = &g.from {
                     self.check_refs([e], input, assigned)?;
                 }
                 BoundSentence::GetSubgraph(Box::new(bound))
             }
-            Statement::Lookup(l) => BoundSentence::Lookup(Box::new(self.lookup(l)?)),
+            Statement::Lookup(l) => {
+                let bound = self.lookup(l)?;
+                let yields = l.yield_clause.iter().flat_map(|y| y.columns.iter().map(|c| &c.expr));
+                self.check_types(l.filter.iter().chain(yields))?;
+                BoundSentence::Lookup(Box::new(bound))
+            }
             Statement::FetchVertices { tags, vids, yield_clause } => {
                 let bound = self.fetch_vertices(tags.as_deref(), vids, yield_clause)?;
+                self.check_types(yield_clause.columns.iter().map(|c| &c.expr))?;
                 self.check_refs(vids.iter(), input, assigned)?;
                 BoundSentence::FetchVertices(Box::new(bound))
             }
             Statement::FetchEdges { edge, keys, yield_clause } => {
                 let bound = self.fetch_edges(edge, keys, yield_clause)?;
+                self.check_types(yield_clause.columns.iter().map(|c| &c.expr))?;
                 let exprs = keys.iter().flat_map(|k| [Some(&k.src), Some(&k.dst), k.rank.as_ref()]).flatten();
                 self.check_refs(exprs, input, assigned)?;
                 BoundSentence::FetchEdges(Box::new(bound))
@@ -200,6 +211,7 @@ impl Validator<'_> {
             Statement::Yield { yield_clause, filter } => {
                 let yield_clause = self.expand_stars(yield_clause, input, assigned)?;
                 self.check_refs(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()), input, assigned)?;
+                self.check_types(filter.iter().chain(yield_clause.columns.iter().map(|c| &c.expr)))?;
                 BoundSentence::Yield { yield_clause, filter: filter.clone() }
             }
             Statement::YieldJoin(j) => BoundSentence::Join(Box::new(self.yield_join(j, assigned)?)),
@@ -220,10 +232,12 @@ impl Validator<'_> {
                     return Err(QError::semantic(format!("Not support `{expr}' in UNWIND sentence.")));
                 }
                 self.check_refs([expr], input, assigned)?;
+                self.check_types([expr])?;
                 BoundSentence::Unwind { expr: expr.clone(), alias: alias.clone() }
             }
             Statement::OrderBy(f) => {
                 self.check_refs(f.iter().map(|(e, _)| e), input, assigned)?;
+                self.check_types(f.iter().map(|(e, _)| e))?;
                 match self.order_var(f, input, assigned)? {
                     Some(sorted) => sorted,
                     None => BoundSentence::OrderBy(f.clone()),
@@ -231,7 +245,9 @@ impl Validator<'_> {
             }
             Statement::Limit { offset, count } => BoundSentence::Limit { offset: offset.clone(), count: count.clone() },
             Statement::GroupBy { keys, yield_clause } => {
-                self.check_refs(keys.iter().chain(yield_clause.columns.iter().map(|c| &c.expr)), input, assigned)?;
+                let exprs = || keys.iter().chain(yield_clause.columns.iter().map(|c| &c.expr));
+                self.check_refs(exprs(), input, assigned)?;
+                self.check_types(exprs())?;
                 BoundSentence::GroupBy { keys: keys.clone(), yield_clause: yield_clause.clone() }
             }
             Statement::Pipe(left, right) => {
@@ -264,7 +280,11 @@ impl Validator<'_> {
                 }
                 BoundSentence::Assign { var: var.clone(), sentence: Box::new(sentence) }
             }
-            Statement::Match(m) => BoundSentence::Match(Box::new(self.match_statement(m)?)),
+            Statement::Match(m) => {
+                let bound = self.match_statement(m)?;
+                self.check_types(m.clauses.iter().flat_map(|c| c.exprs()).chain(m.ret.exprs()))?;
+                BoundSentence::Match(Box::new(bound))
+            }
             other => BoundSentence::Statement(other.clone()),
         })
     }
@@ -397,6 +417,11 @@ impl Validator<'_> {
             Some((_, cols)) => Some(cols.clone()),
             None => self.req.vars.get(var).map(|d| d.columns().to_vec()),
         }
+    }
+
+    /// Deduces the types of `exprs` (see [`types`]), raising the errors their types alone decide.
+    fn check_types<'e>(&self, exprs: impl IntoIterator<Item = &'e Expr>) -> QResult<()> {
+        types::check(exprs, self.space.as_ref().map(|s| s.vid_type))
     }
 
     /// Checks every `$-.c` against the input's columns and every `$v.c` against the variable's, where known, with
