@@ -2729,6 +2729,10 @@ impl<'a> Parser<'a> {
                 &self.src[a.start..b.end.max(a.start)]
             )));
         }
+        // NebulaGraph's full-text predicate of LOOKUP's WHERE, which needs an Elasticsearch listener.
+        if name.eq_ignore_ascii_case("es_query") {
+            return Err(QError::not_supported("`ES_QUERY' (full-text search)"));
+        }
         if !functions::accepts(&name, args.len()) {
             let t = &self.tokens[name_token];
             return Err(QError::syntax(format!("Unknown function  near `{}'", &self.src[t.start..t.end])));
