@@ -382,15 +382,14 @@ fn nested_binary(op: BinaryOp, (l, dl): Nested, (r, dr): Nested, expr: &Expr) ->
 }
 
 /// The list a comprehension, predicate or `reduce()` iterates over: `Err(value)` for a NULL or EMPTY one, which
-/// is the whole expression's value (as in NebulaGraph); an error for anything else that is not a list.
+/// is the whole expression's value (as in NebulaGraph), and BAD_TYPE for anything else that is not a list.
 fn iterated(list: &Expr, ctx: &dyn EvalContext, scope: Option<&Scope<'_>>) -> QResult<Result<Vec<Value>, Value>> {
     match nested_eval(list, ctx, scope)?.0 {
         Value::List(items) => Ok(Ok(items)),
         v @ (Value::Null(_) | Value::Empty) => Ok(Err(v)),
-        // NebulaGraph's type deduction refuses these before running; here the value is known only when evaluated.
-        other => {
-            Err(QError::semantic(format!("`{list}', expected LIST, but was {}", other.type_name().to_uppercase())))
-        }
+        // A list whose type the validator knew was checked there; one found on a row is BAD_TYPE, as NebulaGraph's
+        // ListComprehensionExpression, PredicateExpression and ReduceExpression evaluate it.
+        _ => Ok(Err(Value::Null(NullKind::BadType))),
     }
 }
 

@@ -18,7 +18,7 @@ pub(crate) use path::{BoundFindPath, BoundSubgraph, Ends, SubgraphColumn};
 use crate::request::Request;
 use crate::QueryEngine;
 pub(crate) use lookup::{describe_scan, scan_name, LookupPlan};
-use quiver_api::SpaceDesc;
+use quiver_api::{SchemaKind, SpaceDesc};
 use quiver_common::expr::Expr;
 use quiver_common::{QError, QResult};
 use quiver_syntax::ast::{SetOp, Statement, YieldClause, YieldColumn, YieldJoin};
@@ -421,7 +421,23 @@ impl Validator<'_> {
 
     /// Deduces the types of `exprs` (see [`types`]), raising the errors their types alone decide.
     fn check_types<'e>(&self, exprs: impl IntoIterator<Item = &'e Expr>) -> QResult<()> {
-        types::check(exprs, self.space.as_ref().map(|s| s.vid_type))
+        let Some(space) = &self.space else { return types::check(exprs, None, &|_| None) };
+        let catalog = &self.engine.catalog;
+        let prop = |kind: SchemaKind, schema: &str, prop: &str| {
+            let s = catalog.schema(space, kind, schema).ok()?;
+            let latest = s.latest();
+            latest.prop_index(prop).map(|i| latest.props[i].ty)
+        };
+        // `label.p` is an edge's property in a GO and a FETCH of edges, a tag's in a FETCH or LOOKUP of vertices; a
+        // name is not both a tag and an edge type.
+        let props = |e: &Expr| match e {
+            Expr::SrcProp { tag, prop: p } | Expr::DstProp { tag, prop: p } => prop(SchemaKind::Tag, tag, p),
+            Expr::LabelProp { label, prop: p } => {
+                prop(SchemaKind::Edge, label, p).or_else(|| prop(SchemaKind::Tag, label, p))
+            }
+            _ => None,
+        };
+        types::check(exprs, Some(space.vid_type), &props)
     }
 
     /// Checks every `$-.c` against the input's columns and every `$v.c` against the variable's, where known, with

@@ -5,15 +5,16 @@
 //! "can not apply".
 //!
 //! What a type is known of: constants, operators and function calls over them, list/set/map literals, `$^`, `$$`,
-//! `vertex`, `edge`, `e._type`, `e._rank`, and `id`/`src`/`dst` (the space's VID type). Anything read from a row
-//! (a property, a column, a variable, a pattern's alias) is unknown (`__EMPTY__`), which every check lets through,
-//! as NebulaGraph does for what it cannot type. Where Quiver knows less than NebulaGraph (a schema property's type,
-//! an input column's type), it refuses less: `docs/compat.md` says so.
+//! `vertex`, `edge`, `e._type`, `e._rank`, `id`/`src`/`dst` (the space's VID type), and a schema property
+//! (`$^.t.p`, `$$.t.p`, `e.p`, `t.p`: its declared type). A column, a variable, a parameter or a MATCH alias is
+//! unknown (`__EMPTY__`), which every check lets through, as NebulaGraph does for what it cannot type; NebulaGraph
+//! also types a piped column by the type its producer deduced, which Quiver does not (`docs/compat.md`).
 
 use quiver_api::VidType;
 use quiver_common::datetime::{Date, DateTime, Duration, Time};
 use quiver_common::eval::eval_const;
 use quiver_common::expr::{BinaryOp, CastTo, EdgeMeta, Expr, UnaryOp, VertexRef};
+use quiver_common::types::PropType;
 use quiver_common::value::{Edge, NullKind, Path, Value, Vertex};
 use quiver_common::{QError, QResult};
 use std::collections::HashMap;
@@ -153,19 +154,43 @@ impl Ty {
     }
 }
 
+/// The declared type of a schema property an expression reads (`$^.t.p`, `$$.t.p`, `label.p`), if it names one.
+pub(crate) type PropTypes<'a> = &'a dyn Fn(&Expr) -> Option<PropType>;
+
 /// Deduces the type of `e`, raising NebulaGraph's semantic error for what its types alone make invalid. `vid` is
 /// the type of the current space's VIDs (`None` with no space chosen).
-pub(crate) fn deduce(e: &Expr, vid: Option<VidType>) -> QResult<Ty> {
-    Deducer { vid: vid.map_or(Ty::Empty, |v| if v == VidType::Int64 { Ty::Int } else { Ty::String }) }.ty(e)
+pub(crate) fn deduce(e: &Expr, vid: Option<VidType>, props: PropTypes<'_>) -> QResult<Ty> {
+    let vid = vid.map_or(Ty::Empty, |v| if v == VidType::Int64 { Ty::Int } else { Ty::String });
+    Deducer { vid, props }.ty(e)
 }
 
 /// [`deduce`] for each expression, for its errors only.
-pub(crate) fn check<'e>(exprs: impl IntoIterator<Item = &'e Expr>, vid: Option<VidType>) -> QResult<()> {
-    exprs.into_iter().try_for_each(|e| deduce(e, vid).map(drop))
+pub(crate) fn check<'e>(
+    exprs: impl IntoIterator<Item = &'e Expr>,
+    vid: Option<VidType>,
+    props: PropTypes<'_>,
+) -> QResult<()> {
+    exprs.into_iter().try_for_each(|e| deduce(e, vid, props).map(drop))
 }
 
-struct Deducer {
+struct Deducer<'a> {
     vid: Ty,
+    props: PropTypes<'a>,
+}
+
+/// The value type of a property type, as NebulaGraph's `SchemaUtil::propTypeToValueType`.
+fn value_type(t: &PropType) -> Ty {
+    match t {
+        PropType::Bool => Ty::Bool,
+        PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64 | PropType::Timestamp => Ty::Int,
+        PropType::Float | PropType::Double => Ty::Float,
+        PropType::String | PropType::FixedString(_) => Ty::String,
+        PropType::Date => Ty::Date,
+        PropType::Time => Ty::Time,
+        PropType::DateTime => Ty::DateTime,
+        PropType::Duration => Ty::Duration,
+        PropType::Geography(_) => Ty::Geography,
+    }
 }
 
 /// A NULL that reports a failure (NebulaGraph's `isBadNull`): anything but a plain NULL or NaN.
@@ -177,7 +202,7 @@ fn invalid(e: &Expr, why: impl std::fmt::Display) -> QError {
     QError::semantic(format!("`{e}' is not a valid expression, {why}"))
 }
 
-impl Deducer {
+impl Deducer<'_> {
     fn ty(&self, e: &Expr) -> QResult<Ty> {
         Ok(match e {
             Expr::Const(v) => Ty::of(v),
@@ -329,14 +354,11 @@ impl Deducer {
                 }
                 Ty::List
             }
+            Expr::LabelProp { .. } | Expr::SrcProp { .. } | Expr::DstProp { .. } => {
+                (self.props)(e).map_or(Ty::Empty, |t| value_type(&t))
+            }
             // Read from a row, a parameter or a variable: not known before the statement runs.
-            Expr::Param(_)
-            | Expr::LabelProp { .. }
-            | Expr::SrcProp { .. }
-            | Expr::DstProp { .. }
-            | Expr::InputProp(_)
-            | Expr::VarProp { .. }
-            | Expr::Label(_) => Ty::Empty,
+            Expr::Param(_) | Expr::InputProp(_) | Expr::VarProp { .. } | Expr::Label(_) => Ty::Empty,
             // A pattern predicate of a WHERE, planned as a semi-join before its filter runs.
             Expr::Pattern(_) => Ty::Empty,
         })
