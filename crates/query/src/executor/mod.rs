@@ -449,6 +449,20 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let branch = self.run(&node.branches[0], Some(&pattern::numbered(distinct)))?;
                 Ok(pattern::semi_join(left, keys, &key_of_row, &branch, *anti))
             }
+            Op::RollUpApply { keys, column } => {
+                let argument;
+                let left = match input {
+                    Some(rows) => rows,
+                    None => {
+                        argument = pattern::argument();
+                        &argument
+                    }
+                };
+                let (distinct, key_of_row) = pattern::distinct_keys(left, keys);
+                let keys = distinct.len();
+                let branch = self.run(&node.branches[0], Some(&pattern::numbered(distinct)))?;
+                Ok(pattern::roll_up(left, keys, &key_of_row, &branch, column))
+            }
             Op::StartVertices(_) | Op::Traverse(_) | Op::AppendVertices(_) | Op::BuildPath(_) | Op::ShortestPath(_) => {
                 let space = self.space()?;
                 let r = Reads { storage: &*self.engine.storage, space: &space, req };

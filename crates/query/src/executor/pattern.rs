@@ -622,6 +622,26 @@ pub(super) fn semi_join(input: &DataSet, keys: usize, key_of_row: &[usize], bran
     input.gather(&kept)
 }
 
+/// Each input row with `column` added: the list of the branch's `column` values made from its key (in the order the
+/// branch produced them). `keys` distinct keys were numbered by the branch's input; `key_of_row` gives each input
+/// row's.
+pub(super) fn roll_up(input: &DataSet, keys: usize, key_of_row: &[usize], branch: &DataSet, column: &str) -> DataSet {
+    let mut lists: Vec<Vec<Value>> = vec![Vec::new(); keys];
+    if let (Some(rc), Some(pc)) = (branch.column_index(ROW_COLUMN), branch.column_index(column)) {
+        for r in 0..branch.len() {
+            if let Value::Int(i) = branch.value(r, rc) {
+                if let Some(list) = lists.get_mut(*i as usize) {
+                    list.push(branch.value(r, pc).clone());
+                }
+            }
+        }
+    }
+    let (mut columns, mut values) = input.clone().into_columns();
+    columns.push(column.to_string());
+    values.push(key_of_row.iter().map(|&k| Value::List(lists[k].clone())).collect());
+    DataSet::from_columns(columns, values)
+}
+
 /// The distinct values of the input's `keys` columns (as the first row with each has them), and for every input
 /// row the position of its key among them. Columns of `keys` the input lacks are left out; so are the other
 /// columns (a pattern predicate reads only its keys).

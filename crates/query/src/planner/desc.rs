@@ -341,6 +341,10 @@ fn describe(op: &Op) -> Vec<(String, String)> {
         Op::Unwind { expr, alias, .. } => d.push(("unwind".into(), format!("{expr} AS {alias}"))),
         Op::OptionalJoin { columns } => d.push(("columns".into(), join(columns))),
         Op::PatternApply { anti, .. } => d.push(("anti".into(), anti.to_string())),
+        Op::RollUpApply { keys, column } => {
+            d.push(("keys".into(), join(keys)));
+            d.push(("column".into(), column.clone()));
+        }
         Op::Lookup(p) => {
             d.push(("schema".into(), p.schema.name.clone()));
             d.push((

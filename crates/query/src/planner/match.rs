@@ -157,13 +157,7 @@ pub(super) fn plan(m: BoundMatch) -> PlanNode {
                     node = above(node, Op::Filter(f));
                 }
                 for (p, anti) in predicates {
-                    let keys = p
-                        .nodes
-                        .iter()
-                        .filter(|n| n.bound)
-                        .map(|n| n.column.clone())
-                        .chain(p.edges.iter().map(|e| e.bound_to.clone().unwrap_or_else(|| e.column.clone())))
-                        .collect();
+                    let keys = pattern_keys(&p);
                     node = PlanNode {
                         op: Op::PatternApply { anti, keys },
                         input: Some(Box::new(node)),
@@ -186,10 +180,21 @@ pub(super) fn plan(m: BoundMatch) -> PlanNode {
                 PlanNode { op: Op::OptionalJoin { columns }, input: Some(Box::new(root)), branches: vec![branch] }
             }
             MatchStage::Unwind { expr, alias } => above(root, Op::Unwind { expr, alias, only_alias: false }),
-            MatchStage::With(p) => projection(root, p),
+            MatchStage::With(p) => projection(root, p, &tags),
         };
     }
-    projection(root, m.ret)
+    projection(root, m.ret, &tags)
+}
+
+/// What a pattern used in a row's context matches by: its nodes bound before, and the columns of the edges it is
+/// bound to.
+fn pattern_keys(p: &BoundPath) -> Vec<String> {
+    p.nodes
+        .iter()
+        .filter(|n| n.bound)
+        .map(|n| n.column.clone())
+        .chain(p.edges.iter().filter_map(|e| e.bound_to.clone()))
+        .collect()
 }
 
 /// The columns a path adds to its input rows, in the order they are added.
@@ -318,8 +323,18 @@ fn path(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
 
 /// WITH or RETURN: the projection (grouping when it aggregates, DISTINCT), ORDER BY, SKIP and LIMIT, then WITH's
 /// WHERE.
-fn projection(input: PlanNode, p: BoundProjection) -> PlanNode {
-    let mut root = above(input, Op::Project { yield_clause: p.yield_clause, filter: None });
+fn projection(input: PlanNode, p: BoundProjection, tags: &Tags) -> PlanNode {
+    let mut root = input;
+    for path in p.roll_ups {
+        let keys = pattern_keys(&path);
+        let column = path.alias.clone().expect("a rolled-up pattern names its column");
+        root = PlanNode {
+            op: Op::RollUpApply { keys, column },
+            input: Some(Box::new(root)),
+            branches: vec![self::path(None, path, tags)],
+        };
+    }
+    let mut root = above(root, Op::Project { yield_clause: p.yield_clause, filter: None });
     if !p.order.is_empty() {
         root = above(root, Op::Sort(p.order.into_iter().map(|(c, asc)| (Expr::InputProp(c), asc)).collect()));
     }

@@ -121,6 +121,13 @@ pub(crate) enum Op {
         anti: bool,
         keys: Vec<String>,
     },
+    /// A path pattern used as a value (`size((v)-[:like]->())`): each input row gains `column`, the list of the
+    /// paths `branches[0]` matches from it (the branch builds them into its own `column`). As with `PatternApply`,
+    /// the matches depend on the row's `keys` alone, so the branch runs once per distinct key.
+    RollUpApply {
+        keys: Vec<String>,
+        column: String,
+    },
 }
 
 /// A GO with what the optimizer pushed into its storage reads.
@@ -297,6 +304,7 @@ impl PlanNode {
             Op::Repeat { .. } => "Repeat",
             Op::OptionalJoin { .. } => "HashLeftJoin",
             Op::PatternApply { .. } => "PatternApply",
+            Op::RollUpApply { .. } => "RollUpApply",
             Op::PathCount(p) => match p.output {
                 CountOutput::Count { .. } => "PathCount",
                 CountOutput::GroupCount { .. } => "PathGroupCount",

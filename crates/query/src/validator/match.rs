@@ -69,6 +69,10 @@ pub(crate) enum MatchStage {
 /// RETURN or WITH: the columns (expressions rewritten, each named), then DISTINCT, ORDER BY (by output column),
 /// SKIP, LIMIT and WITH's WHERE (over the output columns).
 pub(crate) struct BoundProjection {
+    /// Path patterns used as values in the items (`size((v)-[:like]->())`): each one's matches from the row, as a
+    /// list of paths, in a hidden column the items read (NebulaGraph's RollUpApply). The path's alias is that
+    /// column's name.
+    pub roll_ups: Vec<BoundPath>,
     pub yield_clause: YieldClause,
     pub order: Vec<(String, bool)>,
     pub skip: Option<Expr>,
@@ -243,13 +247,13 @@ impl Validator<'_> {
                     stages.push(MatchStage::Unwind { expr: rewritten, alias: alias.clone() });
                 }
                 MatchClause::With(p) => {
-                    let (projection, next) = self.projection(p, &scope, true)?;
+                    let (projection, next) = self.projection(&space, p, &scope, true, &mut anon)?;
                     scope = next;
                     stages.push(MatchStage::With(projection));
                 }
             }
         }
-        let (ret, _) = self.projection(&stmt.ret, &scope, false)?;
+        let (ret, _) = self.projection(&space, &stmt.ret, &scope, false, &mut anon)?;
         let all_tags = self.engine.catalog.schemas(&space, SchemaKind::Tag).into();
         Ok(BoundMatch { stages, ret, all_tags })
     }
@@ -576,8 +580,16 @@ impl Validator<'_> {
     }
 
     /// Binds RETURN or WITH; returns it and the scope after it.
-    fn projection(&self, p: &Projection, scope: &Scope, with: bool) -> QResult<(BoundProjection, Scope)> {
+    fn projection(
+        &self,
+        space: &quiver_api::SpaceDesc,
+        p: &Projection,
+        scope: &Scope,
+        with: bool,
+        anon: &mut usize,
+    ) -> QResult<(BoundProjection, Scope)> {
         let mut columns: Vec<YieldColumn> = Vec::new();
+        let mut roll_ups = Vec::new();
         let mut next = Scope::default();
         if p.star {
             // `*`: every named alias in scope.
@@ -634,7 +646,13 @@ impl Validator<'_> {
                     return Err(semantic(format!("`{name}': Redefined alias")));
                 }
                 next.add(&name, kind);
-                columns.push(YieldColumn { expr: rewrite(&c.expr, scope)?, alias: Some(name) });
+                let expr = self.roll_up(space, &c.expr, scope, anon, &mut roll_ups)?;
+                let mut inner = scope.clone();
+                roll_ups
+                    .iter()
+                    .filter_map(|p: &BoundPath| p.alias.as_ref())
+                    .for_each(|c| inner.add(c, AliasKind::Value));
+                columns.push(YieldColumn { expr: rewrite(&expr, &inner)?, alias: Some(name) });
             }
         }
         let distinct = p.distinct || p.items.as_ref().is_some_and(|y| y.distinct);
@@ -672,8 +690,42 @@ impl Validator<'_> {
             None => None,
         };
         let projection =
-            BoundProjection { yield_clause: YieldClause { distinct, columns }, order, skip, limit, filter };
+            BoundProjection { roll_ups, yield_clause: YieldClause { distinct, columns }, order, skip, limit, filter };
         Ok((projection, next))
+    }
+
+    /// `e` with each path pattern in it (`(v)-[:like]->()`) replaced by a hidden column that will hold the list of
+    /// its matches from the row; the patterns are bound (as a WHERE's pattern predicates are) into `roll_ups`.
+    fn roll_up(
+        &self,
+        space: &quiver_api::SpaceDesc,
+        e: &Expr,
+        scope: &Scope,
+        anon: &mut usize,
+        roll_ups: &mut Vec<BoundPath>,
+    ) -> QResult<Expr> {
+        if !e.any(&|x| matches!(x, Expr::Pattern(_))) {
+            return Ok(e.clone());
+        }
+        let mut out = e.clone();
+        let mut err = None;
+        out.visit_mut(&mut |x| {
+            if err.is_some() {
+                return;
+            }
+            if let Expr::Pattern(p) = x {
+                match self.predicate_path(space, p, scope, anon) {
+                    Ok(mut path) => {
+                        let column = hidden(anon);
+                        path.alias = Some(column.clone());
+                        roll_ups.push(path);
+                        *x = Expr::Label(column);
+                    }
+                    Err(e) => err = Some(e),
+                }
+            }
+        });
+        err.map_or(Ok(out), Err)
     }
 }
 
