@@ -11,7 +11,9 @@
 //! named paths), each with an optional WHERE (`id(n) ==`/`IN` starts, comparisons of tag and edge properties under
 //! AND/OR/NOT, path patterns as predicates with or without NOT), then OPTIONAL MATCH clauses, WITH [DISTINCT] ...
 //! [WHERE] in between, and RETURN [DISTINCT] of `id(n)`, `n.a.x`, `src/dst/rank/type(e)`, `e.w`, `size(l)`,
-//! `[x IN l | rank(x)]`, `length(p)`, `nodes(p)`, `relationships(p)`, `endNode(p)` (sometimes ORDER BY every column,
+//! `[x IN l | rank(x)]`, `length(p)`, `nodes(p)`, `relationships(p)`, `endNode(p)`, `size(pattern)` from a bound
+//! node (a pattern as a value, counted by the reference as the paths it matches from the row) (sometimes ORDER BY
+//! every column,
 //! SKIP, LIMIT), or `count(*)` alone or grouped; and, more often than chance would make them, paths that are only
 //! counted (the shape `fuse_match_count` runs in storage).
 //!
@@ -310,6 +312,8 @@ enum Item {
     PathRanks(String),
     /// `id(endNode(p))`.
     End(String),
+    /// `size(pattern)`: how many paths a pattern matches from the row (its first node bound, no new aliases).
+    Degree(PathP),
 }
 
 /// `ORDER BY` every column (each `true`: DESC), then `SKIP` and `LIMIT`: a single order of the rows.
@@ -617,7 +621,18 @@ impl Gen<'_> {
             return None;
         }
         let at = self.below(self.scope.len() as u64) as usize;
-        let (name, kind, _) = self.scope[at].clone();
+        let (name, kind, nullable) = self.scope[at].clone();
+        if kind == Kind::Node && !nullable && self.chance(15) {
+            let bound: Vec<String> = self
+                .scope
+                .iter()
+                .filter(|(_, k, nullable)| *k == Kind::Node && !nullable)
+                .map(|(n, _, _)| n.clone())
+                .collect();
+            let mut p = self.predicate(&bound);
+            p.nodes[0].name = name;
+            return Some(Item::Degree(p));
+        }
         Some(match kind {
             Kind::Node => match self.below(3) {
                 0 => Item::Prop(name, self.below(2) as usize),
@@ -824,6 +839,7 @@ fn render_item(i: &Item) -> String {
         Item::PathIds(p) => format!("[x IN nodes({p}) | id(x)]"),
         Item::PathRanks(p) => format!("[x IN relationships({p}) | rank(x)]"),
         Item::End(p) => format!("id(endNode({p}))"),
+        Item::Degree(p) => format!("size({})", render_path(p)),
     }
 }
 
@@ -1065,7 +1081,16 @@ impl Reference<'_> {
         }
     }
 
-    fn item(&self, i: &Item, row: &Row) -> Value {
+    fn item(&mut self, i: &Item, row: &Row) -> Result<Value, TooBig> {
+        if let Item::Degree(p) = i {
+            let mut found = Vec::new();
+            self.path(p, row, &mut found)?;
+            return Ok(Value::Int(found.len() as i64));
+        }
+        Ok(self.plain_item(i, row))
+    }
+
+    fn plain_item(&self, i: &Item, row: &Row) -> Value {
         let g = self.g;
         let b = |n: &str| get(row, n).cloned().unwrap_or(B::Null);
         let int = |x: Option<i64>| x.map_or(Value::NULL, Value::Int);
@@ -1109,6 +1134,7 @@ impl Reference<'_> {
                 },
                 _ => Value::NULL,
             },
+            Item::Degree(_) => unreachable!("counted by `item`"),
         }
     }
 
@@ -1169,7 +1195,7 @@ impl Reference<'_> {
             Ret::GroupCount(i) => {
                 let mut groups: Vec<(Value, i64)> = Vec::new();
                 for r in &rows {
-                    let k = self.item(i, r);
+                    let k = self.item(i, r)?;
                     match groups.iter_mut().find(|(x, _)| format!("{x:?}") == format!("{k:?}")) {
                         Some((_, n)) => *n += 1,
                         None => groups.push((k, 1)),
@@ -1178,8 +1204,14 @@ impl Reference<'_> {
                 groups.into_iter().map(|(k, n)| vec![k, Value::Int(n)]).collect()
             }
             Ret::Items { items, distinct, order } => {
-                let mut out: Vec<Vec<Value>> =
-                    rows.iter().map(|r| items.iter().map(|i| self.item(i, r)).collect()).collect();
+                let mut out: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    let mut values = Vec::with_capacity(items.len());
+                    for i in items {
+                        values.push(self.item(i, r)?);
+                    }
+                    out.push(values);
+                }
                 if *distinct {
                     let mut seen = std::collections::HashSet::new();
                     out.retain(|r| seen.insert(format!("{r:?}")));
