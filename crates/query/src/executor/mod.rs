@@ -433,9 +433,9 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let branch = self.run(&node.branches[0], Some(&pattern::numbered(left.clone())))?;
                 Ok(pattern::left_join(&left, &branch, columns))
             }
-            Op::PatternApply { anti, keys } => {
+            Op::PatternApply { keys, .. } | Op::RollUpApply { keys, .. } => {
                 // The branch runs once over the distinct keys of the input rows, numbered; each row is kept by its
-                // key's answer.
+                // key's answer (PatternApply) or gains the list of its key's paths (RollUpApply).
                 let argument;
                 let left = match input {
                     Some(rows) => rows,
@@ -447,21 +447,11 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                 let (distinct, key_of_row) = pattern::distinct_keys(left, keys);
                 let keys = distinct.len();
                 let branch = self.run(&node.branches[0], Some(&pattern::numbered(distinct)))?;
-                Ok(pattern::semi_join(left, keys, &key_of_row, &branch, *anti))
-            }
-            Op::RollUpApply { keys, column } => {
-                let argument;
-                let left = match input {
-                    Some(rows) => rows,
-                    None => {
-                        argument = pattern::argument();
-                        &argument
-                    }
-                };
-                let (distinct, key_of_row) = pattern::distinct_keys(left, keys);
-                let keys = distinct.len();
-                let branch = self.run(&node.branches[0], Some(&pattern::numbered(distinct)))?;
-                Ok(pattern::roll_up(left, keys, &key_of_row, &branch, column))
+                Ok(match &node.op {
+                    Op::PatternApply { anti, .. } => pattern::semi_join(left, keys, &key_of_row, &branch, *anti),
+                    Op::RollUpApply { column, .. } => pattern::roll_up(left, keys, &key_of_row, &branch, column),
+                    _ => unreachable!("matched above"),
+                })
             }
             Op::StartVertices(_) | Op::Traverse(_) | Op::AppendVertices(_) | Op::BuildPath(_) | Op::ShortestPath(_) => {
                 let space = self.space()?;
