@@ -605,6 +605,8 @@ impl Validator<'_> {
             }
         }
         if let Some(items) = &p.items {
+            // The scope the items are rewritten in: this one and the hidden columns of their patterns.
+            let mut with_roll_ups = scope.clone();
             for c in &items.columns {
                 if c.expr.any(&|e| matches!(e, Expr::Vertex(_) | Expr::Edge)) && !with {
                     let text = match &c.alias {
@@ -646,13 +648,13 @@ impl Validator<'_> {
                     return Err(semantic(format!("`{name}': Redefined alias")));
                 }
                 next.add(&name, kind);
+                let before = roll_ups.len();
                 let expr = self.roll_up(space, &c.expr, scope, anon, &mut roll_ups)?;
-                let mut inner = scope.clone();
-                roll_ups
-                    .iter()
-                    .filter_map(|p: &BoundPath| p.alias.as_ref())
-                    .for_each(|c| inner.add(c, AliasKind::Value));
-                columns.push(YieldColumn { expr: rewrite(&expr, &inner)?, alias: Some(name) });
+                for p in &roll_ups[before..] {
+                    let hidden = p.alias.as_ref().expect("a rolled-up pattern names its column");
+                    with_roll_ups.add(hidden, AliasKind::Value);
+                }
+                columns.push(YieldColumn { expr: rewrite(&expr, &with_roll_ups)?, alias: Some(name) });
             }
         }
         let distinct = p.distinct || p.items.as_ref().is_some_and(|y| y.distinct);
