@@ -9,8 +9,9 @@
 //!
 //! Not yet: the hosts are reached in process (the thrift services of `docs/design/cluster.md` §2 come with the
 //! processes); multi-hop reads need a host that carries every partition (graphd driving them step by step does
-//! not); a statement's writes to several partitions are atomic per partition only, as NebulaGraph's are without
-//! TOSS (§4, §7); jobs and snapshots are refused.
+//! not); a statement sent to several hosts is atomic per host request only (each host's batch is, by
+//! [`crate::chain`], across its partitions; NebulaGraph's `E_PARTIAL_SUCCEEDED` is not reported as such, §4); jobs
+//! and snapshots are refused.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};

@@ -19,6 +19,8 @@ use quiver_raft::{
 };
 use quiver_storage::{keys, EmbeddedStorage};
 
+use crate::chain::{Chains, SWEEP_EVERY};
+
 /// How long a write waits for its partitions' groups to commit it, and a read for its read index.
 pub const PART_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -72,7 +74,7 @@ fn leader_replica(hosts: &dyn Hosts, space: u32, part: u32) -> QResult<Arc<Repli
 }
 
 /// Runs `tasks` on the runtime, all at once, each to its end; answers the first error among them.
-async fn all<E: Send + 'static>(
+pub(crate) async fn all<E: Send + 'static>(
     tasks: Vec<impl std::future::Future<Output = Result<(), E>> + Send + 'static>,
     panicked: impl Fn(tokio::task::JoinError) -> E,
 ) -> Result<(), E> {
@@ -92,11 +94,15 @@ async fn all<E: Send + 'static>(
 
 pub struct StorageHost {
     id: NodeId,
-    storage: Arc<EmbeddedStorage>,
+    pub(crate) engine: Arc<dyn KvEngine>,
+    pub(crate) storage: Arc<EmbeddedStorage>,
     raft: Arc<RaftHost>,
     runtime: tokio::runtime::Handle,
     /// Every partition replica opened here, by group.
-    parts: RwLock<HashMap<GroupId, Arc<Replica>>>,
+    pub(crate) parts: RwLock<HashMap<GroupId, Arc<Replica>>>,
+    /// The cluster's other hosts (the leaders of the partitions this host's writes reach).
+    pub(crate) hosts: Weak<dyn Hosts>,
+    pub(crate) chains: Chains,
 }
 
 impl StorageHost {
@@ -109,24 +115,43 @@ impl StorageHost {
         timing: quiver_raft::Timing,
         hosts: Weak<dyn Hosts>,
     ) -> Arc<StorageHost> {
-        let raft = RaftHost::new(id, engine, timing);
+        let raft = RaftHost::new(id, engine.clone(), timing);
         let host = Arc::new(StorageHost {
             id,
+            engine,
             storage,
             raft,
             runtime: tokio::runtime::Handle::current(),
             parts: RwLock::new(HashMap::new()),
+            hosts,
+            chains: Chains::default(),
         });
         let me = Arc::downgrade(&host);
         host.storage.replicate_through(Arc::new(move |space: &SpaceDesc, batch: WriteBatch| {
             let host = me.upgrade().ok_or_else(|| QError::storage("the storage host has stopped"))?;
-            host.propose(space, batch, &hosts)
+            host.propose(space, batch)
         }));
+        // Finishes chains left pending by a crash or a lost message, while the host runs.
+        let me = Arc::downgrade(&host);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(SWEEP_EVERY).await;
+                let Some(host) = me.upgrade() else { return };
+                if tokio::task::spawn_blocking(move || host.sweep()).await.is_err() {
+                    log::error!("a sweep of pending chains panicked");
+                }
+            }
+        });
         host
     }
 
     pub fn id(&self) -> NodeId {
         self.id
+    }
+
+    /// The engine every partition replica here keeps its log and data in.
+    pub fn engine(&self) -> &Arc<dyn KvEngine> {
+        &self.engine
     }
 
     pub fn storage(&self) -> &Arc<EmbeddedStorage> {
@@ -228,18 +253,23 @@ impl StorageHost {
         self.block_on(all(work, |e| QError::storage(format!("a catch-up failed: {e}"))))
     }
 
-    /// The proposer of this host's storage: `batch` split by partition, every part proposed to its group's leader
-    /// (this host's replica, or the leader's host), all at once; the first error is the answer.
-    fn propose(&self, space: &SpaceDesc, batch: WriteBatch, hosts: &Weak<dyn Hosts>) -> QResult<()> {
+    /// The proposer of this host's storage: `batch` split by partition; a batch of several partitions runs as a
+    /// chain ([`crate::chain`]), one of a single partition is proposed to its group's leader (this host's replica,
+    /// or the leader's host). Either way the partitions led here are settled first.
+    fn propose(&self, space: &SpaceDesc, batch: WriteBatch) -> QResult<()> {
         let parts = split_by_part(space, batch)?;
+        let hosts = self.hosts.upgrade().ok_or_else(|| QError::storage("the cluster has stopped"))?;
+        if parts.len() > 1 {
+            return self.block_on(self.chain(space, parts, &hosts));
+        }
         let mut writes = Vec::with_capacity(parts.len());
         for (part, sub) in parts {
             let replica = match self.replica(space.id, part).filter(|r| r.is_leader()) {
-                Some(r) => r,
-                None => {
-                    let hosts = hosts.upgrade().ok_or_else(|| QError::storage("the cluster has stopped"))?;
-                    leader_replica(hosts.as_ref(), space.id, part)?
+                Some(r) => {
+                    self.block_on(self.settle(space.id, part, &r, &hosts))?;
+                    r
                 }
+                None => leader_replica(hosts.as_ref(), space.id, part)?,
             };
             writes.push(async move {
                 match tokio::time::timeout(PART_TIMEOUT, replica.write(sub)).await {

@@ -5,10 +5,12 @@
 //! **Architecture invariant:** this crate knows storage hosts and partitions, never queries: graphd's query layer
 //! reaches it only through the `StorageClient` trait, and it reaches Raft only through `quiver-raft`'s replicas.
 
+pub mod chain;
 pub mod client;
 pub mod host;
 pub mod sim;
 
+pub use chain::{ChainFault, ChainStep};
 pub use client::{Cluster, ClusterStorage};
 pub use host::{HostError, Hosts, StorageHost};
 pub use sim::SimCluster;

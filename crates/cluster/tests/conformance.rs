@@ -34,13 +34,13 @@ fn cluster_storage_over_three_replicas() {
     conformance::run(
         &cluster,
         &[
-            // A statement's writes are atomic per partition only (NebulaGraph's E_PARTIAL_SUCCEEDED without TOSS;
-            // docs/design/cluster.md §4): the failing mutation's partition writes nothing, the others commit.
+            // A statement sent to several hosts is atomic per host request only (NebulaGraph's E_PARTIAL_SUCCEEDED;
+            // docs/design/cluster.md §4): the failing mutation's host writes nothing, the others commit.
             "a_failed_write_applies_nothing",
             // A vertex deleted with its edges also deletes the out-copies of its in-edges, in their sources'
             // partitions, and writes those partitions' whole counter records from this host's view of them, which
-            // lags when this host follows them and is behind (no TOSS yet, docs/design/cluster.md §11): under load
-            // the counts then disagree with the reads.
+            // lags when this host follows them and is behind (a chain carries them as computed here,
+            // docs/design/cluster.md §7): under load the counts then disagree with the reads.
             "stats_agree_with_reads",
             // Jobs are the meta service's in a cluster and are not built yet: refused ("not supported").
             "index_rebuild_job",

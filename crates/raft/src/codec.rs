@@ -20,6 +20,7 @@ pub const SNAPSHOT_CHUNK_BYTES: u64 = 512 * 1024;
 const KIND_BLANK: u8 = 0;
 const KIND_MEMBERSHIP: u8 = 1;
 const KIND_WRITE: u8 = 2;
+const KIND_FENCED: u8 = 3;
 
 const OP_PUT: u8 = 1;
 const OP_DELETE: u8 = 2;
@@ -194,7 +195,7 @@ pub fn decode_stored_membership(r: &mut Reader<'_>) -> Result<StoredMembership<N
     Ok(StoredMembership::new(log_id, decode_membership(r)?))
 }
 
-fn encode_batch(out: &mut Vec<u8>, batch: &WriteBatch) {
+pub fn encode_batch(out: &mut Vec<u8>, batch: &WriteBatch) {
     out.extend_from_slice(&(batch.ops.len() as u32).to_le_bytes());
     for op in &batch.ops {
         match op {
@@ -216,6 +217,14 @@ fn encode_batch(out: &mut Vec<u8>, batch: &WriteBatch) {
     }
 }
 
+/// The bytes `command` takes in a log entry.
+pub fn command_bytes(command: &Command) -> usize {
+    match command {
+        Command::Write(b) => batch_bytes(b),
+        Command::Fenced(f) => 4 + f.fence.len() + 8 + batch_bytes(&f.batch),
+    }
+}
+
 /// The bytes `batch` takes in a log entry.
 pub fn batch_bytes(batch: &WriteBatch) -> usize {
     4 + batch
@@ -228,7 +237,7 @@ pub fn batch_bytes(batch: &WriteBatch) -> usize {
         .sum::<usize>()
 }
 
-fn decode_batch(r: &mut Reader<'_>) -> Result<WriteBatch, DecodeError> {
+pub fn decode_batch(r: &mut Reader<'_>) -> Result<WriteBatch, DecodeError> {
     let n = r.count(5, "write batch operations")?;
     let mut batch = WriteBatch::new();
     for _ in 0..n {
@@ -265,6 +274,12 @@ pub fn encode_entry(entry: &Entry) -> Vec<u8> {
             out.push(KIND_WRITE);
             encode_batch(&mut out, batch);
         }
+        EntryPayload::Normal(Command::Fenced(f)) => {
+            out.push(KIND_FENCED);
+            put_bytes(&mut out, &f.fence);
+            out.extend_from_slice(&f.term.to_le_bytes());
+            encode_batch(&mut out, &f.batch);
+        }
     }
     out
 }
@@ -282,6 +297,11 @@ pub fn decode_entry(index: u64, bytes: &[u8]) -> Result<Entry, DecodeError> {
         KIND_BLANK => EntryPayload::Blank,
         KIND_MEMBERSHIP => EntryPayload::Membership(decode_membership(&mut r)?),
         KIND_WRITE => EntryPayload::Normal(Command::Write(decode_batch(&mut r)?)),
+        KIND_FENCED => {
+            let fence = r.bytes("fence key")?.to_vec();
+            let term = r.u64("fence term")?;
+            EntryPayload::Normal(Command::Fenced(crate::Fenced { fence, term, batch: decode_batch(&mut r)? }))
+        }
         kind => return Err(DecodeError(format!("entry kind {kind}"))),
     };
     if !r.is_empty() {
@@ -357,9 +377,20 @@ mod tests {
         let mut only_batch = Vec::new();
         encode_batch(&mut only_batch, &batch);
         assert_eq!(batch_bytes(&batch), only_batch.len());
-        for payload in [EntryPayload::Blank, EntryPayload::Normal(Command::Write(batch)), EntryPayload::Membership(m)] {
+        let fenced = Command::Fenced(crate::Fenced { fence: b"f".to_vec(), term: 9, batch: batch.clone() });
+        let header = encode_entry(&Entry { log_id: lid(3, 2, 17), payload: EntryPayload::Blank }).len() - 1;
+        for payload in [
+            EntryPayload::Blank,
+            EntryPayload::Normal(fenced),
+            EntryPayload::Normal(Command::Write(batch)),
+            EntryPayload::Membership(m),
+        ] {
             let e = Entry { log_id: lid(3, 2, 17), payload };
-            let back = decode_entry(17, &encode_entry(&e)).unwrap();
+            let bytes = encode_entry(&e);
+            if let EntryPayload::Normal(c) = &e.payload {
+                assert_eq!(header + 1 + command_bytes(c), bytes.len());
+            }
+            let back = decode_entry(17, &bytes).unwrap();
             assert_eq!(back.log_id, e.log_id);
             assert_eq!(back.payload, e.payload);
         }

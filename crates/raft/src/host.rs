@@ -194,17 +194,28 @@ impl Replica {
 
     /// Replicates `batch` and applies it; returns once a majority has it and this leader applied it.
     pub async fn write(&self, batch: WriteBatch) -> Result<LogId, ReplicaError> {
+        self.propose(Command::Write(batch)).await.map(|(id, _)| id)
+    }
+
+    /// Replicates a [`Command::Fenced`] write and applies it: `Ok(true)` once it is committed and was written,
+    /// `Ok(false)` if it is committed but the fence held a newer term, so nothing of it was written.
+    pub async fn write_fenced(&self, fence: Vec<u8>, term: u64, batch: WriteBatch) -> Result<bool, ReplicaError> {
+        let (_, applied) = self.propose(Command::Fenced(crate::Fenced { fence, term, batch })).await?;
+        Ok(!applied.fenced_out)
+    }
+
+    async fn propose(&self, command: Command) -> Result<(LogId, crate::Applied), ReplicaError> {
         let group = self.group;
-        if !self.range.covers(&batch) {
+        if !self.range.covers_command(&command) {
             return Err(ReplicaError::OutOfRange { group });
         }
-        let bytes = crate::codec::batch_bytes(&batch);
+        let bytes = crate::codec::command_bytes(&command);
         let max = quiver_common::limits::RAFT_FRAME_BYTES_MAX - 1024;
         if bytes > max {
             return Err(ReplicaError::TooLarge { group, bytes, max });
         }
-        match self.raft.client_write(Command::Write(batch)).await {
-            Ok(r) => Ok(r.log_id),
+        match self.raft.client_write(command).await {
+            Ok(r) => Ok((r.log_id, r.data)),
             // openraft answers ForwardToLeader for a write refused up front, or one whose entry was truncated
             // (replaced by a new leader's): either way it is not and will not be committed.
             Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {

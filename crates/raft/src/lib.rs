@@ -58,11 +58,31 @@ pub fn partition_group(space: u32, part: u32) -> GroupId {
 pub enum Command {
     /// Apply these key-value operations atomically; every key lies in the group's data range.
     Write(WriteBatch),
+    /// Apply `batch` only if the fence does not hold a newer term than `term`; see [`Fenced`].
+    Fenced(Fenced),
+}
+
+/// A write guarded by a monotonic fence: the state machine applies `batch` and records `term` in the `fence` key
+/// unless that key already holds a larger term, in which case nothing is written and the answer says so
+/// ([`Applied::fenced_out`]). The check runs at apply, in log order, so every replica decides the same.
+///
+/// What it is for: a writer that may be superseded by a newer one (a chain's coordinator, after its partition
+/// elected a new leader in a later term) names its term; once the newer writer's term is recorded, a late message of
+/// the old one can no longer overwrite what the newer one wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fenced {
+    /// A key of the group's range holding the last accepted term (`u64` little-endian).
+    pub fence: Vec<u8>,
+    pub term: u64,
+    pub batch: WriteBatch,
 }
 
 /// The state machine's answer to an applied entry.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Applied;
+pub struct Applied {
+    /// A [`Command::Fenced`] whose fence held a newer term: nothing of it was written.
+    pub fenced_out: bool,
+}
 
 openraft::declare_raft_types!(
     /// openraft's types for Quiver's groups.
@@ -112,6 +132,14 @@ pub struct DataRange {
 impl DataRange {
     pub fn contains(&self, key: &[u8]) -> bool {
         self.start.as_slice() <= key && key < self.end.as_slice()
+    }
+
+    /// Whether every key `command` writes stays inside the range.
+    pub fn covers_command(&self, command: &Command) -> bool {
+        match command {
+            Command::Write(b) => self.covers(b),
+            Command::Fenced(f) => self.contains(&f.fence) && self.covers(&f.batch),
+        }
     }
 
     /// Whether every operation of `batch` stays inside the range.

@@ -1,6 +1,7 @@
 //! A group's state machine (openraft's `RaftStateMachine`): applies entries to the group's data range of the
 //! host's engine, each batch of entries together with the applied log id in one atomic write.
 
+use std::collections::HashMap;
 use std::io::Cursor;
 use std::sync::Arc;
 
@@ -76,6 +77,12 @@ impl StateMachine {
     }
 }
 
+/// The term a fence key holds; a damaged value (never written by [`Command::Fenced`]) counts as the largest, so the
+/// fence refuses rather than lets an old writer through.
+fn fence_term(value: &[u8]) -> u64 {
+    value.try_into().map_or(u64::MAX, u64::from_le_bytes)
+}
+
 /// Builds a snapshot from a copy already taken.
 pub struct SnapshotBuilder {
     copy: StorageResult<(SnapshotMeta<NodeId, BasicNode>, Vec<u8>)>,
@@ -102,13 +109,16 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     {
         let mut batch = WriteBatch::new();
         let mut replies = Vec::new();
+        // Fences written by earlier entries of this call, not yet in the engine.
+        let mut fences: HashMap<Vec<u8>, u64> = HashMap::new();
         for entry in entries {
+            let mut reply = Applied::default();
             match entry.payload {
                 EntryPayload::Blank => {}
-                EntryPayload::Normal(Command::Write(b)) => {
+                EntryPayload::Normal(command) => {
                     // The leader refused out-of-range batches before proposing them; an entry that still holds one
                     // comes from a damaged log, and applying it would write outside this group.
-                    if !self.range.covers(&b) {
+                    if !self.range.covers_command(&command) {
                         return Err(StorageError::IO {
                             source: StorageIOError::apply(
                                 entry.log_id,
@@ -116,12 +126,27 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                             ),
                         });
                     }
-                    batch.ops.extend(b.ops);
+                    match command {
+                        Command::Write(b) => batch.ops.extend(b.ops),
+                        Command::Fenced(f) => {
+                            let held = match fences.get(&f.fence) {
+                                Some(&term) => Some(term),
+                                None => self.engine.get(&f.fence).map_err(sm_read)?.map(|v| fence_term(&v)),
+                            };
+                            if held.is_some_and(|held| held > f.term) {
+                                reply.fenced_out = true;
+                            } else {
+                                batch.ops.extend(f.batch.ops);
+                                batch.put(f.fence.clone(), f.term.to_le_bytes().to_vec());
+                                fences.insert(f.fence, f.term);
+                            }
+                        }
+                    }
                 }
                 EntryPayload::Membership(m) => self.membership = StoredMembership::new(Some(entry.log_id), m),
             }
             self.applied = Some(entry.log_id);
-            replies.push(Applied);
+            replies.push(reply);
         }
         // The hook is told the data operations alone; the copy is made only for a group that has one.
         let data = self.on_apply.as_ref().map(|_| batch.clone());
@@ -187,5 +212,42 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             .snapshot
             .as_ref()
             .map(|(meta, data)| Snapshot { meta: meta.clone(), snapshot: Box::new(Cursor::new(data.clone())) }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Fenced;
+    use openraft::{CommittedLeaderId, EntryPayload};
+    use quiver_kv::MemEngine;
+
+    fn fenced(index: u64, term: u64, key: &[u8], value: &[u8]) -> Entry {
+        let mut batch = WriteBatch::new();
+        batch.put(key.to_vec(), value.to_vec());
+        let command = Command::Fenced(Fenced { fence: b"af".to_vec(), term, batch });
+        Entry { log_id: LogId::new(CommittedLeaderId::new(1, 1), index), payload: EntryPayload::Normal(command) }
+    }
+
+    /// A fenced write applies at its fence's term or a newer one, and is refused (nothing written) below it, whether
+    /// the newer term came in the same apply call or an earlier one.
+    #[tokio::test]
+    async fn a_fence_refuses_older_terms() {
+        let engine: Arc<dyn KvEngine> = Arc::new(MemEngine::new());
+        let range = DataRange { start: b"a".to_vec(), end: b"b".to_vec() };
+        let mut sm = StateMachine::open(engine.clone(), 7, range, None).unwrap();
+        let replies = sm.apply([fenced(1, 3, b"ak", b"t3"), fenced(2, 2, b"ak", b"t2")]).await.unwrap();
+        assert_eq!(replies.iter().map(|r| r.fenced_out).collect::<Vec<_>>(), [false, true]);
+        assert_eq!(engine.get(b"ak").unwrap().as_deref(), Some(&b"t3"[..]));
+        let replies = sm.apply([fenced(3, 1, b"ak", b"t1"), fenced(4, 3, b"ak", b"t3b")]).await.unwrap();
+        assert_eq!(replies.iter().map(|r| r.fenced_out).collect::<Vec<_>>(), [true, false]);
+        assert_eq!(engine.get(b"ak").unwrap().as_deref(), Some(&b"t3b"[..]));
+        assert_eq!(engine.get(b"af").unwrap(), Some(3u64.to_le_bytes().to_vec()));
+        // A fence outside the range is a damaged entry, refused whole.
+        let mut outside = fenced(5, 4, b"ak", b"x");
+        if let EntryPayload::Normal(Command::Fenced(f)) = &mut outside.payload {
+            f.fence = b"zz".to_vec();
+        }
+        assert!(sm.apply([outside]).await.is_err());
     }
 }

@@ -14,6 +14,11 @@ pub const KIND_INDEX: u8 = 0x03;
 /// The `SHOW STATS` counters of a partition (see [`crate::write::PartCounters`]).
 pub const KIND_STATS: u8 = 0x05;
 pub const KIND_VERTEX: u8 = 0x07;
+/// A cluster partition's pending chains (TOSS primes, `docs/design/cluster.md` §7): writes to several partitions
+/// that this one coordinates and has not finished. No read of the graph looks at them. (NebulaGraph's `kPrime`.)
+pub const KIND_CHAIN: u8 = 0x08;
+/// A cluster partition's fences: per coordinating partition, the last term whose chain wrote here (§7).
+pub const KIND_FENCE: u8 = 0x0A;
 /// The placeholder byte NebulaGraph reserves for MVCC at the end of an edge key.
 pub const EDGE_VERSION: u8 = 0x01;
 
@@ -61,6 +66,20 @@ pub fn prefix(space_id: u32, part: u32, kind: u8) -> Vec<u8> {
 }
 
 pub const PREFIX_LEN: usize = 9;
+
+/// The record of chain `id` coordinated by partition `part` (ids sort in the order the chains began).
+pub fn chain_key(space_id: u32, part: u32, id: u64) -> Vec<u8> {
+    let mut k = prefix(space_id, part, KIND_CHAIN);
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// The fence in partition `part` of the chains that partition `coordinator` runs.
+pub fn fence_key(space_id: u32, part: u32, coordinator: u32) -> Vec<u8> {
+    let mut k = prefix(space_id, part, KIND_FENCE);
+    k.extend_from_slice(&coordinator.to_be_bytes());
+    k
+}
 
 pub fn vertex_key(space: &SpaceDesc, vid: &Value) -> Vec<u8> {
     let mut k = prefix(space.id, part_of(space, vid), KIND_VERTEX);

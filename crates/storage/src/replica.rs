@@ -73,6 +73,13 @@ impl EmbeddedStorage {
         assert!(self.proposer.set(proposer).is_ok(), "a storage joins a cluster once");
     }
 
+    /// Runs `f` as a writer: holding the writers' lock, so no writer of this storage computes or proposes a batch
+    /// meanwhile (what a cluster host finishing a write it found half done must not interleave with).
+    pub fn as_writer<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _writing = self.lock_writers();
+        f()
+    }
+
     /// Whether writers' batches go to a [`Proposer`] (cluster mode).
     pub fn is_replicated(&self) -> bool {
         self.proposer.get().is_some()

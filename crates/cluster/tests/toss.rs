@@ -1,0 +1,360 @@
+//! Edges across partitions are written all or nothing (TOSS, `docs/design/cluster.md` §7): chains stopped part
+//! way, by fail points, crashed leaders and a lossy network, are finished; once the cluster is quiet every edge has
+//! both copies with the same row or neither, no chain is left pending, and no acknowledged write is lost.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use quiver_api::*;
+use quiver_cluster::{ChainStep, Cluster, ClusterStorage, SimCluster};
+use quiver_common::{PropType, Value};
+use quiver_kv::MemEngine;
+use quiver_meta::MetaStore;
+use quiver_raft::sim::Faults;
+use quiver_raft::Timing;
+use quiver_storage::keys;
+
+const PARTS: u32 = 6;
+
+fn timing() -> Timing {
+    Timing {
+        heartbeat: Duration::from_millis(50),
+        election_min: Duration::from_millis(200),
+        election_max: Duration::from_millis(400),
+        snapshot_every: 200,
+    }
+}
+
+struct Setup {
+    sim: Arc<SimCluster>,
+    storage: Arc<ClusterStorage>,
+    space: Arc<SpaceDesc>,
+    edge: SchemaRef,
+}
+
+fn setup(seed: u64) -> Setup {
+    let catalog = Arc::new(MetaStore::open(Arc::new(MemEngine::new())).expect("an empty catalog opens"));
+    let new =
+        NewSpace { name: "s".into(), partition_num: PARTS, replica_factor: 3, vid_type: VidType::Int64, comment: None };
+    assert!(catalog.create_space(new, false).unwrap());
+    let space = catalog.space("s").unwrap();
+    let def = PropDef { name: "w".into(), ty: PropType::Int64, nullable: true, default: None, comment: None };
+    assert!(catalog.create_schema(&space, SchemaKind::Edge, "e", vec![def], 0, String::new(), None, false).unwrap());
+    let edge = catalog.schema(&space, SchemaKind::Edge, "e").unwrap();
+    let sim = SimCluster::start(3, 3, catalog, timing(), seed);
+    let storage = Arc::new(ClusterStorage::new(sim.clone()));
+    Setup { sim, storage, space, edge }
+}
+
+/// An edge `src -> dst` (rank 0): its two copies lie in partitions `src % 6 + 1` and `dst % 6 + 1`.
+type Edge = (i64, i64);
+
+impl Setup {
+    fn key(&self, (src, dst): Edge) -> EdgeKeyVal {
+        EdgeKeyVal { src: Value::Int(src), edge_type: self.edge.id, rank: 0, dst: Value::Int(dst) }
+    }
+
+    fn insert(&self, e: Edge, w: i64) -> Result<(), String> {
+        let m = Mutation::InsertEdge {
+            key: self.key(e),
+            schema: self.edge.clone(),
+            values: vec![Value::Int(w)],
+            if_not_exists: false,
+        };
+        self.storage.write(&self.space, vec![m]).map_err(|e| e.message)
+    }
+
+    fn delete(&self, e: Edge) -> Result<(), String> {
+        self.storage.write(&self.space, vec![Mutation::DeleteEdge { key: self.key(e) }]).map_err(|e| e.message)
+    }
+
+    /// Waits until no host holds a pending chain (the sweeps finish them); panics after `within`.
+    fn wait_settled(&self, within: Duration) {
+        let started = Instant::now();
+        loop {
+            let pending: usize = self.sim.hosts().iter().map(|h| h.pending_chains(&self.space).unwrap()).sum();
+            if pending == 0 {
+                return;
+            }
+            assert!(started.elapsed() < within, "{pending} chains still pending after {within:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Every edge's copies as each partition's leader holds them (after confirming it leads and has applied every
+    /// acknowledged write): out-copies and in-copies, each keyed `(src, dst)` with its stored row.
+    fn copies(&self) -> (BTreeMap<Edge, Vec<u8>>, BTreeMap<Edge, Vec<u8>>) {
+        let (mut outs, mut ins) = (BTreeMap::new(), BTreeMap::new());
+        for part in 1..=PARTS {
+            let started = Instant::now();
+            let host = loop {
+                let leader = self.sim.leader_id(self.space.id, part).and_then(|id| self.sim.host(id));
+                if let Some(h) = leader.filter(|h| h.lead(self.space.id, &[part]).is_ok()) {
+                    break h;
+                }
+                assert!(started.elapsed() < Duration::from_secs(20), "part {part} has no leader");
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            let vid = |b: &[u8]| match keys::decode_vid(&self.space, b).unwrap() {
+                Value::Int(i) => i,
+                other => panic!("an INT64 VID, not {other}"),
+            };
+            host.engine()
+                .scan_prefix(&keys::prefix(self.space.id, part, keys::KIND_EDGE), &mut |k, v| {
+                    let near = vid(&k[keys::PREFIX_LEN..keys::PREFIX_LEN + 8]);
+                    let (et, _, far) = keys::parse_edge_key(&self.space, k).unwrap();
+                    let Value::Int(far) = far else { panic!("an INT64 VID") };
+                    if et > 0 {
+                        outs.insert((near, far), v.to_vec());
+                    } else {
+                        ins.insert((far, near), v.to_vec());
+                    }
+                    true
+                })
+                .unwrap();
+        }
+        (outs, ins)
+    }
+
+    /// The TOSS invariant: every edge has both copies with the same row, or neither.
+    fn assert_both_copies_or_neither(&self) -> BTreeSet<Edge> {
+        let (outs, ins) = self.copies();
+        let only_out: Vec<&Edge> = outs.keys().filter(|e| !ins.contains_key(e)).collect();
+        let only_in: Vec<&Edge> = ins.keys().filter(|e| !outs.contains_key(e)).collect();
+        assert!(only_out.is_empty() && only_in.is_empty(), "half edges: out only {only_out:?}, in only {only_in:?}");
+        let differ: Vec<&Edge> = outs.iter().filter(|(e, row)| ins[e] != **row).map(|(e, _)| e).collect();
+        assert!(differ.is_empty(), "copies with different rows: {differ:?}");
+        outs.keys().copied().collect()
+    }
+
+    /// The `w` each existing edge holds, read through the storage client.
+    fn weights(&self, edges: &[Edge]) -> BTreeMap<Edge, Option<i64>> {
+        let keys: Vec<EdgeKeyVal> = edges.iter().map(|&e| self.key(e)).collect();
+        let rows = self.storage.get_edges(&self.space, &self.edge, &keys).expect("a read");
+        edges
+            .iter()
+            .zip(rows)
+            .map(|(&e, row)| {
+                let w = row.map(|p| match p.get("w") {
+                    Some(Value::Int(w)) => *w,
+                    other => panic!("edge {e:?} has w {other:?}"),
+                });
+                (e, w)
+            })
+            .collect()
+    }
+}
+
+/// Edges whose two copies lie in different partitions.
+fn cross_edges(n: i64) -> Vec<Edge> {
+    (0..n).map(|i| (i, i + 1 + i % 4)).filter(|(s, d)| s % 6 != d % 6).collect()
+}
+
+/// Chains stopped after their prime, and after their remote part, are finished by the sweep: the writes that
+/// reported an error appear whole, with both copies.
+#[test]
+fn chains_stopped_part_way_are_finished() {
+    let s = setup(3);
+    let edges = cross_edges(24);
+    let stops = Arc::new(AtomicU64::new(0));
+    for host in s.sim.hosts() {
+        let stops = stops.clone();
+        // Every other chain stops: alternately after its prime and after its remote part.
+        host.set_chain_fault(Some(Arc::new(move |step| match step {
+            ChainStep::Primed => stops.fetch_add(1, Ordering::Relaxed).is_multiple_of(4),
+            ChainStep::RemoteWritten => stops.load(Ordering::Relaxed) % 4 == 3,
+        })));
+    }
+    let (mut begun, mut refused) = (0, 0);
+    let mut expected = BTreeMap::new();
+    for (i, &e) in edges.iter().enumerate() {
+        match s.insert(e, i as i64) {
+            Ok(()) => {
+                expected.insert(e, i as i64);
+            }
+            // Stopped after its prime: the write happens.
+            Err(msg) if msg.ends_with("will be completed") => {
+                expected.insert(e, i as i64);
+                begun += 1;
+            }
+            // The coordinator's partition could not finish an earlier chain first (stopped again): not begun.
+            Err(msg) if msg.starts_with("Storage Error: the write was not applied: part ") => refused += 1,
+            Err(msg) => panic!("{msg}"),
+        }
+    }
+    assert!(begun >= edges.len() / 4, "only {begun} of {} chains were stopped part way", edges.len());
+    for host in s.sim.hosts() {
+        host.set_chain_fault(None);
+    }
+    s.wait_settled(Duration::from_secs(20));
+    let present = s.assert_both_copies_or_neither();
+    assert_eq!(present, expected.keys().copied().collect(), "every begun write is completed ({refused} refused)");
+    let weights = s.weights(&edges);
+    for e in &edges {
+        assert_eq!(weights[e], expected.get(e).copied(), "edge {e:?}");
+    }
+    // Deletes run the same chain.
+    let stops2 = Arc::new(AtomicU64::new(0));
+    for host in s.sim.hosts() {
+        let stops = stops2.clone();
+        host.set_chain_fault(Some(Arc::new(move |step| {
+            step == ChainStep::RemoteWritten && stops.fetch_add(1, Ordering::Relaxed).is_multiple_of(2)
+        })));
+    }
+    let mut kept = BTreeSet::new();
+    for &e in &edges {
+        match s.delete(e) {
+            Ok(()) => {}
+            Err(msg) if msg.ends_with("will be completed") => {}
+            Err(msg) if msg.starts_with("Storage Error: the write was not applied: part ") => {
+                kept.insert(e);
+            }
+            Err(msg) => panic!("{msg}"),
+        }
+    }
+    assert!(kept.len() < edges.len() / 2, "{} of {} deletes were refused", kept.len(), edges.len());
+    for host in s.sim.hosts() {
+        host.set_chain_fault(None);
+    }
+    s.wait_settled(Duration::from_secs(20));
+    let kept: BTreeSet<Edge> = kept.into_iter().filter(|e| expected.contains_key(e)).collect();
+    assert_eq!(s.assert_both_copies_or_neither(), kept, "every begun delete is completed");
+}
+
+/// A small deterministic generator (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// What an edge may hold once quiet: the state its last acknowledged write left, or the state of any write that
+/// failed (its outcome is unknown: a begun chain is completed, possibly after later writes).
+#[derive(Default)]
+struct EdgeHistory {
+    last_acked: Option<i64>,
+    failed: BTreeSet<Option<i64>>,
+    acked: usize,
+}
+
+fn random_run(seed: u64) {
+    let s = Arc::new(setup(seed));
+    let edges = cross_edges(30);
+    let writers = 3;
+    let histories: Arc<Mutex<BTreeMap<Edge, EdgeHistory>>> =
+        Arc::new(Mutex::new(edges.iter().map(|&e| (e, EdgeHistory::default())).collect()));
+    let next_w = Arc::new(AtomicU64::new(1));
+    let fault_rng = Arc::new(Mutex::new(Rng(seed ^ 0xfa11)));
+    let faults_on = |s: &Setup| {
+        for host in s.sim.hosts() {
+            let rng = fault_rng.clone();
+            host.set_chain_fault(Some(Arc::new(move |_| rng.lock().unwrap().below(100) < 8)));
+        }
+    };
+    faults_on(&s);
+    s.sim.net().set_faults(Faults {
+        drop_request_per_mille: 20,
+        drop_reply_per_mille: 20,
+        duplicate_per_mille: 20,
+        max_delay: Duration::from_millis(5),
+    });
+    let deadline = Instant::now() + Duration::from_secs(4);
+    let workers: Vec<_> = (0..writers)
+        .map(|w| {
+            let (s, histories, next_w) = (s.clone(), histories.clone(), next_w.clone());
+            // Each writer owns its edges, so each edge's writes are sequential.
+            let mine: Vec<Edge> = edges.iter().copied().skip(w).step_by(writers).collect();
+            std::thread::spawn(move || {
+                let mut rng = Rng(seed * 31 + w as u64);
+                // Random edges until the deadline, then each edge once more: its last write meets the faults too.
+                let mut last_round = mine.clone().into_iter();
+                loop {
+                    let e = if Instant::now() < deadline {
+                        mine[rng.below(mine.len() as u64) as usize]
+                    } else {
+                        match last_round.next() {
+                            Some(e) => e,
+                            None => break,
+                        }
+                    };
+                    let (state, outcome) = if rng.below(4) == 0 {
+                        (None, s.delete(e))
+                    } else {
+                        let v = next_w.fetch_add(1, Ordering::Relaxed) as i64;
+                        (Some(v), s.insert(e, v))
+                    };
+                    let mut h = histories.lock().unwrap();
+                    let h = h.get_mut(&e).unwrap();
+                    match outcome {
+                        Ok(()) => {
+                            h.last_acked = state;
+                            h.acked += 1;
+                        }
+                        Err(_) => {
+                            h.failed.insert(state);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    // The nemesis: a partition's leader crashes now and then, and comes back.
+    let mut rng = Rng(seed ^ 0xc0ffee);
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(600 + rng.below(400)));
+        let part = 1 + rng.below(PARTS as u64) as u32;
+        if let Some(victim) = s.sim.leader_id(s.space.id, part) {
+            s.sim.crash(victim);
+            std::thread::sleep(Duration::from_millis(300 + rng.below(300)));
+            s.sim.restart(victim);
+            faults_on(&s);
+        }
+    }
+    for w in workers {
+        w.join().expect("a writer panicked");
+    }
+    s.sim.net().set_faults(Faults::default());
+    for host in s.sim.hosts() {
+        host.set_chain_fault(None);
+    }
+    s.wait_settled(Duration::from_secs(30));
+    s.assert_both_copies_or_neither();
+    let weights = s.weights(&edges);
+    let histories = histories.lock().unwrap();
+    let (mut writes_failed, mut writes_acked) = (0, 0);
+    for (e, h) in histories.iter() {
+        writes_failed += h.failed.len();
+        writes_acked += h.acked;
+        let now = weights[e];
+        assert!(
+            now == h.last_acked || h.failed.contains(&now),
+            "seed {seed}: edge {e:?} holds {now:?}; its last acknowledged write left {:?}, failed ones {:?}",
+            h.last_acked,
+            h.failed
+        );
+    }
+    println!("seed {seed}: {writes_acked} writes acknowledged, {writes_failed} failed");
+}
+
+#[test]
+fn random_edge_writes_under_faults_keep_both_copies() {
+    let seeds: Vec<u64> = match std::env::var("QUIVER_TOSS_SEED") {
+        Ok(s) => vec![s.parse().expect("QUIVER_TOSS_SEED is a number")],
+        Err(_) => vec![1, 2],
+    };
+    for seed in seeds {
+        random_run(seed);
+    }
+}
