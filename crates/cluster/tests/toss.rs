@@ -1,6 +1,7 @@
 //! Edges across partitions are written all or nothing (TOSS, `docs/design/cluster.md` §7): chains stopped part
 //! way, by fail points, crashed leaders and a lossy network, are finished; once the cluster is quiet every edge has
-//! both copies with the same row or neither, no chain is left pending, and no acknowledged write is lost.
+//! both copies with the same row or neither, no chain is left pending, and no acknowledged write is lost. Meanwhile
+//! every edge, read through its out-copy, is a linearizable register (stateright's `LinearizabilityTester`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,6 +16,8 @@ use quiver_meta::MetaStore;
 use quiver_raft::sim::Faults;
 use quiver_raft::Timing;
 use quiver_storage::keys;
+use stateright::semantics::register::{Register, RegisterOp, RegisterRet};
+use stateright::semantics::{ConsistencyTester, LinearizabilityTester};
 
 const PARTS: u32 = 6;
 
@@ -127,6 +130,15 @@ impl Setup {
         let differ: Vec<&Edge> = outs.iter().filter(|(e, row)| ins[e] != **row).map(|(e, _)| e).collect();
         assert!(differ.is_empty(), "copies with different rows: {differ:?}");
         outs.keys().copied().collect()
+    }
+
+    /// The `w` one edge holds (None: no edge), read through the storage client.
+    fn weight(&self, e: Edge) -> Result<Option<i64>, String> {
+        let rows = self.storage.get_edges(&self.space, &self.edge, &[self.key(e)]).map_err(|e| e.message)?;
+        Ok(rows.into_iter().next().flatten().map(|p| match p.get("w") {
+            Some(Value::Int(w)) => *w,
+            other => panic!("edge {e:?} has w {other:?}"),
+        }))
     }
 
     /// The `w` each existing edge holds, read through the storage client.
@@ -249,10 +261,79 @@ struct EdgeHistory {
     acked: usize,
 }
 
+/// One event of the run's history: edge `key`'s register holds 0 for "no edge", else its `w`.
+#[derive(Debug, Clone)]
+enum Event {
+    Invoke {
+        process: u64,
+        key: Edge,
+        op: RegisterOp<u64>,
+    },
+    Return {
+        process: u64,
+        key: Edge,
+        ret: RegisterRet<u64>,
+    },
+    /// The operation certainly did not happen (a refused write, a failed read).
+    Failed {
+        process: u64,
+    },
+}
+
+type History = Arc<Mutex<Vec<Event>>>;
+
+fn register(state: Option<i64>) -> u64 {
+    state.map_or(0, |w| w as u64)
+}
+
+/// Checks each edge's history with stateright's linearizability tester. A write whose outcome is unknown is an
+/// invocation that never returns (it may take effect at any later point); a failed operation is left out.
+fn check_linearizable(history: &[Event], seed: u64) {
+    let mut open: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut failed = BTreeSet::new();
+    for (i, e) in history.iter().enumerate() {
+        match e {
+            Event::Invoke { process, .. } => {
+                open.insert(*process, i);
+            }
+            Event::Failed { process } => {
+                failed.insert(open[process]);
+            }
+            Event::Return { .. } => {}
+        }
+    }
+    let mut testers: BTreeMap<Edge, LinearizabilityTester<u64, Register<u64>>> = BTreeMap::new();
+    let mut checked = 0;
+    for (i, e) in history.iter().enumerate() {
+        match e {
+            Event::Invoke { process, key, op } if !failed.contains(&i) => {
+                let t = testers.entry(*key).or_insert_with(|| LinearizabilityTester::new(Register(0)));
+                t.on_invoke(*process, op.clone()).unwrap();
+                checked += 1;
+            }
+            Event::Return { process, key, ret } => {
+                testers.get_mut(key).unwrap().on_return(*process, ret.clone()).unwrap();
+            }
+            _ => {}
+        }
+    }
+    for (key, tester) in &testers {
+        assert!(tester.is_consistent(), "seed {seed}: the history of edge {key:?} is not linearizable:\n{:#?}", {
+            history
+                .iter()
+                .filter(|e| matches!(e, Event::Invoke { key: k, .. } | Event::Return { key: k, .. } if k == key))
+                .collect::<Vec<_>>()
+        });
+    }
+    println!("seed {seed}: {checked} operations on {} edges checked for linearizability", testers.len());
+}
+
 fn random_run(seed: u64) {
     let s = Arc::new(setup(seed));
     let edges = cross_edges(30);
     let writers = 3;
+    let readers = 2;
+    let history: History = Arc::default();
     let histories: Arc<Mutex<BTreeMap<Edge, EdgeHistory>>> =
         Arc::new(Mutex::new(edges.iter().map(|&e| (e, EdgeHistory::default())).collect()));
     let next_w = Arc::new(AtomicU64::new(1));
@@ -271,15 +352,17 @@ fn random_run(seed: u64) {
         max_delay: Duration::from_millis(5),
     });
     let deadline = Instant::now() + Duration::from_secs(4);
-    let workers: Vec<_> = (0..writers)
+    let mut workers: Vec<_> = (0..writers)
         .map(|w| {
-            let (s, histories, next_w) = (s.clone(), histories.clone(), next_w.clone());
+            let (s, histories, next_w, history) = (s.clone(), histories.clone(), next_w.clone(), history.clone());
             // Each writer owns its edges, so each edge's writes are sequential.
             let mine: Vec<Edge> = edges.iter().copied().skip(w).step_by(writers).collect();
             std::thread::spawn(move || {
                 let mut rng = Rng(seed * 31 + w as u64);
                 // Random edges until the deadline, then each edge once more: its last write meets the faults too.
                 let mut last_round = mine.clone().into_iter();
+                // A write whose outcome is unknown never returns: the writer goes on as a new process.
+                let mut process = w as u64 * 1_000_000;
                 loop {
                     let e = if Instant::now() < deadline {
                         mine[rng.below(mine.len() as u64) as usize]
@@ -289,12 +372,25 @@ fn random_run(seed: u64) {
                             None => break,
                         }
                     };
-                    let (state, outcome) = if rng.below(4) == 0 {
-                        (None, s.delete(e))
-                    } else {
-                        let v = next_w.fetch_add(1, Ordering::Relaxed) as i64;
-                        (Some(v), s.insert(e, v))
+                    let state =
+                        if rng.below(4) == 0 { None } else { Some(next_w.fetch_add(1, Ordering::Relaxed) as i64) };
+                    let op = RegisterOp::Write(register(state));
+                    history.lock().unwrap().push(Event::Invoke { process, key: e, op });
+                    let outcome = match state {
+                        None => s.delete(e),
+                        Some(v) => s.insert(e, v),
                     };
+                    match &outcome {
+                        Ok(()) => {
+                            history.lock().unwrap().push(Event::Return { process, key: e, ret: RegisterRet::WriteOk })
+                        }
+                        // Refused before it began: certainly not applied.
+                        Err(msg) if msg.starts_with("Storage Error: the write was not applied: ") => {
+                            history.lock().unwrap().push(Event::Failed { process })
+                        }
+                        // Any other failure: the outcome is unknown (it never returns).
+                        Err(_) => process += 1,
+                    }
                     let mut h = histories.lock().unwrap();
                     let h = h.get_mut(&e).unwrap();
                     match outcome {
@@ -310,16 +406,40 @@ fn random_run(seed: u64) {
             })
         })
         .collect();
-    // The nemesis: a partition's leader crashes now and then, and comes back.
+    for r in 0..readers {
+        let (s, history, edges) = (s.clone(), history.clone(), edges.clone());
+        workers.push(std::thread::spawn(move || {
+            let mut rng = Rng(seed * 77 + r);
+            let process = 100 + r;
+            while Instant::now() < deadline {
+                let e = edges[rng.below(edges.len() as u64) as usize];
+                history.lock().unwrap().push(Event::Invoke { process, key: e, op: RegisterOp::Read });
+                let event = match s.weight(e) {
+                    Ok(w) => Event::Return { process, key: e, ret: RegisterRet::ReadOk(register(w)) },
+                    Err(_) => Event::Failed { process },
+                };
+                history.lock().unwrap().push(event);
+            }
+        }));
+    }
+    // The nemesis: now and then a partition's leader crashes and comes back, or is cut off from the other hosts'
+    // Raft messages (still reachable by clients, still believing it leads for a while) and then healed.
     let mut rng = Rng(seed ^ 0xc0ffee);
     while Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(600 + rng.below(400)));
         let part = 1 + rng.below(PARTS as u64) as u32;
         if let Some(victim) = s.sim.leader_id(s.space.id, part) {
-            s.sim.crash(victim);
-            std::thread::sleep(Duration::from_millis(300 + rng.below(300)));
-            s.sim.restart(victim);
-            faults_on(&s);
+            let pause = Duration::from_millis(300 + rng.below(300));
+            if rng.below(2) == 0 {
+                s.sim.crash(victim);
+                std::thread::sleep(pause);
+                s.sim.restart(victim);
+                faults_on(&s);
+            } else {
+                s.sim.net().partition(&[victim], &[1, 2, 3]);
+                std::thread::sleep(pause);
+                s.sim.net().heal();
+            }
         }
     }
     for w in workers {
@@ -346,6 +466,7 @@ fn random_run(seed: u64) {
         );
     }
     println!("seed {seed}: {writes_acked} writes acknowledged, {writes_failed} failed");
+    check_linearizable(&history.lock().unwrap(), seed);
 }
 
 #[test]
