@@ -203,8 +203,8 @@ impl Default for Timing {
     fn default() -> Self {
         Timing {
             heartbeat: Duration::from_millis(300),
-            election_min: Duration::from_millis(1500),
-            election_max: Duration::from_millis(3000),
+            election_min: Duration::from_millis(1000),
+            election_max: Duration::from_millis(2000),
             snapshot_every: 20_000,
         }
     }
