@@ -2,7 +2,8 @@
 //!
 //! An edge's out-copy lives in its source's partition and its in-copy in its destination's, so one `INSERT EDGE`
 //! can be two Raft groups' writes, on two hosts. A writer's batch that reaches several partitions runs as a
-//! *chain*, coordinated by a partition `C` of the batch that this host leads:
+//! *chain*, coordinated by the partition `C` the write was routed by ([`StorageHost::coordinate`]: an edge's source
+//! partition), which this host leads:
 //!
 //! 1. **Prime.** `C` commits a record of the whole batch (every part's operations) under [`keys::chain_key`]. From
 //!    then on the write happens: whoever leads `C` finishes it. Nothing of the graph is visible yet.
@@ -19,14 +20,15 @@
 //!
 //! **Invariants.**
 //! - Once quiet, every chain is resolved: each of its parts is written in its partition, and no record is left.
+//! - Every chain that writes an edge's copies is coordinated by the edge's source partition: edge writes are routed
+//!   by their source, and a vertex deleted with its edges has each edge deleted as DELETE EDGE would
+//!   ([`crate::ClusterStorage`]), never by the vertex's own chain.
 //! - While a chain of `C` is pending, `C`'s leader proposes nothing else to `C`: chains, settling and sweeps run
 //!   under the storage's writers' lock, and every write settles the partitions it leads first. So a chain
-//!   finishes before any later write of the same edge (whose out-copy is in `C`, so it is coordinated by `C` too).
+//!   finishes before any later write of the same edge.
 //! - A remote part is applied only at or above its fence's term, in log order on every replica alike.
-//!
-//! Not covered, as NebulaGraph's TOSS does not cover them: a vertex delete (coordinated by the vertex's partition)
-//! racing a chain that adds an edge to that vertex can leave the edge (both copies) behind.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -40,6 +42,11 @@ use quiver_raft::{partition_group, GroupId, Replica, ReplicaError};
 use quiver_storage::keys;
 
 use crate::host::{all, replica_error, Hosts, StorageHost, PART_TIMEOUT};
+
+thread_local! {
+    /// The partition the writer on this thread was routed by (see [`StorageHost::coordinate`]).
+    static COORDINATOR: Cell<Option<u32>> = const { Cell::new(None) };
+}
 
 /// How often a host looks for partitions it leads whose pending chains nobody is finishing.
 pub const SWEEP_EVERY: Duration = Duration::from_millis(500);
@@ -179,15 +186,20 @@ async fn write_remote(
 }
 
 impl StorageHost {
-    /// Runs `parts` (a writer's batch split by partition, several of them) as a chain coordinated by the first of
-    /// them this host leads. Called under the writers' lock.
+    /// Runs `parts` (a writer's batch split by partition, several of them) as a chain coordinated by the partition
+    /// the write was routed by ([`StorageHost::coordinate`]; else the first of them this host leads). Called under
+    /// the writers' lock.
     pub(crate) async fn chain(
         &self,
         space: &SpaceDesc,
         parts: BTreeMap<u32, WriteBatch>,
         hosts: &Arc<dyn Hosts>,
     ) -> QResult<()> {
-        let led = parts.keys().find_map(|&p| self.replica(space.id, p).filter(|r| r.is_leader()).map(|r| (p, r)));
+        let routed = COORDINATOR.get().filter(|p| parts.contains_key(p));
+        let led = match routed {
+            Some(p) => self.replica(space.id, p).filter(|r| r.is_leader()).map(|r| (p, r)),
+            None => parts.keys().find_map(|&p| self.replica(space.id, p).filter(|r| r.is_leader()).map(|r| (p, r))),
+        };
         let Some((coordinator, c)) = led else {
             // Nothing is written: the client asks the leader again.
             let part = parts.keys().next().copied().unwrap_or_default();
@@ -304,6 +316,16 @@ impl StorageHost {
                 log::warn!("part {part} of space {space}: pending chains not finished yet: {}", detail(&e));
             }
         }
+    }
+
+    /// Runs `f` (a write to this host's storage) with its chains coordinated by partition `part`, the one the
+    /// request was routed by. Every write of an edge is routed by its source's partition, so all chains that write
+    /// an edge's copies are coordinated by one partition, whose leader runs them one at a time (module doc).
+    pub fn coordinate<R>(&self, part: u32, f: impl FnOnce() -> R) -> R {
+        let before = COORDINATOR.replace(Some(part));
+        let out = f();
+        COORDINATOR.set(before);
+        out
     }
 
     /// Makes chains stop where `fault` says, as if this host had crashed there (fault tests); `None` removes it.

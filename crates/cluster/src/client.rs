@@ -9,9 +9,10 @@
 //!
 //! Not yet: the hosts are reached in process (the thrift services of `docs/design/cluster.md` §2 come with the
 //! processes); multi-hop reads need a host that carries every partition (graphd driving them step by step does
-//! not); a statement sent to several hosts is atomic per host request only (each host's batch is, by
-//! [`crate::chain`], across its partitions; NebulaGraph's `E_PARTIAL_SUCCEEDED` is not reported as such, §4); jobs
-//! and snapshots are refused.
+//! not); a statement's writes are atomic per partition (each partition's share is one write, coordinated by that
+//! partition, all its copies written by [`crate::chain`]); a failure in one partition fails the statement, with
+//! the others' shares written, as NebulaGraph answers a write that is not 100 % complete; jobs and snapshots are
+//! refused.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -331,7 +332,22 @@ impl StorageClient for ClusterStorage {
     }
 
     fn write(&self, space: &SpaceDesc, mutations: Vec<Mutation>) -> QResult<()> {
-        let parts: Vec<u32> = mutations
+        // A vertex deleted with its edges: each edge is deleted as DELETE EDGE would, routed by its source, then the
+        // vertex alone (NebulaGraph's graphd does the same). So every write of an edge's two copies is coordinated
+        // by its source's partition (crate::chain); an edge added meanwhile stays, both copies.
+        let mut expanded = Vec::with_capacity(mutations.len());
+        for m in mutations {
+            match m {
+                Mutation::DeleteVertex { vid, with_edges: true } => {
+                    let part = part_of(space, &vid);
+                    let edges = self.on_part(space, part, &mut |host| host.storage().edges_of(space, &vid))?;
+                    expanded.extend(edges.into_iter().map(|key| Mutation::DeleteEdge { key }));
+                    expanded.push(Mutation::DeleteVertex { vid, with_edges: false });
+                }
+                m => expanded.push(m),
+            }
+        }
+        let parts: Vec<u32> = expanded
             .iter()
             .map(|m| match m {
                 Mutation::InsertVertex { vid, .. }
@@ -340,7 +356,17 @@ impl StorageClient for ClusterStorage {
                 Mutation::InsertEdge { key, .. } | Mutation::DeleteEdge { key } => part_of(space, &key.src),
             })
             .collect();
-        self.on_items(space, &parts, &|host, positions| host.storage().write(space, pick(&mutations, positions)))?;
+        // One write per partition, coordinated by it, in the statement's order within it.
+        self.on_items(space, &parts, &|host, positions| {
+            let mut by_part: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+            for &i in positions {
+                by_part.entry(parts[i]).or_default().push(i);
+            }
+            for (part, items) in by_part {
+                host.coordinate(part, || host.storage().write(space, pick(&expanded, &items)))?;
+            }
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -351,7 +377,10 @@ impl StorageClient for ClusterStorage {
         schema: &SchemaRef,
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
     ) -> QResult<Option<Props>> {
-        self.on_part(space, part_of(space, vid), &mut |host| host.storage().rmw_vertex(space, vid, schema, decide))
+        let part = part_of(space, vid);
+        self.on_part(space, part, &mut |host| {
+            host.coordinate(part, || host.storage().rmw_vertex(space, vid, schema, decide))
+        })
     }
 
     fn rmw_edge(
@@ -361,7 +390,10 @@ impl StorageClient for ClusterStorage {
         schema: &SchemaRef,
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
     ) -> QResult<Option<Props>> {
-        self.on_part(space, part_of(space, &key.src), &mut |host| host.storage().rmw_edge(space, key, schema, decide))
+        let part = part_of(space, &key.src);
+        self.on_part(space, part, &mut |host| {
+            host.coordinate(part, || host.storage().rmw_edge(space, key, schema, decide))
+        })
     }
 
     fn scan_vertices(&self, space: &SpaceDesc, schema: Option<&SchemaRef>, limit: usize) -> QResult<Vec<Value>> {

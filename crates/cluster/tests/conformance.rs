@@ -34,13 +34,12 @@ fn cluster_storage_over_three_replicas() {
     conformance::run(
         &cluster,
         &[
-            // A statement sent to several hosts is atomic per host request only (NebulaGraph's E_PARTIAL_SUCCEEDED;
-            // docs/design/cluster.md §4): the failing mutation's host writes nothing, the others commit.
+            // A statement's writes are atomic per partition (NebulaGraph's, docs/design/cluster.md §4): the failing
+            // mutation's partition writes nothing, the others commit.
             "a_failed_write_applies_nothing",
-            // A vertex deleted with its edges also deletes the out-copies of its in-edges, in their sources'
-            // partitions, and writes those partitions' whole counter records from this host's view of them, which
-            // lags when this host follows them and is behind (a chain carries them as computed here,
-            // docs/design/cluster.md §7): under load the counts then disagree with the reads.
+            // A chain writes the other partitions' whole counter records (an edge's in-copy counts in its
+            // destination's partition) from the coordinating host's view of them, which lags when that host follows
+            // them and is behind (docs/design/cluster.md §7): under load the counts then disagree with the reads.
             "stats_agree_with_reads",
             // Jobs are the meta service's in a cluster and are not built yet: refused ("not supported").
             "index_rebuild_job",

@@ -80,6 +80,23 @@ impl EmbeddedStorage {
         f()
     }
 
+    /// Every edge `vid` is an end of, in either direction, as its out-edge key (`src`, positive type, rank, `dst`),
+    /// each once, from this storage's copy of `vid`'s partition: what a cluster deletes edge by edge, each routed by
+    /// its source, before it deletes a vertex with its edges.
+    pub fn edges_of(&self, space: &SpaceDesc, vid: &quiver_common::Value) -> QResult<Vec<quiver_api::EdgeKeyVal>> {
+        let mut edges = Vec::new();
+        for k in self.keys_with_prefix(&keys::edge_prefix(space, vid))? {
+            let (et, rank, other) = keys::parse_edge_key(space, &k)?;
+            let (src, dst, edge_type) = if et > 0 { (vid.clone(), other, et) } else { (other, vid.clone(), -et) };
+            let key = quiver_api::EdgeKeyVal { src, edge_type, rank, dst };
+            // A loop's two copies are both keyed by `vid`.
+            if !edges.contains(&key) {
+                edges.push(key);
+            }
+        }
+        Ok(edges)
+    }
+
     /// Whether writers' batches go to a [`Proposer`] (cluster mode).
     pub fn is_replicated(&self) -> bool {
         self.proposer.get().is_some()
