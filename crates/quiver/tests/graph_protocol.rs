@@ -267,6 +267,12 @@ fn stats_and_metrics_count_a_known_workload() {
     let bad = c.execute(b, "YIELD nope", BTreeMap::new()).unwrap();
     assert_ne!(bad.error_code, 0);
     c.call(&Call::Signout { session_id: b }).unwrap();
+    // Sign-out is one-way in NebulaGraph's protocol (no reply): the server may still be handling it.
+    let started = std::time::Instant::now();
+    while get(&s, "/stats?stats=num_active_sessions.sum.60").trim() != "num_active_sessions.sum.60=1" {
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "the signed-out session is still active");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 
     // 8 requests, 1 error, all slow at threshold 0.
     let text = get(&s, "/stats?stats=num_queries.sum.60,num_query_errors.sum.600,num_slow_queries.sum.3600,num_active_queries.sum.60,num_opened_sessions.sum.60,num_active_sessions.sum.60,num_vertices_inserted.sum.60,num_edges_inserted.sum.5,query_latency_us.p99.60,num_queries.sum,num_queries.avg.9,nothing.sum.60");
