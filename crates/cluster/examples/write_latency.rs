@@ -92,7 +92,10 @@ impl TcpCluster {
 impl Hosts for TcpCluster {
     fn leader_of(&self, group: GroupId) -> Option<Arc<StorageHost>> {
         let (space, part) = ((group >> 32) as u32, group as u32);
-        self.hosts.read().unwrap().values().find(|h| h.replica(space, part).is_some_and(|r| r.is_leader())).cloned()
+        let hosts = self.hosts.read().unwrap();
+        let leaders =
+            hosts.values().filter_map(|h| h.replica(space, part).filter(|r| r.is_leader()).map(|r| (r.term(), h)));
+        leaders.max_by_key(|(term, _)| *term).map(|(_, h)| h.clone())
     }
 }
 

@@ -266,7 +266,7 @@ impl StorageHost {
     /// since the last failure. Called under the writers' lock.
     pub(crate) async fn settle(&self, space: u32, part: u32, c: &Replica, hosts: &Arc<dyn Hosts>) -> QResult<()> {
         let group = partition_group(space, part);
-        let term = c.raft().metrics().borrow().current_term;
+        let term = c.term();
         if self.chains.is_settled(group, term) {
             return Ok(());
         }
@@ -306,7 +306,7 @@ impl StorageHost {
             .read()
             .expect("lock poisoned")
             .iter()
-            .filter(|(g, r)| r.is_leader() && !self.chains.is_settled(**g, r.raft().metrics().borrow().current_term))
+            .filter(|(g, r)| r.is_leader() && !self.chains.is_settled(**g, r.term()))
             .map(|(g, r)| (*g, r.clone()))
             .collect();
         for (group, r) in due {

@@ -224,6 +224,9 @@ impl StorageHost {
                 match tokio::time::timeout(PART_TIMEOUT, r.linearize()).await {
                     Ok(Ok(())) => Ok(()),
                     Ok(Err(ReplicaError::NotLeader { leader, .. })) => Err(HostError::NotLeader { part, leader }),
+                    // A leader cut off from its quorum (a newer one may lead on the other side): nothing was done,
+                    // and the client looks for the leader again.
+                    Ok(Err(ReplicaError::Unavailable { .. })) => Err(HostError::NotLeader { part, leader: None }),
                     Ok(Err(e)) => Err(HostError::Failed(replica_error(part, e))),
                     Err(_) => Err(HostError::Failed(QError::storage(format!(
                         "part {part}: leadership not confirmed within {} s",

@@ -184,6 +184,11 @@ impl Replica {
         self.leader() == Some(self.node)
     }
 
+    /// The latest term this replica knows of.
+    pub fn term(&self) -> u64 {
+        self.raft.metrics().borrow().current_term
+    }
+
     /// Makes a new group of `members` (call on one replica, once, with every member's replica opened).
     pub async fn initialize(&self, members: BTreeMap<NodeId, BasicNode>) -> Result<(), ReplicaError> {
         self.raft
