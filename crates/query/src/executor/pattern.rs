@@ -360,6 +360,9 @@ impl AppendVerticesExecutor {
             }
             return Ok(out);
         }
+        if a.id_only && !a.node.tags.is_empty() {
+            return Self::labelled(r, a, input, from);
+        }
         if a.exist && (a.id_only || !a.columns.is_empty()) {
             return Self::known(r, a, input, from);
         }
@@ -382,6 +385,36 @@ impl AppendVerticesExecutor {
 }
 
 impl AppendVerticesExecutor {
+    /// A labelled node read only by its VID (`prune_match_reads`): its labels are checked as tag columns, no vertex
+    /// is built to check them, and its value carries the VID alone.
+    fn labelled(r: &Reads<'_>, a: &AppendNode, input: &DataSet, from: usize) -> QResult<DataSet> {
+        let mut meter = Meter::new(&r.req.budget);
+        let vids = distinct(
+            (0..input.len()).filter_map(|row| vid_of(input.value(row, from)).filter(|v| valid_vid(r, v)).cloned()),
+        );
+        let got = r.storage.get_tag_columns(r.space, &vids, &a.node.tags, &PropSelection::Only(Vec::new()))?;
+        let labels: Vec<&[bool]> = a
+            .node
+            .tags
+            .iter()
+            .map(|t| got.iter().find(|c| c.schema.id == t.id).expect("one TagColumns per tag asked").present.as_slice())
+            .collect();
+        let mut admitted: HashMap<Value, Value> = HashMap::default();
+        for (i, vid) in vids.into_iter().enumerate() {
+            if labels.iter().all(|present| present[i]) {
+                admitted.insert(vid.clone(), Value::Vertex(Arc::new(Vertex { vid, tags: Vec::new() })));
+            }
+        }
+        let mut out = DataSet::from_columns(input.columns().to_vec(), Vec::new());
+        for row in 0..input.len() {
+            meter.tick()?;
+            if let Some(v) = vid_of(input.value(row, from)).and_then(|vid| admitted.get(vid)) {
+                out.push_replaced(input, row, from, v.clone());
+            }
+        }
+        Ok(out)
+    }
+
     /// Far ends a path count found (they exist): each vertex carries its VID only, and the properties the
     /// statement reads (`a.columns`) are read as columns and appended.
     fn known(r: &Reads<'_>, a: &AppendNode, input: &DataSet, from: usize) -> QResult<DataSet> {

@@ -10,7 +10,8 @@
 //! - an `AppendVertices` of a node with no earlier binding, whose column is read only as `n.tag.prop` (and by
 //!   `id(...)` and the next `Traverse`), reads only those properties (with those of its own property map), of
 //!   every tag, so its tags (its labels) stay whole; read only by `id(...)`, walks and arrivals but labelled, it
-//!   reads its tags and no property beyond its property map.
+//!   reads its tags and no property beyond its property map; labelled without a property map, it only checks that
+//!   the vertex has its labels: its value carries the VID and no tags.
 //!
 //! Arriving at a node bound before (`AppendVertices` of a bound node) reads only its VID unless that node pattern
 //! has labels or a property map.
@@ -178,7 +179,7 @@ fn prune(node: &mut PlanNode, uses: &Uses) -> bool {
             changed = true;
         }
         Op::AppendVertices(a) if !a.node.bound && !a.id_only => match uses.reads(&a.node.column) {
-            None | Some(Use::Key) if a.node.tags.is_empty() && a.node.props.is_empty() => {
+            None | Some(Use::Key) if a.node.props.is_empty() => {
                 a.id_only = true;
                 changed = true;
             }

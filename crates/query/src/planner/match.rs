@@ -78,7 +78,7 @@ pub(crate) struct AppendNode {
     pub from: String,
     pub node: BoundNode,
     pub tags: Tags,
-    /// Only whether the vertex exists is read: its value carries the VID and no tags (`prune_match_reads`, for a
+    /// Only whether the vertex exists (and has the node's labels) is read: its value carries the VID and no tags (`prune_match_reads`, for a
     /// node nothing reads but `id(...)`).
     pub id_only: bool,
     /// Only these properties are read, of every tag (`prune_match_reads`, for a node nothing reads whole): `None`
