@@ -94,28 +94,36 @@ impl ClusterStorage {
                     None => again.push(part),
                 }
             }
-            let answers: Vec<(Vec<u32>, Result<R, HostError>)> = std::thread::scope(|scope| {
-                let running: Vec<_> = by_host
-                    .into_values()
-                    .map(|(host, parts)| {
-                        let asked = parts.clone();
-                        let handle = scope.spawn(move || {
-                            host.lead(space.id, &asked)?;
-                            serve(&host, &asked).map_err(HostError::Failed)
-                        });
-                        (parts, handle)
-                    })
-                    .collect();
-                running
-                    .into_iter()
-                    .map(|(parts, h)| {
-                        let answer = h
-                            .join()
-                            .unwrap_or_else(|_| Err(HostError::Failed(QError::storage("a storage request panicked"))));
-                        (parts, answer)
-                    })
-                    .collect()
-            });
+            let ask = |host: &StorageHost, parts: &[u32]| -> Result<R, HostError> {
+                host.lead(space.id, parts)?;
+                serve(host, parts).map_err(HostError::Failed)
+            };
+            let answers: Vec<(Vec<u32>, Result<R, HostError>)> = if by_host.len() == 1 {
+                // One host: asked on this thread (no thread to start per request).
+                let (host, parts) = by_host.into_values().next().expect("one host");
+                let answer = ask(&host, &parts);
+                vec![(parts, answer)]
+            } else {
+                std::thread::scope(|scope| {
+                    let running: Vec<_> = by_host
+                        .into_values()
+                        .map(|(host, parts)| {
+                            let asked = parts.clone();
+                            let handle = scope.spawn(move || ask(&host, &asked));
+                            (parts, handle)
+                        })
+                        .collect();
+                    running
+                        .into_iter()
+                        .map(|(parts, h)| {
+                            let answer = h.join().unwrap_or_else(|_| {
+                                Err(HostError::Failed(QError::storage("a storage request panicked")))
+                            });
+                            (parts, answer)
+                        })
+                        .collect()
+                })
+            };
             for (parts, answer) in answers {
                 match answer {
                     Ok(r) => out.push(r),

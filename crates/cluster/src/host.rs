@@ -218,23 +218,25 @@ impl StorageHost {
                 None => return Err(HostError::NotLeader { part, leader: None }),
             }
         }
-        let checks: Vec<_> = replicas
-            .into_iter()
-            .map(|(part, r)| async move {
-                match tokio::time::timeout(PART_TIMEOUT, r.linearize()).await {
-                    Ok(Ok(())) => Ok(()),
-                    Ok(Err(ReplicaError::NotLeader { leader, .. })) => Err(HostError::NotLeader { part, leader }),
-                    // A leader cut off from its quorum (a newer one may lead on the other side): nothing was done,
-                    // and the client looks for the leader again.
-                    Ok(Err(ReplicaError::Unavailable { .. })) => Err(HostError::NotLeader { part, leader: None }),
-                    Ok(Err(e)) => Err(HostError::Failed(replica_error(part, e))),
-                    Err(_) => Err(HostError::Failed(QError::storage(format!(
-                        "part {part}: leadership not confirmed within {} s",
-                        PART_TIMEOUT.as_secs()
-                    )))),
-                }
-            })
-            .collect();
+        let check = |part: u32, r: Arc<Replica>| async move {
+            match tokio::time::timeout(PART_TIMEOUT, r.linearize()).await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(ReplicaError::NotLeader { leader, .. })) => Err(HostError::NotLeader { part, leader }),
+                // A leader cut off from its quorum (a newer one may lead on the other side): nothing was done,
+                // and the client looks for the leader again.
+                Ok(Err(ReplicaError::Unavailable { .. })) => Err(HostError::NotLeader { part, leader: None }),
+                Ok(Err(e)) => Err(HostError::Failed(replica_error(part, e))),
+                Err(_) => Err(HostError::Failed(QError::storage(format!(
+                    "part {part}: leadership not confirmed within {} s",
+                    PART_TIMEOUT.as_secs()
+                )))),
+            }
+        };
+        if let [(part, r)] = replicas.as_slice() {
+            // One partition (most requests): checked on this thread, no task spawned.
+            return self.block_on(check(*part, r.clone()));
+        }
+        let checks: Vec<_> = replicas.into_iter().map(|(part, r)| check(part, r)).collect();
         self.block_on(all(checks, |e| HostError::Failed(QError::storage(format!("a leadership check failed: {e}")))))
     }
 

@@ -103,7 +103,7 @@ impl RaftHost {
             raft,
             engine: self.engine.clone(),
             range,
-            barrier: ReadBarrier::default(),
+            barrier: ReadBarrier::new(self.timing.election_min / 2),
         });
         self.groups.write().expect("groups lock").insert(group, replica.clone());
         Ok(replica)

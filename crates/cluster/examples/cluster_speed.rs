@@ -1,9 +1,10 @@
-//! Measures single-edge write latency with three replicas and the time from losing a leader to the next
-//! acknowledged write (docs/design/cluster.md §9): three storage hosts in this process, each over its own RocksDB in
-//! a temporary directory, Raft over loopback TCP with the cluster's default timing, writes through graphd's
-//! `ClusterStorage` (in process: no graphd hop). Beside them, the same writes to one embedded storage over RocksDB.
+//! Measures, with three replicas, single-edge write latency, 1-hop neighbour reads at 16 clients, and the time from
+//! losing a leader to the next acknowledged write (docs/design/cluster.md §9): three storage hosts in this process,
+//! each over its own RocksDB in a temporary directory, Raft over loopback TCP with the cluster's default timing,
+//! requests through graphd's `ClusterStorage` (in process: no graphd hop). Beside them, the same requests to one
+//! embedded storage over RocksDB.
 //!
-//! `cargo run --release -p quiver-cluster --example write_latency -- [WRITES]`
+//! `cargo run --release -p quiver-cluster --example cluster_speed -- [WRITES]`
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock, Weak};
@@ -31,7 +32,8 @@ struct TcpCluster {
     listeners: RwLock<BTreeMap<NodeId, tokio::task::JoinHandle<()>>>,
     hosts: RwLock<BTreeMap<NodeId, Arc<StorageHost>>>,
     transports: BTreeMap<NodeId, Arc<TcpTransport>>,
-    opened: RwLock<Option<Arc<SpaceDesc>>>,
+    /// The spaces whose partitions run, by id.
+    opened: RwLock<BTreeMap<u32, Arc<SpaceDesc>>>,
     me: Weak<TcpCluster>,
 }
 
@@ -68,9 +70,9 @@ impl TcpCluster {
         let _in = self.runtime.enter();
         let hosts: Weak<dyn Hosts> = self.me.clone();
         let host = StorageHost::start(id, engine, storage, Timing::default(), hosts);
-        let space = self.opened.read().unwrap().clone();
+        let spaces: Vec<Arc<SpaceDesc>> = self.opened.read().unwrap().values().cloned().collect();
         self.runtime.block_on(async {
-            if let Some(space) = space {
+            for space in spaces {
                 for part in 1..=PARTS {
                     host.open_part(space.clone(), part, self.transports[&id].clone()).await.unwrap();
                 }
@@ -109,7 +111,7 @@ impl Cluster for TcpCluster {
     }
 
     fn open_space(&self, space: &SpaceDesc) -> QResult<()> {
-        if self.opened.read().unwrap().is_some() {
+        if self.opened.read().unwrap().contains_key(&space.id) {
             return Ok(());
         }
         let desc = Arc::new(space.clone());
@@ -129,7 +131,7 @@ impl Cluster for TcpCluster {
             }
             QResult::Ok(())
         })?;
-        *self.opened.write().unwrap() = Some(desc);
+        self.opened.write().unwrap().insert(space.id, desc);
         let started = Instant::now();
         for part in 1..=PARTS {
             while self.leader_of(partition_group(space.id, part)).is_none() {
@@ -182,6 +184,61 @@ fn inserts(
     times
 }
 
+/// Loads `n` edges `i -> (i * 7919 + 1) % vertices` in statements of 500 (the read workload's graph).
+fn load(st: &dyn StorageClient, space: &SpaceDesc, edge: &SchemaRef, n: i64, vertices: i64) {
+    let all: Vec<Mutation> = (0..n)
+        .map(|i| {
+            let (src, dst) = (i % vertices, (i * 7919 + 1) % vertices);
+            let key = EdgeKeyVal { src: Value::Int(src), edge_type: edge.id, rank: i, dst: Value::Int(dst) };
+            Mutation::InsertEdge { key, schema: edge.clone(), values: vec![Value::Int(i)], if_not_exists: false }
+        })
+        .collect();
+    for chunk in all.chunks(500) {
+        st.write(space, chunk.to_vec()).expect("a load");
+    }
+}
+
+/// 1-hop neighbour reads (out-edges with their properties) of random vertices from `clients` threads for `secs`:
+/// reads a second, and the mean edges per read.
+fn one_hop(
+    st: &(dyn StorageClient + Sync),
+    space: &SpaceDesc,
+    edge: &SchemaRef,
+    vertices: i64,
+    clients: u64,
+    secs: u64,
+) -> (f64, f64) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let started = Instant::now();
+    let (reads, edges): (Vec<u64>, Vec<u64>) = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..clients)
+            .map(|c| {
+                scope.spawn(move || {
+                    let (mut reads, mut edges, mut x) = (0u64, 0u64, c * 2654435761 + 1);
+                    while Instant::now() < deadline {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        let v = ((x >> 33) as i64) % vertices;
+                        let req = NeighborsRequest {
+                            vids: vec![Value::Int(v)],
+                            edge_types: vec![(edge.id, edge.clone())],
+                            props: PropSelection::All,
+                            filter: None,
+                            limit: None,
+                            budget: quiver_common::budget::Budget::unlimited(),
+                        };
+                        edges += st.get_neighbors(space, &req).expect("a read").len() as u64;
+                        reads += 1;
+                    }
+                    (reads, edges)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).unzip()
+    });
+    let (reads, edges): (u64, u64) = (reads.iter().sum(), edges.iter().sum());
+    (reads as f64 / started.elapsed().as_secs_f64(), edges as f64 / reads as f64)
+}
+
 fn main() {
     let n: i64 = std::env::args().nth(1).map_or(2000, |a| a.parse().expect("WRITES is a number"));
     let catalog = Arc::new(MetaStore::open(Arc::new(quiver_kv::MemEngine::new())).unwrap());
@@ -204,6 +261,34 @@ fn main() {
     inserts(&st, &space, &edge, 100, true, 1_000_000);
     report("cluster, 3 replicas, both ends in one partition", inserts(&st, &space, &edge, n, false, 0));
     report("cluster, 3 replicas, ends in two partitions", inserts(&st, &space, &edge, n, true, 2_000_000));
+
+    // 1-hop reads over the same graph in both: 10,000 vertices, 100,000 edges.
+    let (vertices, edges) = (10_000, 100_000);
+    let read_space = {
+        let new = NewSpace {
+            name: "r".into(),
+            partition_num: PARTS,
+            replica_factor: 3,
+            vid_type: VidType::Int64,
+            comment: None,
+        };
+        catalog.create_space(new, false).unwrap();
+        catalog.space("r").unwrap()
+    };
+    let def = PropDef { name: "w".into(), ty: PropType::Int64, nullable: true, default: None, comment: None };
+    catalog.create_schema(&read_space, SchemaKind::Edge, "e", vec![def], 0, String::new(), None, false).unwrap();
+    let read_edge = catalog.schema(&read_space, SchemaKind::Edge, "e").unwrap();
+    load(&embedded, &read_space, &read_edge, edges, vertices);
+    let t = Instant::now();
+    load(&st, &read_space, &read_edge, edges, vertices);
+    println!("cluster: {edges} edges loaded in statements of 500 in {:.1} s", t.elapsed().as_secs_f64());
+    let (embedded_rate, per) = one_hop(&embedded, &read_space, &read_edge, vertices, 16, 5);
+    let (cluster_rate, _) = one_hop(&st, &read_space, &read_edge, vertices, 16, 5);
+    println!(
+        "1-hop reads, 16 clients, {per:.1} edges each: embedded {embedded_rate:.0}/s, cluster {cluster_rate:.0}/s \
+         (cluster/embedded {:.2})",
+        cluster_rate / embedded_rate
+    );
 
     // Failover: the host leading partition 1 stops; writes to that partition go on until one is acknowledged.
     let victim = cluster.leader_of(partition_group(space.id, 1)).unwrap().id();
