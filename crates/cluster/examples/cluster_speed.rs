@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use quiver_api::*;
-use quiver_cluster::{Cluster, ClusterStorage, Hosts, StorageHost};
+use quiver_cluster::{latest_leader, Cluster, ClusterStorage, Hosts, StorageHost};
 use quiver_common::{PropType, QError, QResult, Value};
 use quiver_kv::KvEngine;
 use quiver_kv_rocks::RocksEngine;
@@ -94,10 +94,7 @@ impl TcpCluster {
 impl Hosts for TcpCluster {
     fn leader_of(&self, group: GroupId) -> Option<Arc<StorageHost>> {
         let (space, part) = ((group >> 32) as u32, group as u32);
-        let hosts = self.hosts.read().unwrap();
-        let leaders =
-            hosts.values().filter_map(|h| h.replica(space, part).filter(|r| r.is_leader()).map(|r| (r.term(), h)));
-        leaders.max_by_key(|(term, _)| *term).map(|(_, h)| h.clone())
+        latest_leader(self.hosts.read().unwrap().values(), space, part)
     }
 }
 

@@ -41,7 +41,7 @@ use quiver_raft::codec::{decode_batch, encode_batch, Reader};
 use quiver_raft::{partition_group, GroupId, Replica, ReplicaError};
 use quiver_storage::keys;
 
-use crate::host::{all, replica_error, Hosts, StorageHost, PART_TIMEOUT};
+use crate::host::{all, commit_in, leading_replica, replica_error, Hosts, StorageHost, PART_TIMEOUT};
 
 thread_local! {
     /// The partition the writer on this thread was routed by (see [`StorageHost::coordinate`]).
@@ -141,15 +141,6 @@ fn decode_record(bytes: &[u8]) -> QResult<BTreeMap<u32, WriteBatch>> {
     Ok(parts)
 }
 
-/// Commits `batch` in `c` (the coordinator's replica) within [`PART_TIMEOUT`]; the term it was committed in.
-async fn commit_in(c: &Replica, part: u32, batch: WriteBatch) -> QResult<u64> {
-    match tokio::time::timeout(PART_TIMEOUT, c.write(batch)).await {
-        Ok(Ok(id)) => Ok(id.leader_id.term),
-        Ok(Err(e)) => Err(replica_error(part, e)),
-        Err(_) => Err(QError::storage(format!("part {part} did not commit within {} s", PART_TIMEOUT.as_secs()))),
-    }
-}
-
 /// Step 2 for one remote part: retried on whichever replica leads it, until it is committed or [`PART_TIMEOUT`]
 /// has passed (a repeat writes the same bytes, behind the same fence).
 async fn write_remote(
@@ -164,7 +155,7 @@ async fn write_remote(
     let deadline = Instant::now() + PART_TIMEOUT;
     let mut last = String::from("it has no leader");
     loop {
-        if let Some(r) = hosts.leader_of(partition_group(space, part)).and_then(|h| h.replica(space, part)) {
+        if let Some(r) = leading_replica(hosts.as_ref(), space, part) {
             let left = deadline.saturating_duration_since(Instant::now());
             match tokio::time::timeout(left, r.write_fenced(fence.clone(), term, batch.clone())).await {
                 Ok(Ok(true)) => return Ok(()),

@@ -63,13 +63,44 @@ fn part_range(space: u32, part: u32) -> DataRange {
 fn leader_replica(hosts: &dyn Hosts, space: u32, part: u32) -> QResult<Arc<Replica>> {
     let started = std::time::Instant::now();
     loop {
-        if let Some(r) = hosts.leader_of(partition_group(space, part)).and_then(|h| h.replica(space, part)) {
+        if let Some(r) = leading_replica(hosts, space, part) {
             return Ok(r);
         }
         if started.elapsed() > PART_TIMEOUT {
             return Err(QError::storage(format!("part {part} has no leader now. Try again later")));
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The replica that leads `space`'s partition `part` now, as far as the hosts carrying it know.
+pub(crate) fn leading_replica(hosts: &dyn Hosts, space: u32, part: u32) -> Option<Arc<Replica>> {
+    hosts.leader_of(partition_group(space, part)).and_then(|h| h.replica(space, part))
+}
+
+/// Of `hosts`, the one whose replica of `space`'s partition `part` believes it leads in the latest term (a leader
+/// cut off from its quorum believes it until it hears of a newer term): what a [`Hosts::leader_of`] answers.
+pub fn latest_leader<'a>(
+    hosts: impl IntoIterator<Item = &'a Arc<StorageHost>>,
+    space: u32,
+    part: u32,
+) -> Option<Arc<StorageHost>> {
+    hosts
+        .into_iter()
+        .filter_map(|h| h.replica(space, part).filter(|r| r.is_leader()).map(|r| (r.term(), h)))
+        .max_by_key(|(term, _)| *term)
+        .map(|(_, h)| h.clone())
+}
+
+/// Commits `batch` in `replica` (its group's leader) within [`PART_TIMEOUT`]; the term it was committed in.
+pub(crate) async fn commit_in(replica: &Replica, part: u32, batch: WriteBatch) -> QResult<u64> {
+    match tokio::time::timeout(PART_TIMEOUT, replica.write(batch)).await {
+        Ok(Ok(id)) => Ok(id.leader_id.term),
+        Ok(Err(e)) => Err(replica_error(part, e)),
+        Err(_) => Err(QError::storage(format!(
+            "part {part} did not commit within {} s; the write may still be applied",
+            PART_TIMEOUT.as_secs()
+        ))),
     }
 }
 
@@ -267,27 +298,15 @@ impl StorageHost {
         if parts.len() > 1 {
             return self.block_on(self.chain(space, parts, &hosts));
         }
-        let mut writes = Vec::with_capacity(parts.len());
-        for (part, sub) in parts {
-            let replica = match self.replica(space.id, part).filter(|r| r.is_leader()) {
-                Some(r) => {
-                    self.block_on(self.settle(space.id, part, &r, &hosts))?;
-                    r
-                }
-                None => leader_replica(hosts.as_ref(), space.id, part)?,
-            };
-            writes.push(async move {
-                match tokio::time::timeout(PART_TIMEOUT, replica.write(sub)).await {
-                    Ok(Ok(_)) => Ok(()),
-                    Ok(Err(e)) => Err(replica_error(part, e)),
-                    Err(_) => Err(QError::storage(format!(
-                        "part {part} did not commit within {} s; the write may still be applied",
-                        PART_TIMEOUT.as_secs()
-                    ))),
-                }
-            });
-        }
-        self.block_on(all(writes, |e| QError::storage(format!("a partition's write failed: {e}"))))
+        let Some((part, sub)) = parts.into_iter().next() else { return Ok(()) };
+        let replica = match self.replica(space.id, part).filter(|r| r.is_leader()) {
+            Some(r) => {
+                self.block_on(self.settle(space.id, part, &r, &hosts))?;
+                r
+            }
+            None => leader_replica(hosts.as_ref(), space.id, part)?,
+        };
+        self.block_on(commit_in(&replica, part, sub)).map(|_| ())
     }
 }
 

@@ -12,5 +12,5 @@ pub mod sim;
 
 pub use chain::{ChainFault, ChainStep};
 pub use client::{Cluster, ClusterStorage};
-pub use host::{HostError, Hosts, StorageHost};
+pub use host::{latest_leader, HostError, Hosts, StorageHost};
 pub use sim::SimCluster;

@@ -120,16 +120,9 @@ impl SimCluster {
 }
 
 impl Hosts for SimCluster {
-    /// Of the hosts whose replica believes it leads, the one in the latest term (a leader cut off from its quorum
-    /// believes it until it hears of a newer term).
     fn leader_of(&self, group: GroupId) -> Option<Arc<StorageHost>> {
         let (space, part) = ((group >> 32) as u32, group as u32);
-        let hosts = self.hosts.read().expect("lock poisoned");
-        hosts
-            .values()
-            .filter_map(|h| h.replica(space, part).filter(|r| r.is_leader()).map(|r| (r.term(), h)))
-            .max_by_key(|(term, _)| *term)
-            .map(|(_, h)| h.clone())
+        crate::host::latest_leader(self.hosts.read().expect("lock poisoned").values(), space, part)
     }
 }
 

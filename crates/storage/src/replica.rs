@@ -81,8 +81,8 @@ impl EmbeddedStorage {
     }
 
     /// Every edge `vid` is an end of, in either direction, as its out-edge key (`src`, positive type, rank, `dst`),
-    /// each once, from this storage's copy of `vid`'s partition: what a cluster deletes edge by edge, each routed by
-    /// its source, before it deletes a vertex with its edges.
+    /// each once, from this storage's copy of `vid`'s partition: what a vertex deleted with its edges deletes (in a
+    /// cluster edge by edge, each routed by its source).
     pub fn edges_of(&self, space: &SpaceDesc, vid: &quiver_common::Value) -> QResult<Vec<quiver_api::EdgeKeyVal>> {
         let mut edges = Vec::new();
         for k in self.keys_with_prefix(&keys::edge_prefix(space, vid))? {

@@ -237,10 +237,8 @@ impl<'s> Tx<'s> {
 
     /// Deletes every edge stored under `vid`, in both directions.
     pub fn delete_edges_of(&mut self, w: &mut WriterState, vid: &Value) -> QResult<()> {
-        for k in self.st.keys_with_prefix(&keys::edge_prefix(self.space, vid))? {
-            let (et, rank, other) = keys::parse_edge_key(self.space, &k)?;
-            let (src, dst, et) = if et > 0 { (vid.clone(), other, et) } else { (other, vid.clone(), -et) };
-            self.delete_edge(w, &EdgeKeyVal { src, edge_type: et, rank, dst })?;
+        for key in self.st.edges_of(self.space, vid)? {
+            self.delete_edge(w, &key)?;
         }
         Ok(())
     }
