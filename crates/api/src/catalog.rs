@@ -6,14 +6,14 @@ use quiver_common::QResult;
 use std::sync::Arc;
 
 /// A change to a schema, applied as one new schema version.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum SchemaChange {
     Add(Vec<PropDef>),
     Change(Vec<PropDef>),
     Drop(Vec<String>),
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct SchemaOptionsChange {
     pub ttl_duration: Option<i64>,
     pub ttl_col: Option<String>,
@@ -47,7 +47,7 @@ impl Role {
 pub const ROOT_USER: &str = "root";
 
 /// A user as the catalog keeps it: the password only as its argon2id hash.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct UserDesc {
     pub name: String,
     pub password_hash: String,
@@ -70,6 +70,7 @@ impl UserDesc {
     }
 }
 
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NewSpace {
     pub name: String,
     pub partition_num: u32,

@@ -78,7 +78,7 @@ impl IndexDesc {
 pub type IndexRef = Arc<IndexDesc>;
 
 /// A range of one index to scan: `prefix` fixes the leading fields by equality; `range` bounds the next field.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IndexScan {
     pub index: IndexRef,
     /// Values of the first `prefix.len()` fields.
@@ -87,7 +87,7 @@ pub struct IndexScan {
     pub range: Option<IndexRange>,
 }
 
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct IndexRange {
     pub lower: Option<(Value, bool)>,
     pub upper: Option<(Value, bool)>,
@@ -99,7 +99,7 @@ pub struct IndexRange {
 }
 
 /// What an index entry points to.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum IndexHit {
     Vertex(Value),
     /// `(src, rank, dst)` of an out-edge of the index's edge type.
@@ -173,7 +173,7 @@ pub struct JobInfo {
 }
 
 /// Counts `SHOW STATS` shows, kept exact on every write.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SpaceStats {
     /// Rows per tag id.
     pub tags: Vec<(i32, i64)>,

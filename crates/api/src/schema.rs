@@ -81,7 +81,7 @@ impl SchemaKind {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PropDef {
     pub name: String,
     pub ty: PropType,
@@ -92,7 +92,7 @@ pub struct PropDef {
 }
 
 /// One version of a tag's or edge type's properties. Rows record the version they were written with.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SchemaVersion {
     pub version: u32,
     pub props: Vec<PropDef>,
@@ -104,7 +104,7 @@ impl SchemaVersion {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SchemaDesc {
     pub kind: SchemaKind,
     pub id: i32,

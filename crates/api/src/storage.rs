@@ -11,7 +11,7 @@ pub type Props = BTreeMap<String, Value>;
 
 /// Properties of one row read in bulk: values in the order of a name list that every row of the response shares,
 /// so a row costs one small allocation instead of a map with a key per property.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PropRow {
     pub names: std::sync::Arc<[String]>,
     pub values: PropValues,
@@ -31,7 +31,7 @@ impl PropRow {
 }
 
 /// One tag's selected properties for a batch of vertices, by position in the request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TagColumns {
     pub schema: SchemaRef,
     /// Whether each vertex has the tag.
@@ -80,7 +80,7 @@ impl TagColumns {
 }
 
 /// The identity of an edge in its stored (out) direction.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EdgeKeyVal {
     pub src: Value,
     pub edge_type: i32,
@@ -89,13 +89,13 @@ pub struct EdgeKeyVal {
 }
 
 /// A vertex's tags with their properties, in the order the request asked for tags.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VertexData {
     pub vid: Value,
     pub tags: Vec<(SchemaRef, PropRow)>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Mutation {
     /// `values` follow the latest schema's property order, already coerced.
     InsertVertex {
@@ -124,7 +124,7 @@ pub enum Mutation {
 }
 
 /// Which properties a read returns (projection push-down: the rest are never decoded).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum PropSelection {
     None,
     All,
@@ -143,7 +143,7 @@ impl PropSelection {
 }
 
 /// Neighbours of a batch of vertices.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NeighborsRequest {
     pub vids: Vec<Value>,
     /// Signed edge types: positive follows out-edges, negative follows in-edges.
@@ -162,7 +162,7 @@ pub struct NeighborsRequest {
     pub budget: Budget,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NeighborEdge {
     /// The vertex the edge was reached from.
     pub from: Value,
@@ -175,7 +175,7 @@ pub struct NeighborEdge {
 }
 
 /// One hop of a storage-side expansion ([`StorageClient::expand`]).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ExpandHop {
     /// Signed edge types followed (positive: out-edges, negative: in-edges).
     pub edge_types: Vec<i32>,
@@ -187,7 +187,7 @@ pub struct ExpandHop {
     pub times: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum ExpandOutput {
     /// Only the number of paths (the rows of the last hop): the last hop reads degrees, not edges.
     Count,
@@ -201,7 +201,7 @@ pub enum ExpandOutput {
 
 /// An edge of a path's last hop as it was walked: `edge_type` signed (positive: out from `from`, negative: in), so
 /// the stored edge is `from -> to` for a positive type and `to -> from` for a negative one.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LastEdge {
     pub edge_type: i32,
     pub from: Value,
@@ -213,14 +213,14 @@ pub struct LastEdge {
 
 /// The properties of the last edges to read with [`ExpandOutput::LastEdges`]: per type of the last hop its schema
 /// (signed as in the hop), and which properties.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LastEdgeProps {
     pub types: Vec<(i32, SchemaRef)>,
     pub props: PropSelection,
 }
 
 /// A multi-hop traversal run where the topology lives: whole frontiers per hop, multiplicities instead of rows.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ExpandRequest {
     /// Start vertices, duplicates counting as separate paths.
     pub starts: Vec<Value>,
@@ -238,7 +238,7 @@ pub struct ExpandRequest {
     pub budget: Budget,
 }
 
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ExpandResult {
     /// Paths through every hop (with [`ExpandOutput::Ends`], the sum of the ends' counts).
     pub paths: u64,
@@ -250,7 +250,7 @@ pub struct ExpandResult {
 }
 
 /// Which paths a [`StorageClient::find_paths`] search returns (NebulaGraph's `FIND ... PATH`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PathKind {
     /// Per (source, target) pair, every path of the smallest length found (at least one step; a source that is
     /// also the target gets its shortest cycles). Paths walk no edge twice.
@@ -264,7 +264,7 @@ pub enum PathKind {
 }
 
 /// A path search between two sets of vertices, run where the topology lives.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PathSearchRequest {
     pub sources: Vec<Value>,
     pub targets: Vec<Value>,
@@ -284,20 +284,20 @@ pub struct PathSearchRequest {
 
 /// One step of a [`FoundPath`]: the signed type walked (negative against the stored direction), the edge's rank and
 /// the vertex reached.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FoundStep {
     pub edge_type: i32,
     pub rank: i64,
     pub dst: Value,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FoundPath {
     pub src: Value,
     pub steps: Vec<FoundStep>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PathSearchResult {
     pub paths: Vec<FoundPath>,
     /// Edges read, for PROFILE.
@@ -305,7 +305,7 @@ pub struct PathSearchResult {
 }
 
 /// GET SUBGRAPH's rounds ([`StorageClient::subgraph`]).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SubgraphRequest {
     /// The vertices of the first round, each once; a VID no edge ends at is listed and expands to nothing.
     pub starts: Vec<Value>,
@@ -323,7 +323,7 @@ pub struct SubgraphRequest {
 }
 
 /// One round of a subgraph: the vertices expanded and the edges kept (`props` is `None`).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SubgraphRound {
     pub vertices: Vec<Value>,
     pub edges: Vec<NeighborEdge>,

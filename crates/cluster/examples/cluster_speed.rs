@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use quiver_api::*;
-use quiver_cluster::{latest_leader, Cluster, ClusterStorage, Hosts, StorageHost};
+use quiver_cluster::{latest_leader, Cluster, ClusterStorage, HostHandle, Hosts, PartLeader, StorageHost};
 use quiver_common::{PropType, QError, QResult, Value};
 use quiver_kv::KvEngine;
 use quiver_kv_rocks::RocksEngine;
@@ -91,20 +91,31 @@ impl TcpCluster {
     }
 }
 
-impl Hosts for TcpCluster {
-    fn leader_of(&self, group: GroupId) -> Option<Arc<StorageHost>> {
+impl TcpCluster {
+    fn leader(&self, group: GroupId) -> Option<Arc<StorageHost>> {
         let (space, part) = ((group >> 32) as u32, group as u32);
         latest_leader(self.hosts.read().unwrap().values(), space, part)
     }
 }
 
+impl Hosts for TcpCluster {
+    fn part_leader(&self, space: u32, part: u32) -> Option<Arc<dyn PartLeader>> {
+        let replica = self.leader(partition_group(space, part))?.replica(space, part)?;
+        Some(replica)
+    }
+}
+
 impl Cluster for TcpCluster {
-    fn host(&self, id: NodeId) -> Option<Arc<StorageHost>> {
-        self.hosts.read().unwrap().get(&id).cloned()
+    fn host(&self, id: NodeId) -> Option<Arc<dyn HostHandle>> {
+        self.hosts.read().unwrap().get(&id).cloned().map(|h| h as Arc<dyn HostHandle>)
     }
 
-    fn hosts(&self) -> Vec<Arc<StorageHost>> {
-        self.hosts.read().unwrap().values().cloned().collect()
+    fn hosts(&self) -> Vec<Arc<dyn HostHandle>> {
+        self.hosts.read().unwrap().values().cloned().map(|h| h as Arc<dyn HostHandle>).collect()
+    }
+
+    fn leader_of(&self, space: u32, part: u32) -> Option<Arc<dyn HostHandle>> {
+        self.leader(partition_group(space, part)).map(|h| h as Arc<dyn HostHandle>)
     }
 
     fn open_space(&self, space: &SpaceDesc) -> QResult<()> {
@@ -112,7 +123,7 @@ impl Cluster for TcpCluster {
             return Ok(());
         }
         let desc = Arc::new(space.clone());
-        let hosts = self.hosts();
+        let hosts: Vec<Arc<StorageHost>> = self.hosts.read().unwrap().values().cloned().collect();
         let members: BTreeMap<NodeId, BasicNode> =
             self.addrs.iter().map(|(id, a)| (*id, BasicNode::new(a.clone()))).collect();
         self.runtime.block_on(async {
@@ -131,7 +142,7 @@ impl Cluster for TcpCluster {
         self.opened.write().unwrap().insert(space.id, desc);
         let started = Instant::now();
         for part in 1..=PARTS {
-            while self.leader_of(partition_group(space.id, part)).is_none() {
+            while self.leader(partition_group(space.id, part)).is_none() {
                 assert!(started.elapsed() < Duration::from_secs(30), "no leader elected");
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -288,14 +299,14 @@ fn main() {
     );
 
     // Failover: the host leading partition 1 stops; writes to that partition go on until one is acknowledged.
-    let victim = cluster.leader_of(partition_group(space.id, 1)).unwrap().id();
+    let victim = cluster.leader(partition_group(space.id, 1)).unwrap().id();
     cluster.crash(victim);
     let crashed = Instant::now();
     // When part 1 has a leader again, as its hosts see it.
     let elected = {
         let (c, group) = (cluster.clone(), partition_group(space.id, 1));
         std::thread::spawn(move || {
-            while c.leader_of(group).is_none() {
+            while c.leader(group).is_none() {
                 std::thread::sleep(Duration::from_millis(5));
             }
             crashed.elapsed()

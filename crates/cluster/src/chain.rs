@@ -41,7 +41,7 @@ use quiver_raft::codec::{decode_batch, encode_batch, Reader};
 use quiver_raft::{partition_group, GroupId, Replica, ReplicaError};
 use quiver_storage::keys;
 
-use crate::host::{all, commit_in, leading_replica, replica_error, Hosts, StorageHost, PART_TIMEOUT};
+use crate::host::{all, commit_in, replica_error, Hosts, StorageHost, PART_TIMEOUT};
 
 thread_local! {
     /// The partition the writer on this thread was routed by (see [`StorageHost::coordinate`]).
@@ -155,7 +155,7 @@ async fn write_remote(
     let deadline = Instant::now() + PART_TIMEOUT;
     let mut last = String::from("it has no leader");
     loop {
-        if let Some(r) = leading_replica(hosts.as_ref(), space, part) {
+        if let Some(r) = hosts.part_leader(space, part) {
             let left = deadline.saturating_duration_since(Instant::now());
             match tokio::time::timeout(left, r.write_fenced(fence.clone(), term, batch.clone())).await {
                 Ok(Ok(true)) => return Ok(()),
@@ -208,7 +208,7 @@ impl StorageHost {
         let key = keys::chain_key(space.id, coordinator, self.chains.next_id());
         let mut prime = WriteBatch::new();
         prime.put(key.clone(), encode_record(&parts));
-        let term = match commit_in(&c, coordinator, prime).await {
+        let term = match commit_in(c.as_ref(), coordinator, prime).await {
             Ok(term) => term,
             Err(e) => {
                 // The prime may yet commit: the partition is settled again before its next write.

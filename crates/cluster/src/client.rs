@@ -24,20 +24,27 @@ use quiver_common::{QError, QResult, Value};
 use quiver_raft::{partition_group, GroupId, NodeId};
 use quiver_storage::keys::part_of;
 
-use crate::host::{HostError, Hosts, StorageHost};
+use crate::host::HostError;
+use crate::rpc::{unexpected, Answer, HostHandle, HostRequest, PartOp, RmwOutcome, RmwStep, RmwTarget, SpaceOp};
 
 /// How long a request keeps looking for a partition's leader (an election in progress) before it fails.
 pub const RETRY_FOR: Duration = Duration::from_secs(15);
 
 /// What the client needs of a cluster: its hosts, and the spaces' partitions running on them.
-pub trait Cluster: Hosts {
-    /// A running host by id.
-    fn host(&self, id: NodeId) -> Option<Arc<StorageHost>>;
-    /// The running hosts, by id.
-    fn hosts(&self) -> Vec<Arc<StorageHost>>;
+pub trait Cluster: Send + Sync {
+    /// A host by id.
+    fn host(&self, id: NodeId) -> Option<Arc<dyn HostHandle>>;
+    /// The hosts, by id.
+    fn hosts(&self) -> Vec<Arc<dyn HostHandle>>;
+    /// The host that leads `space`'s partition `part` as far as the cluster knows (or one that carries it: a host
+    /// that does not lead it says where the leader is).
+    fn leader_of(&self, space: u32, part: u32) -> Option<Arc<dyn HostHandle>>;
     /// Makes sure `space`'s partitions run on their hosts (placed and started on first use).
     fn open_space(&self, space: &SpaceDesc) -> QResult<()>;
 }
+
+/// How many times a read-modify-write decides again on a row that changed under it before it gives up.
+const RMW_ATTEMPTS: usize = 100;
 
 pub struct ClusterStorage {
     cluster: Arc<dyn Cluster>,
@@ -53,13 +60,13 @@ impl ClusterStorage {
         ClusterStorage { cluster, leaders: Mutex::default() }
     }
 
-    fn leader(&self, space: &SpaceDesc, part: u32) -> Option<Arc<StorageHost>> {
+    fn leader(&self, space: &SpaceDesc, part: u32) -> Option<Arc<dyn HostHandle>> {
         let group = partition_group(space.id, part);
         let cached = self.leaders.lock().expect("lock poisoned").get(&group).copied();
         if let Some(host) = cached.and_then(|id| self.cluster.host(id)) {
             return Some(host);
         }
-        let host = self.cluster.leader_of(group)?;
+        let host = self.cluster.leader_of(space.id, part)?;
         self.leaders.lock().expect("lock poisoned").insert(group, host.id());
         Some(host)
     }
@@ -73,20 +80,20 @@ impl ClusterStorage {
         };
     }
 
-    /// Runs `serve` on the leader host of each partition of `parts` with that host's partitions, all hosts at
-    /// once, after the host confirmed it leads them; asks again for the parts of a host that no longer leads them.
-    fn on_leaders<R: Send>(
+    /// Sends each partition of `parts`' leader host the request `op` makes for that host's partitions, all hosts
+    /// at once; a host answers once it confirmed it leads them. Asks again for the parts of a host that does not.
+    fn on_leaders(
         &self,
         space: &SpaceDesc,
         parts: Vec<u32>,
-        serve: &(dyn Fn(&StorageHost, &[u32]) -> QResult<R> + Sync),
-    ) -> QResult<Vec<R>> {
+        op: &(dyn Fn(&[u32]) -> PartOp + Sync),
+    ) -> QResult<Vec<(Vec<u32>, Answer)>> {
         self.cluster.open_space(space)?;
         let started = Instant::now();
         let mut pending = parts;
         let mut out = Vec::new();
         while !pending.is_empty() {
-            let mut by_host: BTreeMap<NodeId, (Arc<StorageHost>, Vec<u32>)> = BTreeMap::new();
+            let mut by_host: BTreeMap<NodeId, (Arc<dyn HostHandle>, Vec<u32>)> = BTreeMap::new();
             let mut again = Vec::new();
             for part in std::mem::take(&mut pending) {
                 match self.leader(space, part) {
@@ -94,14 +101,13 @@ impl ClusterStorage {
                     None => again.push(part),
                 }
             }
-            let ask = |host: &StorageHost, parts: &[u32]| -> Result<R, HostError> {
-                host.lead(space.id, parts)?;
-                serve(host, parts).map_err(HostError::Failed)
+            let ask = |host: &dyn HostHandle, parts: &[u32]| -> Result<Answer, HostError> {
+                host.call(HostRequest::Parts { space: space.clone(), lead: parts.to_vec(), op: op(parts) })
             };
-            let answers: Vec<(Vec<u32>, Result<R, HostError>)> = if by_host.len() == 1 {
+            let answers: Vec<(Vec<u32>, Result<Answer, HostError>)> = if by_host.len() == 1 {
                 // One host: asked on this thread (no thread to start per request).
                 let (host, parts) = by_host.into_values().next().expect("one host");
-                let answer = ask(&host, &parts);
+                let answer = ask(host.as_ref(), &parts);
                 vec![(parts, answer)]
             } else {
                 std::thread::scope(|scope| {
@@ -109,7 +115,7 @@ impl ClusterStorage {
                         .into_values()
                         .map(|(host, parts)| {
                             let asked = parts.clone();
-                            let handle = scope.spawn(move || ask(&host, &asked));
+                            let handle = scope.spawn(move || ask(host.as_ref(), &asked));
                             (parts, handle)
                         })
                         .collect();
@@ -126,8 +132,11 @@ impl ClusterStorage {
             };
             for (parts, answer) in answers {
                 match answer {
-                    Ok(r) => out.push(r),
+                    Ok(r) => out.push((parts, r)),
                     Err(HostError::Failed(e)) => return Err(e),
+                    Err(e @ (HostError::NotCarried | HostError::Replica(_) | HostError::Behind(_))) => {
+                        return Err(QError::storage(format!("a storage host refused: {e:?}")))
+                    }
                     Err(HostError::NotLeader { part, leader }) => {
                         // The host refused before doing anything: all of its parts are asked again.
                         for p in parts {
@@ -145,39 +154,36 @@ impl ClusterStorage {
         Ok(out)
     }
 
-    /// `on_leaders` for a request of items, `parts[i]` the partition of item `i`: each host serves the positions
-    /// of the items of its partitions, in request order.
-    fn on_items<R: Send>(
+    /// `on_leaders` for a request of items, `parts[i]` the partition of item `i`: each host is sent the request
+    /// `op` makes for the positions of the items of its partitions, in request order; answers with them.
+    fn on_items(
         &self,
         space: &SpaceDesc,
         parts: &[u32],
-        serve: &(dyn Fn(&StorageHost, &[usize]) -> QResult<R> + Sync),
-    ) -> QResult<Vec<R>> {
+        op: &(dyn Fn(&[usize]) -> PartOp + Sync),
+    ) -> QResult<Vec<(Vec<usize>, Answer)>> {
         let mut by_part = PartItems::new();
         for (i, &p) in parts.iter().enumerate() {
             by_part.entry(p).or_default().push(i);
         }
-        let asked: Vec<u32> = by_part.keys().copied().collect();
-        self.on_leaders(space, asked, &|host, led| {
+        let positions_of = |led: &[u32]| {
             let mut positions: Vec<usize> = led.iter().flat_map(|p| by_part[p].iter().copied()).collect();
             positions.sort_unstable();
-            serve(host, &positions)
-        })
+            positions
+        };
+        let asked: Vec<u32> = by_part.keys().copied().collect();
+        let answers = self.on_leaders(space, asked, &|led| op(&positions_of(led)))?;
+        Ok(answers.into_iter().map(|(led, answer)| (positions_of(&led), answer)).collect())
     }
 
-    /// Runs `serve` on the leader host of one partition (on this thread), once it confirmed it leads it.
-    fn on_part<R>(
-        &self,
-        space: &SpaceDesc,
-        part: u32,
-        serve: &mut dyn FnMut(&StorageHost) -> QResult<R>,
-    ) -> QResult<R> {
+    /// Sends `op` to the leader host of one partition (on this thread), which runs it once it confirmed it leads it.
+    fn on_part(&self, space: &SpaceDesc, part: u32, op: &dyn Fn() -> PartOp) -> QResult<Answer> {
         self.cluster.open_space(space)?;
         let started = Instant::now();
         loop {
             let refused = match self.leader(space, part) {
-                Some(host) => match host.lead(space.id, &[part]) {
-                    Ok(()) => return serve(&host),
+                Some(host) => match host.call(HostRequest::Parts { space: space.clone(), lead: vec![part], op: op() }) {
+                    Ok(answer) => return Ok(answer),
                     Err(e) => e,
                 },
                 None => HostError::NotLeader { part, leader: None },
@@ -185,25 +191,76 @@ impl ClusterStorage {
             match refused {
                 HostError::Failed(e) => return Err(e),
                 HostError::NotLeader { leader, .. } => self.forget_leader(space, part, leader),
+                e @ (HostError::NotCarried | HostError::Replica(_) | HostError::Behind(_)) => {
+                    return Err(QError::storage(format!("a storage host refused: {e:?}")))
+                }
             }
             wait_for_leaders(space, &[part], started)?;
         }
     }
 
-    /// Runs `serve` on a host that carries every partition of `space`, once it has caught up with every leader.
-    fn on_whole_space<R>(&self, space: &SpaceDesc, serve: &dyn Fn(&StorageHost) -> QResult<R>) -> QResult<R> {
+    /// Sends `op` to a host that carries every partition of `space`; it runs it once it has caught up with every
+    /// leader.
+    fn on_whole_space(&self, space: &SpaceDesc, op: &dyn Fn() -> SpaceOp) -> QResult<Answer> {
         self.cluster.open_space(space)?;
         let started = Instant::now();
         loop {
-            let host = self.cluster.hosts().into_iter().find(|h| h.carries_all(space)).ok_or_else(|| {
-                QError::not_supported("a read of a whole space when no storage host carries all its partitions")
-            })?;
-            match host.catch_up(space, self.cluster.as_ref()) {
-                Ok(()) => return serve(&host),
-                Err(e) if started.elapsed() > RETRY_FOR => return Err(e),
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            let mut last = None;
+            for host in self.cluster.hosts() {
+                match host.call(HostRequest::Whole { space: space.clone(), op: op() }) {
+                    Ok(answer) => return Ok(answer),
+                    Err(HostError::NotCarried) => {}
+                    Err(HostError::Failed(e)) => return Err(e),
+                    Err(e) => last = Some(e),
+                }
+            }
+            match last {
+                None => {
+                    return Err(QError::not_supported(
+                        "a read of a whole space when no storage host carries all its partitions",
+                    ))
+                }
+                Some(e) if started.elapsed() > RETRY_FOR => {
+                    return Err(QError::storage(format!("no storage host could serve the whole space: {e:?}")))
+                }
+                Some(_) => std::thread::sleep(Duration::from_millis(50)),
             }
         }
+    }
+
+    /// A read-modify-write of one row as a compare-and-set loop ([`RmwStep`]).
+    fn rmw(
+        &self,
+        space: &SpaceDesc,
+        part: u32,
+        target: &dyn Fn() -> RmwTarget,
+        schema: &SchemaRef,
+        decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
+    ) -> QResult<Option<Props>> {
+        let step = |step: RmwStep| -> QResult<RmwOutcome> {
+            let op = || PartOp::Rmw { target: target(), schema: schema.clone(), step: step.clone() };
+            match self.on_part(space, part, &op)? {
+                Answer::Rmw(outcome) => Ok(outcome),
+                other => Err(unexpected(other)),
+            }
+        };
+        let mut seen = match step(RmwStep::Read)? {
+            RmwOutcome::Seen(now) => now,
+            other => return Err(QError::storage(format!("a read of a row answered {other:?}"))),
+        };
+        for _ in 0..RMW_ATTEMPTS {
+            let values = match decide(seen.as_ref())? {
+                RmwDecision::Write(values) => Some(values),
+                RmwDecision::Keep => None,
+            };
+            match step(RmwStep::Write { seen: seen.clone(), values })? {
+                RmwOutcome::Done(row) => return Ok(row),
+                RmwOutcome::Changed(now) | RmwOutcome::Seen(now) => seen = now,
+            }
+        }
+        Err(QError::storage(format!(
+            "the row changed under {RMW_ATTEMPTS} attempts to update it; nothing was written. Try again later"
+        )))
     }
 }
 
@@ -239,6 +296,36 @@ fn jobs_refused<T>() -> QResult<T> {
     Err(QError::not_supported("jobs in cluster mode"))
 }
 
+/// The one answer of the kind `$variant` each host gave, with the positions it answered for.
+macro_rules! answers {
+    ($answers:expr, $variant:path) => {
+        $answers
+            .into_iter()
+            .map(|(positions, answer)| match answer {
+                $variant(rows) => Ok((positions, rows)),
+                other => Err(unexpected(other)),
+            })
+            .collect::<QResult<Vec<_>>>()
+    };
+}
+
+/// The answer of the kind `$variant`.
+macro_rules! answer {
+    ($answer:expr, $variant:path) => {
+        match $answer {
+            $variant(v) => Ok(v),
+            other => Err(unexpected(other)),
+        }
+    };
+}
+
+fn done(answer: Answer) -> QResult<()> {
+    match answer {
+        Answer::Done => Ok(()),
+        other => Err(unexpected(other)),
+    }
+}
+
 impl StorageClient for ClusterStorage {
     fn get_vertices(
         &self,
@@ -248,11 +335,12 @@ impl StorageClient for ClusterStorage {
         props: &PropSelection,
     ) -> QResult<Vec<Option<VertexData>>> {
         let parts: Vec<u32> = vids.iter().map(|v| part_of(space, v)).collect();
-        let answers = self.on_items(space, &parts, &|host, positions| {
-            let rows = host.storage().get_vertices(space, &pick(vids, positions), tags, props)?;
-            Ok((positions.to_vec(), rows))
+        let answers = self.on_items(space, &parts, &|positions| PartOp::GetVertices {
+            vids: pick(vids, positions),
+            tags: tags.to_vec(),
+            props: props.clone(),
         })?;
-        Ok(reassemble(vids.len(), answers))
+        Ok(reassemble(vids.len(), answers!(answers, Answer::Vertices)?))
     }
 
     fn get_tag_columns(
@@ -263,10 +351,12 @@ impl StorageClient for ClusterStorage {
         props: &PropSelection,
     ) -> QResult<Vec<TagColumns>> {
         let parts: Vec<u32> = vids.iter().map(|v| part_of(space, v)).collect();
-        let answers = self.on_items(space, &parts, &|host, positions| {
-            let cols = host.storage().get_tag_columns(space, &pick(vids, positions), tags, props)?;
-            Ok((positions.to_vec(), cols))
+        let answers = self.on_items(space, &parts, &|positions| PartOp::GetTagColumns {
+            vids: pick(vids, positions),
+            tags: tags.to_vec(),
+            props: props.clone(),
         })?;
+        let answers = answers!(answers, Answer::TagColumns)?;
         let n = vids.len();
         let mut out: Vec<TagColumns> = tags
             .iter()
@@ -295,22 +385,22 @@ impl StorageClient for ClusterStorage {
 
     fn get_edges(&self, space: &SpaceDesc, schema: &SchemaRef, keys: &[EdgeKeyVal]) -> QResult<Vec<Option<Props>>> {
         let parts: Vec<u32> = keys.iter().map(|k| part_of(space, &k.src)).collect();
-        let answers = self.on_items(space, &parts, &|host, positions| {
-            let rows = host.storage().get_edges(space, schema, &pick(keys, positions))?;
-            Ok((positions.to_vec(), rows))
+        let answers = self.on_items(space, &parts, &|positions| PartOp::GetEdges {
+            schema: schema.clone(),
+            keys: pick(keys, positions),
         })?;
-        Ok(reassemble(keys.len(), answers))
+        Ok(reassemble(keys.len(), answers!(answers, Answer::Edges)?))
     }
 
     fn get_neighbors(&self, space: &SpaceDesc, req: &NeighborsRequest) -> QResult<Vec<NeighborEdge>> {
         let parts: Vec<u32> = req.vids.iter().map(|v| part_of(space, v)).collect();
-        let answers = self.on_items(space, &parts, &|host, positions| {
-            let sub = NeighborsRequest { vids: pick(&req.vids, positions), ..req.clone() };
-            host.storage().get_neighbors(space, &sub)
+        let answers = self.on_items(space, &parts, &|positions| {
+            PartOp::GetNeighbors(NeighborsRequest { vids: pick(&req.vids, positions), ..req.clone() })
         })?;
         // Back in the order of the request's vertices, each host's edges in its own order, then the limit.
         let first: HashMap<&Value, usize> = req.vids.iter().enumerate().rev().map(|(i, v)| (v, i)).collect();
-        let mut edges: Vec<NeighborEdge> = answers.into_iter().flatten().collect();
+        let mut edges: Vec<NeighborEdge> =
+            answers!(answers, Answer::Neighbors)?.into_iter().flat_map(|(_, edges)| edges).collect();
         edges.sort_by_key(|e| first.get(&e.from).copied().unwrap_or(usize::MAX));
         if let Some(limit) = req.limit {
             edges.truncate(limit);
@@ -319,11 +409,11 @@ impl StorageClient for ClusterStorage {
     }
 
     fn expand(&self, space: &SpaceDesc, req: &ExpandRequest) -> QResult<ExpandResult> {
-        self.on_whole_space(space, &|host| host.storage().expand(space, req))
+        answer!(self.on_whole_space(space, &|| SpaceOp::Expand(req.clone()))?, Answer::Expand)
     }
 
     fn find_paths(&self, space: &SpaceDesc, req: &PathSearchRequest) -> QResult<PathSearchResult> {
-        self.on_whole_space(space, &|host| host.storage().find_paths(space, req))
+        answer!(self.on_whole_space(space, &|| SpaceOp::FindPaths(req.clone()))?, Answer::Paths)
     }
 
     fn subgraph(
@@ -332,11 +422,16 @@ impl StorageClient for ClusterStorage {
         req: &SubgraphRequest,
         expandable: &mut dyn FnMut(&[Value]) -> QResult<Vec<bool>>,
     ) -> QResult<Vec<SubgraphRound>> {
-        let expandable = Mutex::new(expandable);
-        self.on_whole_space(space, &|host| {
-            let mut guard = expandable.lock().expect("lock poisoned");
-            host.storage().subgraph(space, req, &mut **guard)
-        })
+        // Each round asks the query layer which vertices it may expand from: only a host in this process can call
+        // back (a cluster of processes answers "not supported").
+        self.cluster.open_space(space)?;
+        let host = self.cluster.hosts().into_iter().find(|h| h.local().is_some_and(|l| l.carries_all(space)));
+        let Some(host) = host else {
+            return Err(QError::not_supported("GET SUBGRAPH in a cluster of separate processes"));
+        };
+        let local = host.local().expect("a local host");
+        local.catch_up(space)?;
+        local.storage().subgraph(space, req, expandable)
     }
 
     fn write(&self, space: &SpaceDesc, mutations: Vec<Mutation>) -> QResult<()> {
@@ -348,7 +443,8 @@ impl StorageClient for ClusterStorage {
             match m {
                 Mutation::DeleteVertex { vid, with_edges: true } => {
                     let part = part_of(space, &vid);
-                    let edges = self.on_part(space, part, &mut |host| host.storage().edges_of(space, &vid))?;
+                    let edges = self.on_part(space, part, &|| PartOp::EdgesOf(vid.clone()))?;
+                    let edges = answer!(edges, Answer::EdgeKeys)?;
                     expanded.extend(edges.into_iter().map(|key| Mutation::DeleteEdge { key }));
                     expanded.push(Mutation::DeleteVertex { vid, with_edges: false });
                 }
@@ -365,17 +461,14 @@ impl StorageClient for ClusterStorage {
             })
             .collect();
         // One write per partition, coordinated by it, in the statement's order within it.
-        self.on_items(space, &parts, &|host, positions| {
+        let answers = self.on_items(space, &parts, &|positions| {
             let mut by_part: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
             for &i in positions {
                 by_part.entry(parts[i]).or_default().push(i);
             }
-            for (part, items) in by_part {
-                host.coordinate(part, || host.storage().write(space, pick(&expanded, &items)))?;
-            }
-            Ok(())
+            PartOp::Write(by_part.into_iter().map(|(part, items)| (part, pick(&expanded, &items))).collect())
         })?;
-        Ok(())
+        answers.into_iter().try_for_each(|(_, answer)| done(answer))
     }
 
     fn rmw_vertex(
@@ -385,10 +478,7 @@ impl StorageClient for ClusterStorage {
         schema: &SchemaRef,
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
     ) -> QResult<Option<Props>> {
-        let part = part_of(space, vid);
-        self.on_part(space, part, &mut |host| {
-            host.coordinate(part, || host.storage().rmw_vertex(space, vid, schema, decide))
-        })
+        self.rmw(space, part_of(space, vid), &|| RmwTarget::Vertex(vid.clone()), schema, decide)
     }
 
     fn rmw_edge(
@@ -398,34 +488,33 @@ impl StorageClient for ClusterStorage {
         schema: &SchemaRef,
         decide: &mut dyn FnMut(Option<&Props>) -> QResult<RmwDecision>,
     ) -> QResult<Option<Props>> {
-        let part = part_of(space, &key.src);
-        self.on_part(space, part, &mut |host| {
-            host.coordinate(part, || host.storage().rmw_edge(space, key, schema, decide))
-        })
+        self.rmw(space, part_of(space, &key.src), &|| RmwTarget::Edge(key.clone()), schema, decide)
     }
 
     fn scan_vertices(&self, space: &SpaceDesc, schema: Option<&SchemaRef>, limit: usize) -> QResult<Vec<Value>> {
-        self.on_whole_space(space, &|host| host.storage().scan_vertices(space, schema, limit))
+        let op = || SpaceOp::ScanVertices { schema: schema.cloned(), limit: limit as u64 };
+        answer!(self.on_whole_space(space, &op)?, Answer::Vids)
     }
 
     fn clear_space(&self, space: &SpaceDesc) -> QResult<()> {
-        self.on_whole_space(space, &|host| host.storage().clear_space(space))
+        done(self.on_whole_space(space, &|| SpaceOp::ClearSpace)?)
     }
 
     fn drop_schema_data(&self, space: &SpaceDesc, schema: &SchemaRef) -> QResult<()> {
-        self.on_whole_space(space, &|host| host.storage().drop_schema_data(space, schema))
+        done(self.on_whole_space(space, &|| SpaceOp::DropSchemaData(schema.clone()))?)
     }
 
     fn scan_index(&self, space: &SpaceDesc, scans: &[IndexScan], budget: &Budget) -> QResult<Vec<IndexHit>> {
-        self.on_whole_space(space, &|host| host.storage().scan_index(space, scans, budget))
+        let op = || SpaceOp::ScanIndex { scans: scans.to_vec(), budget: budget.clone() };
+        answer!(self.on_whole_space(space, &op)?, Answer::Hits)
     }
 
     fn index_created(&self, space: &SpaceDesc, index: &IndexRef) -> QResult<Option<i64>> {
-        self.on_whole_space(space, &|host| host.storage().index_created(space, index))
+        answer!(self.on_whole_space(space, &|| SpaceOp::IndexCreated(index.clone()))?, Answer::Created)
     }
 
     fn drop_index_data(&self, space: &SpaceDesc, index_id: i32) -> QResult<()> {
-        self.on_whole_space(space, &|host| host.storage().drop_index_data(space, index_id))
+        done(self.on_whole_space(space, &|| SpaceOp::DropIndexData(index_id))?)
     }
 
     fn submit_job(&self, _space: &SpaceDesc, _kind: JobKind, _indexes: Vec<i32>) -> QResult<i64> {
@@ -445,6 +534,6 @@ impl StorageClient for ClusterStorage {
     }
 
     fn stats(&self, space: &SpaceDesc) -> QResult<SpaceStats> {
-        self.on_whole_space(space, &|host| host.storage().stats(space))
+        answer!(self.on_whole_space(space, &|| SpaceOp::Stats)?, Answer::Stats)
     }
 }

@@ -26,8 +26,36 @@ pub const PART_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The hosts a storage host can reach: where it forwards a part of a batch whose partition another host leads.
 pub trait Hosts: Send + Sync {
-    /// The host that leads `group`, as far as the hosts carrying it know.
-    fn leader_of(&self, group: GroupId) -> Option<Arc<StorageHost>>;
+    /// The leader of `space`'s partition `part`, as far as the hosts carrying it know: a replica here or a
+    /// handle on another host's.
+    fn part_leader(&self, space: u32, part: u32) -> Option<Arc<dyn PartLeader>>;
+}
+
+/// A boxed future of a [`PartLeader`]'s answer.
+pub type LeaderFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, ReplicaError>> + Send + 'a>>;
+
+/// What a host asks of a partition's leader, here or on another host.
+pub trait PartLeader: Send + Sync {
+    /// Commits `batch`; the term it was committed in.
+    fn write(&self, batch: WriteBatch) -> LeaderFuture<'_, u64>;
+    /// [`Replica::write_fenced`].
+    fn write_fenced(&self, fence: Vec<u8>, term: u64, batch: WriteBatch) -> LeaderFuture<'_, bool>;
+    /// [`Replica::read_index`].
+    fn read_index(&self) -> LeaderFuture<'_, u64>;
+}
+
+impl PartLeader for Replica {
+    fn write(&self, batch: WriteBatch) -> LeaderFuture<'_, u64> {
+        Box::pin(async move { Replica::write(self, batch).await.map(|id| id.leader_id.term) })
+    }
+
+    fn write_fenced(&self, fence: Vec<u8>, term: u64, batch: WriteBatch) -> LeaderFuture<'_, bool> {
+        Box::pin(Replica::write_fenced(self, fence, term, batch))
+    }
+
+    fn read_index(&self) -> LeaderFuture<'_, u64> {
+        Box::pin(Replica::read_index(self))
+    }
 }
 
 /// Why a host did not serve a request.
@@ -37,6 +65,12 @@ pub enum HostError {
     NotLeader { part: u32, leader: Option<NodeId> },
     /// The request failed; said to the user as is.
     Failed(QError),
+    /// A request over a whole space sent to a host that does not carry all of it: the client asks another.
+    NotCarried,
+    /// A partition's replica did not do what another host asked of it.
+    Replica(ReplicaError),
+    /// The host could not catch up with a partition's leader for a request over a whole space; try again.
+    Behind(String),
 }
 
 /// The user-facing error of a partition's group that did not do what was asked.
@@ -60,10 +94,10 @@ fn part_range(space: u32, part: u32) -> DataRange {
 
 /// The replica that leads `space`'s partition `part`, wherever it runs; while its group is electing one, waits up
 /// to [`PART_TIMEOUT`] (nothing has been proposed yet when this is asked).
-fn leader_replica(hosts: &dyn Hosts, space: u32, part: u32) -> QResult<Arc<Replica>> {
+fn leader_replica(hosts: &dyn Hosts, space: u32, part: u32) -> QResult<Arc<dyn PartLeader>> {
     let started = std::time::Instant::now();
     loop {
-        if let Some(r) = leading_replica(hosts, space, part) {
+        if let Some(r) = hosts.part_leader(space, part) {
             return Ok(r);
         }
         if started.elapsed() > PART_TIMEOUT {
@@ -73,13 +107,8 @@ fn leader_replica(hosts: &dyn Hosts, space: u32, part: u32) -> QResult<Arc<Repli
     }
 }
 
-/// The replica that leads `space`'s partition `part` now, as far as the hosts carrying it know.
-pub(crate) fn leading_replica(hosts: &dyn Hosts, space: u32, part: u32) -> Option<Arc<Replica>> {
-    hosts.leader_of(partition_group(space, part)).and_then(|h| h.replica(space, part))
-}
-
 /// Of `hosts`, the one whose replica of `space`'s partition `part` believes it leads in the latest term (a leader
-/// cut off from its quorum believes it until it hears of a newer term): what a [`Hosts::leader_of`] answers.
+/// cut off from its quorum believes it until it hears of a newer term): what a [`Hosts::part_leader`] answers.
 pub fn latest_leader<'a>(
     hosts: impl IntoIterator<Item = &'a Arc<StorageHost>>,
     space: u32,
@@ -93,9 +122,9 @@ pub fn latest_leader<'a>(
 }
 
 /// Commits `batch` in `replica` (its group's leader) within [`PART_TIMEOUT`]; the term it was committed in.
-pub(crate) async fn commit_in(replica: &Replica, part: u32, batch: WriteBatch) -> QResult<u64> {
+pub(crate) async fn commit_in(replica: &dyn PartLeader, part: u32, batch: WriteBatch) -> QResult<u64> {
     match tokio::time::timeout(PART_TIMEOUT, replica.write(batch)).await {
-        Ok(Ok(id)) => Ok(id.leader_id.term),
+        Ok(Ok(term)) => Ok(term),
         Ok(Err(e)) => Err(replica_error(part, e)),
         Err(_) => Err(QError::storage(format!(
             "part {part} did not commit within {} s; the write may still be applied",
@@ -274,7 +303,9 @@ impl StorageHost {
     /// Brings this host's replica of every partition of `space` up to date with its leader (a follower read: the
     /// leader's read index, then waiting to apply up to it), so reads of the whole space here are linearizable as
     /// of the call. Refused unless this host carries every partition.
-    pub fn catch_up(&self, space: &SpaceDesc, hosts: &dyn Hosts) -> QResult<()> {
+    pub fn catch_up(&self, space: &SpaceDesc) -> QResult<()> {
+        let hosts = self.hosts.upgrade().ok_or_else(|| QError::storage("the cluster has stopped"))?;
+        let hosts = hosts.as_ref();
         let mut work = Vec::new();
         for part in 1..=space.partition_num {
             let local = self.replica(space.id, part).ok_or_else(|| {
@@ -299,14 +330,14 @@ impl StorageHost {
             return self.block_on(self.chain(space, parts, &hosts));
         }
         let Some((part, sub)) = parts.into_iter().next() else { return Ok(()) };
-        let replica = match self.replica(space.id, part).filter(|r| r.is_leader()) {
+        let replica: Arc<dyn PartLeader> = match self.replica(space.id, part).filter(|r| r.is_leader()) {
             Some(r) => {
                 self.block_on(self.settle(space.id, part, &r, &hosts))?;
                 r
             }
             None => leader_replica(hosts.as_ref(), space.id, part)?,
         };
-        self.block_on(commit_in(&replica, part, sub)).map(|_| ())
+        self.block_on(commit_in(replica.as_ref(), part, sub)).map(|_| ())
     }
 }
 

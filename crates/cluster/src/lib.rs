@@ -8,9 +8,12 @@
 pub mod chain;
 pub mod client;
 pub mod host;
+pub mod process;
+pub mod rpc;
 pub mod sim;
 
 pub use chain::{ChainFault, ChainStep};
 pub use client::{Cluster, ClusterStorage};
-pub use host::{latest_leader, HostError, Hosts, StorageHost};
+pub use host::{latest_leader, HostError, Hosts, PartLeader, StorageHost};
+pub use rpc::HostHandle;
 pub use sim::SimCluster;

@@ -11,11 +11,12 @@ use quiver_api::{Catalog, SpaceDesc};
 use quiver_common::{QError, QResult};
 use quiver_kv::{KvEngine, MemEngine};
 use quiver_raft::sim::SimNet;
-use quiver_raft::{partition_group, BasicNode, GroupId, NodeId, Timing};
+use quiver_raft::{BasicNode, NodeId, Timing};
 use quiver_storage::EmbeddedStorage;
 
 use crate::client::Cluster;
-use crate::host::{Hosts, StorageHost};
+use crate::host::{Hosts, PartLeader, StorageHost};
+use crate::rpc::{Encoded, HostHandle};
 
 /// How long opening a space waits for every partition to elect a leader.
 const ELECTED_WITHIN: Duration = Duration::from_secs(20);
@@ -115,24 +116,48 @@ impl SimCluster {
 
     /// The host leading `space`'s partition `part` now, if any.
     pub fn leader_id(&self, space: u32, part: u32) -> Option<NodeId> {
-        self.leader_of(partition_group(space, part)).map(|h| h.id())
+        self.leader_host(space, part).map(|h| h.id())
+    }
+
+    /// The host leading `space`'s partition `part` now, if any.
+    pub fn leader_host(&self, space: u32, part: u32) -> Option<Arc<StorageHost>> {
+        crate::host::latest_leader(self.hosts.read().expect("lock poisoned").values(), space, part)
+    }
+
+    /// A running host by id.
+    pub fn storage_host(&self, id: NodeId) -> Option<Arc<StorageHost>> {
+        self.hosts.read().expect("lock poisoned").get(&id).cloned()
+    }
+
+    /// The running hosts, by id.
+    pub fn storage_hosts(&self) -> Vec<Arc<StorageHost>> {
+        self.hosts.read().expect("lock poisoned").values().cloned().collect()
     }
 }
 
 impl Hosts for SimCluster {
-    fn leader_of(&self, group: GroupId) -> Option<Arc<StorageHost>> {
-        let (space, part) = ((group >> 32) as u32, group as u32);
-        crate::host::latest_leader(self.hosts.read().expect("lock poisoned").values(), space, part)
+    fn part_leader(&self, space: u32, part: u32) -> Option<Arc<dyn PartLeader>> {
+        let replica = self.leader_host(space, part)?.replica(space, part)?;
+        Some(replica)
     }
 }
 
+/// Clients reach the hosts through the encoding of requests and replies, as they would over the network.
+fn handle(host: Arc<StorageHost>) -> Arc<dyn HostHandle> {
+    Arc::new(Encoded(host))
+}
+
 impl Cluster for SimCluster {
-    fn host(&self, id: NodeId) -> Option<Arc<StorageHost>> {
-        self.hosts.read().expect("lock poisoned").get(&id).cloned()
+    fn host(&self, id: NodeId) -> Option<Arc<dyn HostHandle>> {
+        self.storage_host(id).map(handle)
     }
 
-    fn hosts(&self) -> Vec<Arc<StorageHost>> {
-        self.hosts.read().expect("lock poisoned").values().cloned().collect()
+    fn hosts(&self) -> Vec<Arc<dyn HostHandle>> {
+        self.storage_hosts().into_iter().map(handle).collect()
+    }
+
+    fn leader_of(&self, space: u32, part: u32) -> Option<Arc<dyn HostHandle>> {
+        self.leader_host(space, part).map(handle)
     }
 
     fn open_space(&self, space: &SpaceDesc) -> QResult<()> {
@@ -140,7 +165,7 @@ impl Cluster for SimCluster {
         if placed.contains_key(&space.id) {
             return Ok(());
         }
-        let hosts = self.hosts();
+        let hosts = self.storage_hosts();
         let names: Vec<String> = hosts.iter().map(|h| h.id().to_string()).collect();
         let mut load = BTreeMap::new();
         for (_, parts) in placed.values() {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use quiver_api::*;
-use quiver_cluster::{ChainStep, Cluster, ClusterStorage, SimCluster};
+use quiver_cluster::{ChainStep, ClusterStorage, SimCluster};
 use quiver_common::{PropType, Value};
 use quiver_kv::MemEngine;
 use quiver_meta::MetaStore;
@@ -77,7 +77,7 @@ impl Setup {
     fn wait_settled(&self, within: Duration) {
         let started = Instant::now();
         loop {
-            let pending: usize = self.sim.hosts().iter().map(|h| h.pending_chains(&self.space).unwrap()).sum();
+            let pending: usize = self.sim.storage_hosts().iter().map(|h| h.pending_chains(&self.space).unwrap()).sum();
             if pending == 0 {
                 return;
             }
@@ -93,7 +93,7 @@ impl Setup {
         for part in 1..=PARTS {
             let started = Instant::now();
             let host = loop {
-                let leader = self.sim.leader_id(self.space.id, part).and_then(|id| self.sim.host(id));
+                let leader = self.sim.leader_id(self.space.id, part).and_then(|id| self.sim.storage_host(id));
                 if let Some(h) = leader.filter(|h| h.lead(self.space.id, &[part]).is_ok()) {
                     break h;
                 }
@@ -171,7 +171,7 @@ fn chains_stopped_part_way_are_finished() {
     let s = setup(3);
     let edges = cross_edges(24);
     let chains = Arc::new(AtomicU64::new(0));
-    for host in s.sim.hosts() {
+    for host in s.sim.storage_hosts() {
         let chains = chains.clone();
         // The first six chains stop, alternately after their prime and after their remote part; their sources lie
         // in six different partitions, so no partition has a second chain to run before it is settled.
@@ -206,7 +206,7 @@ fn chains_stopped_part_way_are_finished() {
     }
     // (A sweep that finishes a stopped chain while the first six run takes a turn of the fail point.)
     assert!(begun >= 4, "only {begun} of {} chains were stopped part way ({refused} refused)", edges.len());
-    for host in s.sim.hosts() {
+    for host in s.sim.storage_hosts() {
         host.set_chain_fault(None);
     }
     s.wait_settled(Duration::from_secs(20));
@@ -218,7 +218,7 @@ fn chains_stopped_part_way_are_finished() {
     }
     // Deletes run the same chain.
     let stops2 = Arc::new(AtomicU64::new(0));
-    for host in s.sim.hosts() {
+    for host in s.sim.storage_hosts() {
         let stops = stops2.clone();
         host.set_chain_fault(Some(Arc::new(move |step| {
             step == ChainStep::RemoteWritten && stops.fetch_add(1, Ordering::Relaxed).is_multiple_of(2)
@@ -236,7 +236,7 @@ fn chains_stopped_part_way_are_finished() {
         }
     }
     assert!(kept.len() < edges.len() / 2, "{} of {} deletes were refused", kept.len(), edges.len());
-    for host in s.sim.hosts() {
+    for host in s.sim.storage_hosts() {
         host.set_chain_fault(None);
     }
     s.wait_settled(Duration::from_secs(20));
@@ -272,7 +272,7 @@ impl Rng {
 /// Chains stop at random (4 % of their steps) on every running host; Raft messages are lost (2 % of requests and of
 /// replies), duplicated (2 %) and delayed (up to 5 ms).
 fn faults_on(s: &Setup, rng: &Arc<Mutex<Rng>>) {
-    for host in s.sim.hosts() {
+    for host in s.sim.storage_hosts() {
         let rng = rng.clone();
         host.set_chain_fault(Some(Arc::new(move |_| rng.lock().unwrap().below(100) < 4)));
     }
@@ -287,7 +287,7 @@ fn faults_on(s: &Setup, rng: &Arc<Mutex<Rng>>) {
 /// Every fault off; returns once the sweeps finished every pending chain.
 fn faults_off(s: &Setup) {
     s.sim.net().set_faults(Faults::default());
-    for host in s.sim.hosts() {
+    for host in s.sim.storage_hosts() {
         host.set_chain_fault(None);
     }
     s.wait_settled(Duration::from_secs(30));

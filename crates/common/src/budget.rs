@@ -61,6 +61,34 @@ pub fn check_current() -> QResult<()> {
     memory::reserve(0)
 }
 
+/// A budget sent to another service (a storage host serving part of a query) arrives as its limits with the time
+/// left and whether it was killed: the receiver checks its own deadline and memory account under them. Cancelling
+/// the query after the request was sent does not reach it (the request ends by its deadline).
+impl serde::Serialize for Budget {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        let limits = (self.limits.timeout.as_millis() as u64, self.limits.memory_bytes as u64);
+        (left.as_millis() as u64, limits, self.is_killed()).serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Budget {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Budget, D::Error> {
+        let (left, (timeout, memory), killed) = <(u64, (u64, u64), bool)>::deserialize(d)?;
+        let limits = Limits {
+            timeout: Duration::from_millis(timeout),
+            memory_bytes: usize::try_from(memory).unwrap_or(usize::MAX),
+        };
+        let mut budget = Budget::new(limits);
+        let now = Instant::now();
+        budget.deadline = now.checked_add(Duration::from_millis(left)).unwrap_or(budget.deadline);
+        if killed {
+            budget.kill();
+        }
+        Ok(budget)
+    }
+}
+
 /// Rows or edges an operator produces between two [`Budget::check`]s (see [`Meter`]).
 pub const TICKS_PER_CHECK: u32 = 1024;
 

@@ -7,7 +7,7 @@
 use std::fmt;
 
 /// NebulaGraph's error codes, as they appear in responses (`errors[].code`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[repr(i32)]
 pub enum ErrorCode {
     Succeeded = 0,
@@ -47,7 +47,7 @@ impl ErrorCode {
 }
 
 /// A user-visible error: code plus full message (prefix included).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct QError {
     pub code: ErrorCode,
     pub message: String,

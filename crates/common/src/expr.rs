@@ -4,7 +4,7 @@
 use crate::value::{write_quoted, Value};
 use std::fmt;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum UnaryOp {
     Plus,
     Minus,
@@ -15,7 +15,7 @@ pub enum UnaryOp {
     IsNotEmpty,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BinaryOp {
     Add,
     Sub,
@@ -73,7 +73,7 @@ impl BinaryOp {
 }
 
 /// `_src`, `_dst`, `_rank` and `_type` of an edge in `e._dst`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum EdgeMeta {
     Src,
     Dst,
@@ -103,7 +103,7 @@ impl EdgeMeta {
 }
 
 /// The predicate functions over a list: `all(x IN l WHERE p)` and `any`, `single`, `none`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Quantifier {
     All,
     Any,
@@ -134,7 +134,7 @@ impl Quantifier {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Expr {
     Const(Value),
     /// `$name`: a query parameter or, in statements that have them, a variable (resolved by the validator).
@@ -246,7 +246,7 @@ pub enum Expr {
 
 /// `reduce(acc = init, var IN list | mapping)`: `acc` and `var` are bound in `mapping` (as in
 /// [`Expr::ListComprehension`]).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Reduce {
     pub acc: String,
     pub init: Expr,
@@ -257,7 +257,7 @@ pub struct Reduce {
 
 /// The value type a cast `(type)x` converts to: the property type written, as NebulaGraph maps it to a value type
 /// (`int8`..`int64` and `timestamp` to INT, `double` to FLOAT, `fixed_string(n)` to STRING).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum CastTo {
     Bool,
     Int,
@@ -287,7 +287,7 @@ impl CastTo {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum VertexRef {
     Current,
     Src,

@@ -5,7 +5,7 @@ use crate::expr::Expr;
 use std::fmt;
 
 /// The direction of an edge in a pattern: `-[]->`, `<-[]-`, or `-[]-` / `<-[]->` (either).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PatternDirection {
     Out,
     In,
@@ -13,7 +13,7 @@ pub enum PatternDirection {
 }
 
 /// `*`, `*n`, `*m..n`, `*..n`, `*m..` on a pattern edge: how many steps it may take (`max: None` is unbounded).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StepRange {
     pub min: u32,
     pub max: Option<u32>,
@@ -23,7 +23,7 @@ pub struct StepRange {
 pub type PropMap = Vec<(String, Expr)>;
 
 /// `(alias:tag1{...}:tag2 {props})` in a pattern.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct NodePattern {
     pub alias: Option<String>,
     /// Tags, each with the property map written right after it.
@@ -32,7 +32,7 @@ pub struct NodePattern {
 }
 
 /// `-[alias:t1|t2*range {props}]->` in a pattern.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EdgePattern {
     pub alias: Option<String>,
     pub types: Vec<String>,
@@ -43,7 +43,7 @@ pub struct EdgePattern {
 }
 
 /// Which paths a path pattern stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PathKind {
     All,
     /// `shortestPath(...)`.
@@ -53,7 +53,7 @@ pub enum PathKind {
 }
 
 /// `[alias =] (node) -[edge]- (node) ...`: `nodes` has one more item than `edges`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PathPattern {
     pub alias: Option<String>,
     pub kind: PathKind,

@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The kinds of NULL NebulaGraph distinguishes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub enum NullKind {
     Null,
     NaN,
@@ -23,7 +23,7 @@ pub enum NullKind {
     OutOfRange,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Value {
     Empty,
     Null(NullKind),
@@ -49,20 +49,20 @@ pub enum Value {
     Geography(Arc<Geography>),
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Tag {
     pub name: String,
     pub props: BTreeMap<String, Value>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Vertex {
     pub vid: Value,
     /// Sorted by tag name.
     pub tags: Vec<Tag>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Edge {
     pub src: Value,
     pub dst: Value,
@@ -75,7 +75,7 @@ pub struct Edge {
 }
 
 /// One hop of a [`Path`]: the edge walked and the vertex it leads to, as NebulaGraph's `Step`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Step {
     pub dst: Vertex,
     /// Positive when the edge was walked in its stored direction (from the previous vertex to `dst`), negative
@@ -88,7 +88,7 @@ pub struct Step {
 }
 
 /// A walk through the graph, as NebulaGraph's `Path`: a start vertex and the steps taken from it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Path {
     pub src: Vertex,
     pub steps: Vec<Step>,

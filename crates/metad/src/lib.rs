@@ -3,8 +3,11 @@
 //! the leader's DDL commits its write batch through the group and returns once a majority has it and it is applied
 //! here; every replica reloads its in-memory catalog when the group applies a batch, so a new leader serves at once.
 //!
-//! Not yet here: the thrift service graphd and storaged call, heartbeats, and the hosts and partition allocation
-//! (docs/design/cluster.md §6).
+//! Between processes, [`service`] carries what graphd and storaged ask the meta leader (the catalog, its changes,
+//! storage hosts' heartbeats) and [`remote::RemoteCatalog`] is the catalog they see.
+
+pub mod remote;
+pub mod service;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

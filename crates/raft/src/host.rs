@@ -23,7 +23,7 @@ use crate::{
 pub const READ_BARRIER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Why a replica did not do what it was asked.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum ReplicaError {
     /// This replica does not lead its group; nothing was done. `leader` is the leader it knows of.
     #[error("not the leader of group {group}; the leader is {leader:?}")]

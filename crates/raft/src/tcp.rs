@@ -4,6 +4,9 @@
 //! A frame is `u32` length (of what follows, at most `RAFT_FRAME_BYTES_MAX`), `u64` request id, `u8` kind, then
 //! for a request the `u64` group and the message ([`crate::message`]), for a reply a `u8` status and its body. Every
 //! length is checked before anything is allocated; a frame that does not decode closes its connection.
+//!
+//! The same connections carry a process's own service ([`Service`]: the storage or meta service's requests, whose
+//! bytes this module does not read), so a host has one port and one connection per peer.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,6 +29,7 @@ use crate::{
 const APPEND: u8 = 1;
 const VOTE: u8 = 2;
 const SNAPSHOT: u8 = 3;
+const SERVICE: u8 = 4;
 const REPLY: u8 = 0x80;
 
 const OK: u8 = 0;
@@ -124,8 +128,24 @@ impl Conn {
     }
 }
 
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Unreachable(why) => write!(f, "not sent: {why}"),
+            CallError::Lost(why) => write!(f, "no answer: {why}"),
+        }
+    }
+}
+
+/// A process's own requests, served on its Raft port: `request` in, the reply out. Runs on the blocking pool (a
+/// service may wait on its groups).
+pub trait Service: Send + Sync + 'static {
+    fn serve(&self, request: &[u8]) -> Vec<u8>;
+}
+
 /// Why a call got no reply.
-enum CallError {
+#[derive(Debug, Clone)]
+pub enum CallError {
     /// No connection could be made: the request was not sent.
     Unreachable(String),
     /// Sent, and no reply came: it may or may not have been delivered.
@@ -172,6 +192,9 @@ impl TcpTransport {
         timeout: Duration,
     ) -> Result<Reply, CallError> {
         let conn = self.conn(&to.addr, timeout).await?;
+        if body.len() + 64 > RAFT_FRAME_BYTES_MAX {
+            return Err(CallError::Unreachable(format!("a request of {} bytes is larger than a frame", body.len())));
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         conn.pending.lock().expect("pending lock").insert(id, tx);
@@ -188,6 +211,17 @@ impl TcpTransport {
                 conn.alive.store(false, Ordering::SeqCst);
                 Err(CallError::Lost(format!("{}: no reply in {timeout:?}", to.addr)))
             }
+        }
+    }
+}
+
+impl TcpTransport {
+    /// Sends `request` to the [`Service`] of the process at `addr` and waits up to `timeout` for its reply.
+    pub async fn call_service(&self, addr: &str, request: &[u8], timeout: Duration) -> Result<Vec<u8>, CallError> {
+        let to = Target { id: 0, addr: addr.to_string() };
+        match self.call(&to, SERVICE, 0, request, timeout).await? {
+            (OK, reply) => Ok(reply),
+            (_, why) => Err(CallError::Lost(format!("{addr}: {}", String::from_utf8_lossy(&why)))),
         }
     }
 }
@@ -263,20 +297,25 @@ impl Transport for TcpTransport {
 /// The receiving side: serves `host`'s groups on `listener` until the task is aborted, which also closes every
 /// connection it accepted.
 pub async fn serve(listener: TcpListener, host: Arc<RaftHost>) {
+    serve_with(listener, host, None).await
+}
+
+/// [`serve`], and `service`'s requests on the same connections.
+pub async fn serve_with(listener: TcpListener, host: Arc<RaftHost>, service: Option<Arc<dyn Service>>) {
     let mut connections = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
                 let _ = stream.set_nodelay(true);
-                connections.spawn(serve_connection(stream, host.clone()));
+                connections.spawn(serve_connection(stream, host.clone(), service.clone()));
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
     }
 }
 
-async fn serve_connection(stream: TcpStream, host: Arc<RaftHost>) {
+async fn serve_connection(stream: TcpStream, host: Arc<RaftHost>, service: Option<Arc<dyn Service>>) {
     let (mut rd, mut wr) = stream.into_split();
     let (replies, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let writer = tokio::spawn(async move {
@@ -293,6 +332,22 @@ async fn serve_connection(stream: TcpStream, host: Arc<RaftHost>) {
             break;
         }
         let group = u64::from_le_bytes(rest[..8].try_into().expect("8 bytes"));
+        if kind == SERVICE {
+            let Some(service) = service.clone() else { break };
+            let Ok(permit) = in_flight.clone().acquire_owned().await else { break };
+            let replies = replies.clone();
+            let request = rest[8..].to_vec();
+            tokio::spawn(async move {
+                let reply = match tokio::task::spawn_blocking(move || service.serve(&request)).await {
+                    Ok(reply) if reply.len() + 64 <= RAFT_FRAME_BYTES_MAX => (OK, reply),
+                    Ok(reply) => (UNAVAILABLE, format!("a reply of {} bytes is larger than a frame", reply.len()).into_bytes()),
+                    Err(_) => (UNAVAILABLE, b"the request panicked".to_vec()),
+                };
+                let _ = replies.send(frame(id, kind | REPLY, &[reply.0], &reply.1));
+                drop(permit);
+            });
+            continue;
+        }
         // A request that does not decode: the peer is not speaking this protocol; drop the connection.
         let Some(request) = Request::decode(kind, &rest[8..]) else { break };
         let Ok(permit) = in_flight.clone().acquire_owned().await else { break };

@@ -180,7 +180,7 @@ pub fn import(db: &Database, config: &Path, opts: &ImportOptions) -> QResult<Imp
     cfg.create_schema(&db.engine)?;
     let space = db.engine.catalog.space(&cfg.space.name)?;
     let plans = cfg.files.iter().map(|f| plan_file(db, &space, f)).collect::<QResult<Vec<_>>>()?;
-    let storage = db.storage.clone();
+    let storage = db.local_storage()?.clone();
     storage.bulk_begin(&space)?;
     let mut report = ImportReport { space: cfg.space.name.clone(), ..ImportReport::default() };
     let (tx, rx) = mpsc::sync_channel::<BulkRun>(1);

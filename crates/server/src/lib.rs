@@ -28,7 +28,8 @@ use std::sync::Arc;
 pub struct Database {
     pub engine: QueryEngine,
     kv: Arc<dyn KvEngine>,
-    storage: Arc<EmbeddedStorage>,
+    /// The storage in this process; `None` in a cluster's graphd, whose storage is behind the network.
+    storage: Option<Arc<EmbeddedStorage>>,
     /// The process's figures (`/stats`, `/metrics`).
     pub metrics: Arc<quiver_common::metrics::Metrics>,
     /// Sign-in checks, when authorization is on (see [`Database::enable_authorize`]).
@@ -65,7 +66,20 @@ impl Database {
         storage.start_jobs()?;
         let metrics = Arc::new(quiver_common::metrics::Metrics::new());
         storage.set_metrics(metrics.clone());
-        Ok(Database { engine: QueryEngine::new(meta, storage.clone()), kv, storage, metrics, auth: None })
+        Ok(Database { engine: QueryEngine::new(meta, storage.clone()), kv, storage: Some(storage), metrics, auth: None })
+    }
+
+    /// A cluster's graphd: the query layer over a catalog and a storage reached through the network; nothing is
+    /// kept in this process.
+    pub fn remote(catalog: Arc<dyn quiver_api::Catalog>, storage: Arc<dyn quiver_api::StorageClient>) -> Database {
+        let metrics = Arc::new(quiver_common::metrics::Metrics::new());
+        let kv: Arc<dyn KvEngine> = Arc::new(MemEngine::new());
+        Database { engine: QueryEngine::new(catalog, storage), kv, storage: None, metrics, auth: None }
+    }
+
+    /// The storage in this process, or the error a bulk operation gets in a cluster's graphd.
+    pub fn local_storage(&self) -> QResult<&Arc<EmbeddedStorage>> {
+        self.storage.as_ref().ok_or_else(|| QError::not_supported("a bulk load through a cluster's graphd"))
     }
 
     /// Turns authorization on (`--enable-authorize`): sign-ins check passwords, with lockout after
@@ -79,7 +93,9 @@ impl Database {
     /// Prometheus, with their help.
     pub fn engine_figures(&self) -> Vec<(String, String, f64)> {
         let mut figures = self.kv.properties();
-        figures.extend(self.storage.memory_figures());
+        if let Some(storage) = &self.storage {
+            figures.extend(storage.memory_figures());
+        }
         figures
     }
 
@@ -110,7 +126,7 @@ impl Database {
     /// `(batches written, log fsyncs)` since start: with concurrent writers, group commit makes the second
     /// smaller than the first.
     pub fn commit_stats(&self) -> (u64, u64) {
-        (self.storage.batch_count(), self.storage.sync_count())
+        self.storage.as_ref().map_or((0, 0), |s| (s.batch_count(), s.sync_count()))
     }
 
     /// Flushes memtables so a clean shutdown leaves nothing to replay.

@@ -46,7 +46,7 @@ impl GeoShape {
 }
 
 /// A longitude (`x`) and latitude (`y`), in degrees.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Coord {
     pub x: f64,
     pub y: f64,
@@ -78,7 +78,7 @@ impl Coord {
 }
 
 /// One geography value.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Geography {
     Point(Coord),
     /// At least two coordinates once valid.

@@ -1,0 +1,309 @@
+//! A cluster of processes (`quiver metad`, `quiver storaged`, `quiver graphd`): storage hosts and the client
+//! reached over TCP ([`RemoteHost`], [`RemotePart`]), the placement read from the meta service's catalog
+//! ([`ProcessCluster`]), and a storage host's life as a process ([`Storaged`]: heartbeats, opening the partitions
+//! placed on it, serving requests on its Raft port).
+//!
+//! Node ids are made from addresses ([`quiver_metad::service::node_id`]), so a leader hint names where to ask.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use quiver_api::{Catalog, SpaceDesc};
+use quiver_common::{QError, QResult};
+use quiver_kv::{KvEngine, WriteBatch};
+use quiver_metad::remote::RemoteCatalog;
+use quiver_metad::service::{node_addr, node_id, MetaRequest};
+use quiver_raft::tcp::{Service, TcpTransport};
+use quiver_raft::{BasicNode, NodeId, ReplicaError, Timing};
+use quiver_storage::EmbeddedStorage;
+
+use crate::client::Cluster;
+use crate::host::{HostError, Hosts, LeaderFuture, PartLeader, StorageHost};
+use crate::rpc::{
+    batch_bytes, decode, encode, unexpected, Answer, HostHandle, HostRequest, Refusal, ReplicaOp, Reply,
+};
+
+/// How long a request to a storage host waits for its answer (longer than a host's own waits on its groups).
+pub const HOST_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How often a storage host heartbeats to the meta service and looks for partitions placed on it (NebulaGraph:
+/// `heartbeat_interval_secs`, 10 s by default; shorter here, so a new space is served sooner).
+pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
+
+/// A storage host behind the network.
+pub struct RemoteHost {
+    id: NodeId,
+    addr: String,
+    transport: Arc<TcpTransport>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl RemoteHost {
+    fn ask(&self, request: &HostRequest) -> Result<Answer, HostError> {
+        let bytes = encode(request);
+        let sent = self.runtime.block_on(self.transport.call_service(&self.addr, &bytes, HOST_CALL_TIMEOUT));
+        match sent {
+            Ok(reply) => {
+                let reply: Reply = decode(&reply, "storage reply").map_err(HostError::Failed)?;
+                reply.map_err(HostError::from)
+            }
+            // Not sent: nothing was done there; the client looks for the leader again.
+            Err(quiver_raft::tcp::CallError::Unreachable(_)) => match request {
+                HostRequest::Parts { lead, .. } => {
+                    Err(HostError::NotLeader { part: lead.first().copied().unwrap_or(0), leader: None })
+                }
+                _ => Err(HostError::Behind(format!("storage host {} is unreachable", self.addr))),
+            },
+            Err(e) => Err(HostError::Failed(QError::storage(format!(
+                "storage host {} did not answer ({e}); the request may or may not have been done",
+                self.addr
+            )))),
+        }
+    }
+}
+
+impl HostHandle for RemoteHost {
+    fn id(&self) -> NodeId {
+        self.id
+    }
+
+    fn call(&self, request: HostRequest) -> Result<Answer, HostError> {
+        self.ask(&request)
+    }
+}
+
+/// A partition's leader on another storage host.
+pub struct RemotePart {
+    addr: String,
+    space: u32,
+    part: u32,
+    transport: Arc<TcpTransport>,
+}
+
+impl RemotePart {
+    async fn ask(&self, op: ReplicaOp) -> Result<Answer, ReplicaError> {
+        let group = quiver_raft::partition_group(self.space, self.part);
+        let request = HostRequest::Replica { space: self.space, part: self.part, op };
+        let lost = |reason: String| ReplicaError::Unknown { group, reason };
+        let reply = match self.transport.call_service(&self.addr, &encode(&request), HOST_CALL_TIMEOUT).await {
+            Ok(reply) => reply,
+            Err(quiver_raft::tcp::CallError::Unreachable(why)) => {
+                return Err(ReplicaError::NotLeader { group, leader: None }).inspect_err(|_| log::debug!("{why}"))
+            }
+            Err(e) => return Err(lost(e.to_string())),
+        };
+        match decode::<Reply>(&reply, "replica reply").map_err(|e| lost(e.message))? {
+            Ok(answer) => Ok(answer),
+            Err(Refusal::Replica(e)) => Err(e),
+            Err(Refusal::NotLeader { leader, .. }) => Err(ReplicaError::NotLeader { group, leader }),
+            Err(other) => Err(lost(format!("{other:?}"))),
+        }
+    }
+}
+
+impl PartLeader for RemotePart {
+    fn write(&self, batch: WriteBatch) -> LeaderFuture<'_, u64> {
+        Box::pin(async move {
+            match self.ask(ReplicaOp::Write(batch_bytes(&batch))).await? {
+                Answer::Term(term) => Ok(term),
+                other => Err(ReplicaError::Unknown { group: 0, reason: unexpected(other).message }),
+            }
+        })
+    }
+
+    fn write_fenced(&self, fence: Vec<u8>, term: u64, batch: WriteBatch) -> LeaderFuture<'_, bool> {
+        Box::pin(async move {
+            match self.ask(ReplicaOp::Fenced { fence, term, batch: batch_bytes(&batch) }).await? {
+                Answer::Fenced(applied) => Ok(applied),
+                other => Err(ReplicaError::Unknown { group: 0, reason: unexpected(other).message }),
+            }
+        })
+    }
+
+    fn read_index(&self) -> LeaderFuture<'_, u64> {
+        Box::pin(async move {
+            match self.ask(ReplicaOp::ReadIndex).await? {
+                Answer::ReadIndex(index) => Ok(index),
+                other => Err(ReplicaError::Unknown { group: 0, reason: unexpected(other).message }),
+            }
+        })
+    }
+}
+
+/// The cluster as a process sees it: storage hosts by address, partitions placed as the catalog says; on a storage
+/// host, also that host itself.
+pub struct ProcessCluster {
+    catalog: Arc<RemoteCatalog>,
+    transport: Arc<TcpTransport>,
+    runtime: tokio::runtime::Handle,
+    /// This process's storage host, on a storaged.
+    local: Mutex<Option<Weak<StorageHost>>>,
+}
+
+impl ProcessCluster {
+    pub fn new(
+        catalog: Arc<RemoteCatalog>,
+        transport: Arc<TcpTransport>,
+        runtime: tokio::runtime::Handle,
+    ) -> Arc<ProcessCluster> {
+        Arc::new(ProcessCluster { catalog, transport, runtime, local: Mutex::default() })
+    }
+
+    fn remote(&self, addr: &str) -> Option<Arc<dyn HostHandle>> {
+        let id = node_id(addr).ok()?;
+        Some(Arc::new(RemoteHost {
+            id,
+            addr: addr.to_string(),
+            transport: self.transport.clone(),
+            runtime: self.runtime.clone(),
+        }))
+    }
+
+    fn local(&self) -> Option<Arc<StorageHost>> {
+        self.local.lock().expect("lock poisoned").as_ref().and_then(Weak::upgrade)
+    }
+}
+
+impl Cluster for ProcessCluster {
+    fn host(&self, id: NodeId) -> Option<Arc<dyn HostHandle>> {
+        self.remote(&node_addr(id))
+    }
+
+    fn hosts(&self) -> Vec<Arc<dyn HostHandle>> {
+        self.catalog.hosts().iter().filter_map(|a| self.remote(a)).collect()
+    }
+
+    fn leader_of(&self, space: u32, part: u32) -> Option<Arc<dyn HostHandle>> {
+        // A host carrying the partition: one that does not lead it names the leader it knows.
+        let space = self.catalog.spaces().into_iter().find(|s| s.id == space)?;
+        let placed = self.catalog.parts_of(&space.name).ok()?;
+        let replicas = placed.get(part.checked_sub(1)? as usize)?;
+        let turn = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        self.remote(replicas.get(turn as usize % replicas.len().max(1))?)
+    }
+
+    fn open_space(&self, _space: &SpaceDesc) -> QResult<()> {
+        // Storage hosts open the partitions placed on them as they see the catalog (Storaged::tick).
+        Ok(())
+    }
+}
+
+impl Hosts for ProcessCluster {
+    fn part_leader(&self, space: u32, part: u32) -> Option<Arc<dyn PartLeader>> {
+        let local = self.local()?;
+        let replica = local.replica(space, part)?;
+        if replica.is_leader() {
+            return Some(replica);
+        }
+        let leader = replica.leader()?;
+        Some(Arc::new(RemotePart { addr: node_addr(leader), space, part, transport: self.transport.clone() }))
+    }
+}
+
+/// A storage host running as a process.
+pub struct Storaged {
+    pub addr: String,
+    pub host: Arc<StorageHost>,
+    pub cluster: Arc<ProcessCluster>,
+    pub catalog: Arc<RemoteCatalog>,
+    transport: Arc<TcpTransport>,
+    opened: Mutex<BTreeMap<(u32, u32), ()>>,
+}
+
+/// A storage host's requests from graphd and other hosts.
+struct StorageService(Weak<StorageHost>);
+
+impl Service for StorageService {
+    fn serve(&self, request: &[u8]) -> Vec<u8> {
+        let reply: Reply = match (self.0.upgrade(), decode::<HostRequest>(request, "storage request")) {
+            (Some(host), Ok(request)) => host.serve(request).map_err(Refusal::from),
+            (None, _) => Err(Refusal::Failed(QError::storage("the storage host is stopping"))),
+            (_, Err(e)) => Err(Refusal::Failed(e)),
+        };
+        encode(&reply)
+    }
+}
+
+impl Storaged {
+    /// Starts a storage host at `addr` over `engine`, serving on a listener bound to `addr`, with the catalog from
+    /// `catalog`. Call from outside the runtime; the host's tasks run on `runtime`.
+    pub fn start(
+        addr: &str,
+        engine: Arc<dyn KvEngine>,
+        catalog: Arc<RemoteCatalog>,
+        runtime: &tokio::runtime::Runtime,
+    ) -> QResult<Arc<Storaged>> {
+        let id = node_id(addr)?;
+        let transport = TcpTransport::new();
+        let cluster = ProcessCluster::new(catalog.clone(), transport.clone(), runtime.handle().clone());
+        let storage = Arc::new(EmbeddedStorage::new(engine.clone()));
+        storage.set_catalog(catalog.clone() as Arc<dyn Catalog>);
+        let hosts: Weak<dyn Hosts> = Arc::downgrade(&cluster) as Weak<dyn Hosts>;
+        let host = {
+            let _enter = runtime.enter();
+            StorageHost::start(id, engine, storage, Timing::default(), hosts)
+        };
+        *cluster.local.lock().expect("lock poisoned") = Some(Arc::downgrade(&host));
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind(addr))
+            .map_err(|e| QError::storage(format!("cannot listen on {addr}: {e}")))?;
+        let service: Arc<dyn Service> = Arc::new(StorageService(Arc::downgrade(&host)));
+        runtime.spawn(quiver_raft::tcp::serve_with(listener, host.raft().clone(), Some(service)));
+        Ok(Arc::new(Storaged {
+            addr: addr.to_string(),
+            host,
+            cluster,
+            catalog,
+            transport,
+            opened: Mutex::default(),
+        }))
+    }
+
+    /// One heartbeat: tells the meta service this host is alive, takes the catalog, and opens the partitions
+    /// placed here that are not open yet (the first replica of each new partition makes its group).
+    pub fn tick(&self) -> QResult<()> {
+        self.catalog.client().call(&MetaRequest::Heartbeat { host: self.addr.clone() })?;
+        self.catalog.refresh()?;
+        for space in self.catalog.spaces() {
+            let Ok(placed) = self.catalog.parts_of(&space.name) else { continue };
+            for (i, replicas) in placed.iter().enumerate() {
+                let part = i as u32 + 1;
+                if !replicas.contains(&self.addr) || self.opened.lock().expect("lock poisoned").contains_key(&(space.id, part)) {
+                    continue;
+                }
+                self.open(&space, part, replicas)?;
+                self.opened.lock().expect("lock poisoned").insert((space.id, part), ());
+            }
+        }
+        Ok(())
+    }
+
+    fn open(&self, space: &Arc<SpaceDesc>, part: u32, replicas: &[String]) -> QResult<()> {
+        let members: BTreeMap<NodeId, BasicNode> =
+            replicas.iter().map(|a| Ok((node_id(a)?, BasicNode::new(a.clone())))).collect::<QResult<_>>()?;
+        let first = replicas.first() == Some(&self.addr);
+        self.host.block_on(async {
+            let replica = self.host.open_part(space.clone(), part, self.transport.clone()).await?;
+            if first {
+                // Once: a group that was made already (a restart) refuses, which is fine.
+                if let Err(e) = replica.initialize(members).await {
+                    log::debug!("part {part} of space {}: {e}", space.id);
+                }
+            }
+            QResult::Ok(())
+        })?;
+        log::info!("opened part {part} of space {} ({} replicas)", space.name, replicas.len());
+        Ok(())
+    }
+
+    /// Heartbeats every [`HEARTBEAT_EVERY`] on this thread, forever.
+    pub fn run(self: &Arc<Self>) -> ! {
+        loop {
+            if let Err(e) = self.tick() {
+                log::warn!("storage host {}: {e}", self.addr);
+            }
+            std::thread::sleep(HEARTBEAT_EVERY);
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! What graphd asks a storage host and what storage hosts ask each other (`docs/design/cluster.md` §2): the
+//! requests as values ([`HostRequest`]), served by [`StorageHost::serve`], and their encoding between processes
+//! ([`encode`], [`decode`]: postcard over serde, carried by the Raft port's service frames).
+//!
+//! The same values pass between a client and a host in one process ([`crate::SimCluster`] sends them through the
+//! encoding too), so the conformance suite and the fault tests exercise exactly what crosses the network.
+//!
+//! Decoding is bounded: a frame is at most `RAFT_FRAME_BYTES_MAX` before it is read, postcard checks every claimed
+//! length against the bytes left, and serde reserves at most a bounded capacity for a claimed element count.
+
+use std::sync::Arc;
+
+use quiver_api::*;
+use quiver_common::budget::Budget;
+use quiver_common::{QError, QResult, Value};
+use quiver_kv::WriteBatch;
+use quiver_raft::codec::{decode_batch, encode_batch, Reader};
+use quiver_raft::{NodeId, ReplicaError};
+use serde::{Deserialize, Serialize};
+
+use crate::host::{HostError, StorageHost};
+
+/// A request to one storage host.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum HostRequest {
+    /// Runs `op` once this host confirmed it leads every partition of `lead` (graphd's reads and writes).
+    Parts { space: SpaceDesc, lead: Vec<u32>, op: PartOp },
+    /// Runs `op` over the whole space on this host, once it has caught up with every partition's leader.
+    Whole { space: SpaceDesc, op: SpaceOp },
+    /// An operation on this host's replica of a partition, which must lead its group (another host's chain or
+    /// forwarded proposal).
+    Replica { space: u32, part: u32, op: ReplicaOp },
+}
+
+/// A read or write of partitions this host leads.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum PartOp {
+    GetVertices { vids: Vec<Value>, tags: Vec<SchemaRef>, props: PropSelection },
+    GetTagColumns { vids: Vec<Value>, tags: Vec<SchemaRef>, props: PropSelection },
+    GetEdges { schema: SchemaRef, keys: Vec<EdgeKeyVal> },
+    GetNeighbors(NeighborsRequest),
+    /// Each partition's share of a statement: one write each, coordinated by that partition.
+    Write(Vec<(u32, Vec<Mutation>)>),
+    /// The edges of a vertex (both directions), to delete it with its edges.
+    EdgesOf(Value),
+    /// One step of a read-modify-write of one row (see [`RmwStep`]).
+    Rmw { target: RmwTarget, schema: SchemaRef, step: RmwStep },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub enum RmwTarget {
+    Vertex(Value),
+    Edge(EdgeKeyVal),
+}
+
+/// A read-modify-write crosses the network as a compare-and-set: the client reads the row, decides, and asks for
+/// its decision to be written only if the row is still what it read; otherwise it decides again on the new row.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum RmwStep {
+    Read,
+    /// Writes `values` (or keeps the row, `None`) if the row is still `seen`.
+    Write { seen: Option<Props>, values: Option<Vec<Value>> },
+}
+
+/// What a read-modify-write step found.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum RmwOutcome {
+    /// The row as it is now ([`RmwStep::Read`]).
+    Seen(Option<Props>),
+    /// The decision was applied: the row as the write left it.
+    Done(Option<Props>),
+    /// The row changed since it was read: nothing was written; the row as it is now.
+    Changed(Option<Props>),
+}
+
+/// A request over a whole space.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum SpaceOp {
+    Expand(ExpandRequest),
+    FindPaths(PathSearchRequest),
+    ScanVertices { schema: Option<SchemaRef>, limit: u64 },
+    ClearSpace,
+    DropSchemaData(SchemaRef),
+    ScanIndex { scans: Vec<IndexScan>, budget: Budget },
+    IndexCreated(IndexRef),
+    DropIndexData(i32),
+    Stats,
+}
+
+/// What a partition's leader is asked by another host. Batches travel in the Raft log's own encoding.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum ReplicaOp {
+    Write(Vec<u8>),
+    Fenced { fence: Vec<u8>, term: u64, batch: Vec<u8> },
+    ReadIndex,
+}
+
+/// A served request's answer.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Answer {
+    Vertices(Vec<Option<VertexData>>),
+    TagColumns(Vec<TagColumns>),
+    Edges(Vec<Option<Props>>),
+    Neighbors(Vec<NeighborEdge>),
+    Done,
+    EdgeKeys(Vec<EdgeKeyVal>),
+    Rmw(RmwOutcome),
+    Expand(ExpandResult),
+    Paths(PathSearchResult),
+    Vids(Vec<Value>),
+    Hits(Vec<IndexHit>),
+    Created(Option<i64>),
+    Stats(SpaceStats),
+    /// A replica's write was committed in this term.
+    Term(u64),
+    /// A fenced write was committed: whether it was applied (false: the fence held a newer term).
+    Fenced(bool),
+    ReadIndex(u64),
+}
+
+/// Why a host did not answer a request, as it crosses the network.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Refusal {
+    NotLeader { part: u32, leader: Option<NodeId> },
+    Failed(QError),
+    /// The host does not carry every partition of the space (a [`HostRequest::Whole`]).
+    NotCarried,
+    Replica(ReplicaError),
+    Behind(String),
+}
+
+pub type Reply = Result<Answer, Refusal>;
+
+impl From<HostError> for Refusal {
+    fn from(e: HostError) -> Refusal {
+        match e {
+            HostError::NotLeader { part, leader } => Refusal::NotLeader { part, leader },
+            HostError::Failed(e) => Refusal::Failed(e),
+            HostError::NotCarried => Refusal::NotCarried,
+            HostError::Replica(e) => Refusal::Replica(e),
+            HostError::Behind(e) => Refusal::Behind(e),
+        }
+    }
+}
+
+impl From<Refusal> for HostError {
+    fn from(r: Refusal) -> HostError {
+        match r {
+            Refusal::NotLeader { part, leader } => HostError::NotLeader { part, leader },
+            Refusal::Failed(e) => HostError::Failed(e),
+            Refusal::NotCarried => HostError::NotCarried,
+            Refusal::Replica(e) => HostError::Replica(e),
+            Refusal::Behind(e) => HostError::Behind(e),
+        }
+    }
+}
+
+pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    postcard::to_allocvec(value).expect("an in-memory value encodes")
+}
+
+/// Decodes a whole message: an error if it does not decode or leaves bytes over.
+pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> QResult<T> {
+    match postcard::take_from_bytes(bytes) {
+        Ok((value, [])) => Ok(value),
+        Ok((_, rest)) => Err(QError::storage(format!("a {what} with {} bytes after its end", rest.len()))),
+        Err(e) => Err(QError::storage(format!("a {what} that does not decode: {e}"))),
+    }
+}
+
+pub fn batch_bytes(batch: &WriteBatch) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_batch(&mut out, batch);
+    out
+}
+
+pub fn bytes_batch(bytes: &[u8]) -> Result<WriteBatch, HostError> {
+    let mut r = Reader::new(bytes);
+    let batch = decode_batch(&mut r).map_err(|e| HostError::Failed(QError::storage(e.to_string())))?;
+    if !r.is_empty() {
+        return Err(HostError::Failed(QError::storage("a write batch with bytes after its end")));
+    }
+    Ok(batch)
+}
+
+/// A storage host as a client reaches it: in this process, or behind the network.
+pub trait HostHandle: Send + Sync {
+    fn id(&self) -> NodeId;
+    fn call(&self, request: HostRequest) -> Result<Answer, HostError>;
+    /// The host itself when it runs in this process (GET SUBGRAPH's per-round callback runs only there).
+    fn local(&self) -> Option<&StorageHost> {
+        None
+    }
+}
+
+/// A host in this process, reached through the encoding (what the simulated cluster hands its clients).
+pub struct Encoded(pub Arc<StorageHost>);
+
+impl HostHandle for Encoded {
+    fn id(&self) -> NodeId {
+        self.0.id()
+    }
+
+    fn call(&self, request: HostRequest) -> Result<Answer, HostError> {
+        let bytes = encode(&request);
+        let request: HostRequest = decode(&bytes, "storage request").map_err(HostError::Failed)?;
+        let reply: Reply = self.0.serve(request).map_err(Refusal::from);
+        let bytes = encode(&reply);
+        let reply: Reply = decode(&bytes, "storage reply").map_err(HostError::Failed)?;
+        reply.map_err(HostError::from)
+    }
+
+    fn local(&self) -> Option<&StorageHost> {
+        Some(&self.0)
+    }
+}
+
+/// A reply that is not the answer its request has.
+pub fn unexpected(answer: Answer) -> QError {
+    QError::storage(format!("a storage host answered with an unexpected {answer:?}"))
+}
+
+impl StorageHost {
+    /// Serves one request: the storage host's side of [`HostRequest`].
+    pub fn serve(&self, request: HostRequest) -> Result<Answer, HostError> {
+        match request {
+            HostRequest::Parts { space, lead, op } => {
+                self.lead(space.id, &lead)?;
+                self.serve_parts(&space, op).map_err(HostError::Failed)
+            }
+            HostRequest::Whole { space, op } => {
+                if !self.carries_all(&space) {
+                    return Err(HostError::NotCarried);
+                }
+                self.catch_up(&space).map_err(|e| HostError::Behind(e.message))?;
+                self.serve_space(&space, op).map_err(HostError::Failed)
+            }
+            HostRequest::Replica { space, part, op } => {
+                let replica = self.replica(space, part).ok_or(HostError::NotLeader { part, leader: None })?;
+                let answer = match op {
+                    ReplicaOp::Write(batch) => {
+                        let batch = bytes_batch(&batch)?;
+                        self.block_on(replica.write(batch)).map(|id| Answer::Term(id.leader_id.term))
+                    }
+                    ReplicaOp::Fenced { fence, term, batch } => {
+                        let batch = bytes_batch(&batch)?;
+                        self.block_on(replica.write_fenced(fence, term, batch)).map(Answer::Fenced)
+                    }
+                    ReplicaOp::ReadIndex => self.block_on(replica.read_index()).map(Answer::ReadIndex),
+                };
+                answer.map_err(HostError::Replica)
+            }
+        }
+    }
+
+    fn serve_parts(&self, space: &SpaceDesc, op: PartOp) -> QResult<Answer> {
+        let storage = self.storage();
+        Ok(match op {
+            PartOp::GetVertices { vids, tags, props } => {
+                Answer::Vertices(storage.get_vertices(space, &vids, &tags, &props)?)
+            }
+            PartOp::GetTagColumns { vids, tags, props } => {
+                Answer::TagColumns(storage.get_tag_columns(space, &vids, &tags, &props)?)
+            }
+            PartOp::GetEdges { schema, keys } => Answer::Edges(storage.get_edges(space, &schema, &keys)?),
+            PartOp::GetNeighbors(req) => Answer::Neighbors(storage.get_neighbors(space, &req)?),
+            PartOp::Write(shares) => {
+                for (part, mutations) in shares {
+                    self.coordinate(part, || storage.write(space, mutations))?;
+                }
+                Answer::Done
+            }
+            PartOp::EdgesOf(vid) => Answer::EdgeKeys(storage.edges_of(space, &vid)?),
+            PartOp::Rmw { target, schema, step } => {
+                let part = match &target {
+                    RmwTarget::Vertex(vid) => quiver_storage::keys::part_of(space, vid),
+                    RmwTarget::Edge(key) => quiver_storage::keys::part_of(space, &key.src),
+                };
+                let mut changed = None;
+                let mut decide = |now: Option<&Props>| -> QResult<RmwDecision> {
+                    match &step {
+                        RmwStep::Read => {
+                            changed = Some(now.cloned());
+                            Ok(RmwDecision::Keep)
+                        }
+                        RmwStep::Write { seen, .. } if seen.as_ref() != now => {
+                            changed = Some(now.cloned());
+                            Ok(RmwDecision::Keep)
+                        }
+                        RmwStep::Write { values: Some(values), .. } => Ok(RmwDecision::Write(values.clone())),
+                        RmwStep::Write { values: None, .. } => Ok(RmwDecision::Keep),
+                    }
+                };
+                let done = self.coordinate(part, || match &target {
+                    RmwTarget::Vertex(vid) => storage.rmw_vertex(space, vid, &schema, &mut decide),
+                    RmwTarget::Edge(key) => storage.rmw_edge(space, key, &schema, &mut decide),
+                })?;
+                Answer::Rmw(match (step, changed) {
+                    (RmwStep::Read, now) => RmwOutcome::Seen(now.flatten()),
+                    (RmwStep::Write { .. }, Some(now)) => RmwOutcome::Changed(now),
+                    (RmwStep::Write { .. }, None) => RmwOutcome::Done(done),
+                })
+            }
+        })
+    }
+
+    fn serve_space(&self, space: &SpaceDesc, op: SpaceOp) -> QResult<Answer> {
+        let storage = self.storage();
+        Ok(match op {
+            SpaceOp::Expand(req) => Answer::Expand(storage.expand(space, &req)?),
+            SpaceOp::FindPaths(req) => Answer::Paths(storage.find_paths(space, &req)?),
+            SpaceOp::ScanVertices { schema, limit } => {
+                let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+                Answer::Vids(storage.scan_vertices(space, schema.as_ref(), limit)?)
+            }
+            SpaceOp::ClearSpace => {
+                storage.clear_space(space)?;
+                Answer::Done
+            }
+            SpaceOp::DropSchemaData(schema) => {
+                storage.drop_schema_data(space, &schema)?;
+                Answer::Done
+            }
+            SpaceOp::ScanIndex { scans, budget } => Answer::Hits(storage.scan_index(space, &scans, &budget)?),
+            SpaceOp::IndexCreated(index) => Answer::Created(storage.index_created(space, &index)?),
+            SpaceOp::DropIndexData(id) => {
+                storage.drop_index_data(space, id)?;
+                Answer::Done
+            }
+            SpaceOp::Stats => Answer::Stats(storage.stats(space)?),
+        })
+    }
+}
+
+impl HostHandle for StorageHost {
+    fn id(&self) -> NodeId {
+        StorageHost::id(self)
+    }
+
+    fn call(&self, request: HostRequest) -> Result<Answer, HostError> {
+        self.serve(request)
+    }
+
+    fn local(&self) -> Option<&StorageHost> {
+        Some(self)
+    }
+}
