@@ -182,10 +182,12 @@ impl ClusterStorage {
         let started = Instant::now();
         loop {
             let refused = match self.leader(space, part) {
-                Some(host) => match host.call(HostRequest::Parts { space: space.clone(), lead: vec![part], op: op() }) {
-                    Ok(answer) => return Ok(answer),
-                    Err(e) => e,
-                },
+                Some(host) => {
+                    match host.call(HostRequest::Parts { space: space.clone(), lead: vec![part], op: op() }) {
+                        Ok(answer) => return Ok(answer),
+                        Err(e) => e,
+                    }
+                }
                 None => HostError::NotLeader { part, leader: None },
             };
             match refused {

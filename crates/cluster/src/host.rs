@@ -32,7 +32,8 @@ pub trait Hosts: Send + Sync {
 }
 
 /// A boxed future of a [`PartLeader`]'s answer.
-pub type LeaderFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, ReplicaError>> + Send + 'a>>;
+pub type LeaderFuture<'a, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, ReplicaError>> + Send + 'a>>;
 
 /// What a host asks of a partition's leader, here or on another host.
 pub trait PartLeader: Send + Sync {

@@ -20,9 +20,7 @@ use quiver_storage::EmbeddedStorage;
 
 use crate::client::Cluster;
 use crate::host::{HostError, Hosts, LeaderFuture, PartLeader, StorageHost};
-use crate::rpc::{
-    batch_bytes, decode, encode, unexpected, Answer, HostHandle, HostRequest, Refusal, ReplicaOp, Reply,
-};
+use crate::rpc::{batch_bytes, decode, encode, unexpected, Answer, HostHandle, HostRequest, Refusal, ReplicaOp, Reply};
 
 /// How long a request to a storage host waits for its answer (longer than a host's own waits on its groups).
 pub const HOST_CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -250,14 +248,7 @@ impl Storaged {
             .map_err(|e| QError::storage(format!("cannot listen on {addr}: {e}")))?;
         let service: Arc<dyn Service> = Arc::new(StorageService(Arc::downgrade(&host)));
         runtime.spawn(quiver_raft::tcp::serve_with(listener, host.raft().clone(), Some(service)));
-        Ok(Arc::new(Storaged {
-            addr: addr.to_string(),
-            host,
-            cluster,
-            catalog,
-            transport,
-            opened: Mutex::default(),
-        }))
+        Ok(Arc::new(Storaged { addr: addr.to_string(), host, cluster, catalog, transport, opened: Mutex::default() }))
     }
 
     /// One heartbeat: tells the meta service this host is alive, takes the catalog, and opens the partitions
@@ -269,7 +260,9 @@ impl Storaged {
             let Ok(placed) = self.catalog.parts_of(&space.name) else { continue };
             for (i, replicas) in placed.iter().enumerate() {
                 let part = i as u32 + 1;
-                if !replicas.contains(&self.addr) || self.opened.lock().expect("lock poisoned").contains_key(&(space.id, part)) {
+                if !replicas.contains(&self.addr)
+                    || self.opened.lock().expect("lock poisoned").contains_key(&(space.id, part))
+                {
                     continue;
                 }
                 self.open(&space, part, replicas)?;

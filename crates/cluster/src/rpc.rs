@@ -35,16 +35,31 @@ pub enum HostRequest {
 /// A read or write of partitions this host leads.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum PartOp {
-    GetVertices { vids: Vec<Value>, tags: Vec<SchemaRef>, props: PropSelection },
-    GetTagColumns { vids: Vec<Value>, tags: Vec<SchemaRef>, props: PropSelection },
-    GetEdges { schema: SchemaRef, keys: Vec<EdgeKeyVal> },
+    GetVertices {
+        vids: Vec<Value>,
+        tags: Vec<SchemaRef>,
+        props: PropSelection,
+    },
+    GetTagColumns {
+        vids: Vec<Value>,
+        tags: Vec<SchemaRef>,
+        props: PropSelection,
+    },
+    GetEdges {
+        schema: SchemaRef,
+        keys: Vec<EdgeKeyVal>,
+    },
     GetNeighbors(NeighborsRequest),
     /// Each partition's share of a statement: one write each, coordinated by that partition.
     Write(Vec<(u32, Vec<Mutation>)>),
     /// The edges of a vertex (both directions), to delete it with its edges.
     EdgesOf(Value),
     /// One step of a read-modify-write of one row (see [`RmwStep`]).
-    Rmw { target: RmwTarget, schema: SchemaRef, step: RmwStep },
+    Rmw {
+        target: RmwTarget,
+        schema: SchemaRef,
+        step: RmwStep,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -59,7 +74,10 @@ pub enum RmwTarget {
 pub enum RmwStep {
     Read,
     /// Writes `values` (or keeps the row, `None`) if the row is still `seen`.
-    Write { seen: Option<Props>, values: Option<Vec<Value>> },
+    Write {
+        seen: Option<Props>,
+        values: Option<Vec<Value>>,
+    },
 }
 
 /// What a read-modify-write step found.
@@ -121,7 +139,10 @@ pub enum Answer {
 /// Why a host did not answer a request, as it crosses the network.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum Refusal {
-    NotLeader { part: u32, leader: Option<NodeId> },
+    NotLeader {
+        part: u32,
+        leader: Option<NodeId>,
+    },
     Failed(QError),
     /// The host does not carry every partition of the space (a [`HostRequest::Whole`]).
     NotCarried,

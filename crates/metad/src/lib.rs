@@ -168,6 +168,66 @@ impl MetaReplica {
     }
 }
 
+/// A metad process's parts, once started ([`start`]).
+pub struct Metad {
+    pub meta: Arc<MetaReplica>,
+    pub host: Arc<RaftHost>,
+}
+
+/// Starts a metad at `addr` (one of `metas`, the addresses of every metad) over `engine`: the meta group's
+/// replica, served with the meta service on a listener bound to `addr`. The first metad of `metas` makes the group
+/// on its first start; the leader creates the root user once. Call from outside `runtime`.
+pub fn start(
+    addr: &str,
+    engine: Arc<dyn KvEngine>,
+    metas: &[String],
+    runtime: &tokio::runtime::Runtime,
+) -> QResult<Metad> {
+    use service::{node_id, MetaService};
+    let id = node_id(addr)?;
+    let members: std::collections::BTreeMap<quiver_raft::NodeId, quiver_raft::BasicNode> =
+        metas.iter().map(|a| Ok((node_id(a)?, quiver_raft::BasicNode::new(a.clone())))).collect::<QResult<_>>()?;
+    if !members.contains_key(&id) {
+        return Err(QError::execution(format!("--addr {addr} is not one of --meta-addrs")));
+    }
+    let host = {
+        let _enter = runtime.enter();
+        RaftHost::new(id, engine.clone(), quiver_raft::Timing::default())
+    };
+    let transport = quiver_raft::tcp::TcpTransport::new();
+    let meta = Arc::new(runtime.block_on(MetaReplica::open(&host, engine.clone(), transport))?);
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(addr))
+        .map_err(|e| QError::execution(format!("cannot listen on {addr}: {e}")))?;
+    let service: Arc<dyn quiver_raft::tcp::Service> = Arc::new(MetaService {
+        meta: meta.clone(),
+        liveness: Arc::new(Liveness::new(HOST_OFFLINE_AFTER)),
+        engine,
+        runtime: runtime.handle().clone(),
+    });
+    runtime.spawn(quiver_raft::tcp::serve_with(listener, host.clone(), Some(service)));
+    if metas.first().map(String::as_str) == Some(addr) {
+        // A group made before (a restart) refuses, which is fine.
+        if let Err(e) = runtime.block_on(meta.replica.initialize(members)) {
+            log::debug!("the meta group: {e}");
+        }
+    }
+    let leader = meta.clone();
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_millis(200));
+        if leader.replica.is_leader() {
+            match leader.catalog.ensure_root() {
+                Ok(()) => return,
+                Err(e) => log::debug!("root not created yet: {e}"),
+            }
+        }
+    });
+    Ok(Metad { meta, host })
+}
+
+/// A storage host that has not heartbeated for this long is OFFLINE (NebulaGraph: 5 missed heartbeats).
+pub const HOST_OFFLINE_AFTER: Duration = Duration::from_secs(5);
+
 #[cfg(test)]
 mod tests {
     use super::*;

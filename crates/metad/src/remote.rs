@@ -44,8 +44,14 @@ impl RemoteCatalog {
         let engine = Arc::new(MemEngine::new());
         let applied = Arc::new(AtomicU64::new(0));
         let store = MetaStore::open_with_log(engine.clone(), Arc::new(CopyLog), applied.clone())?;
-        let catalog =
-            Arc::new(RemoteCatalog { client, engine, store, applied, known: AtomicU64::new(0), refreshing: Mutex::default() });
+        let catalog = Arc::new(RemoteCatalog {
+            client,
+            engine,
+            store,
+            applied,
+            known: AtomicU64::new(0),
+            refreshing: Mutex::default(),
+        });
         catalog.refresh()?;
         Ok(catalog)
     }
@@ -174,7 +180,13 @@ impl Catalog for RemoteCatalog {
         }
     }
 
-    fn drop_schema(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, if_exists: bool) -> QResult<Option<SchemaRef>> {
+    fn drop_schema(
+        &self,
+        space: &SpaceDesc,
+        kind: SchemaKind,
+        name: &str,
+        if_exists: bool,
+    ) -> QResult<Option<SchemaRef>> {
         let call = CatalogCall::DropSchema { space: space.clone(), kind, name: name.to_string(), if_exists };
         match self.change(call)? {
             MetaAnswer::Schema(s) => Ok(s),
@@ -201,7 +213,13 @@ impl Catalog for RemoteCatalog {
         }
     }
 
-    fn drop_index(&self, space: &SpaceDesc, kind: SchemaKind, name: &str, if_exists: bool) -> QResult<Option<IndexRef>> {
+    fn drop_index(
+        &self,
+        space: &SpaceDesc,
+        kind: SchemaKind,
+        name: &str,
+        if_exists: bool,
+    ) -> QResult<Option<IndexRef>> {
         let call = CatalogCall::DropIndex { space: space.clone(), kind, name: name.to_string(), if_exists };
         match self.change(call)? {
             MetaAnswer::Index(i) => Ok(i),

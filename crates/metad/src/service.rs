@@ -36,10 +36,14 @@ pub fn node_addr(id: NodeId) -> String {
 #[derive(Debug, Serialize, Deserialize)]
 pub enum MetaRequest {
     /// The catalog's key-value pairs if the meta group has applied past `known` (a log index).
-    Catalog { known: u64 },
+    Catalog {
+        known: u64,
+    },
     Call(CatalogCall),
     /// A storage host is alive.
-    Heartbeat { host: String },
+    Heartbeat {
+        host: String,
+    },
     AddHosts(Vec<String>),
     DropHosts(Vec<String>),
     /// Every registered storage host and whether it is online.
@@ -49,8 +53,14 @@ pub enum MetaRequest {
 /// The catalog's writes, as the [`Catalog`] trait has them.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum CatalogCall {
-    CreateSpace { space: NewSpace, if_not_exists: bool },
-    DropSpace { name: String, if_exists: bool },
+    CreateSpace {
+        space: NewSpace,
+        if_not_exists: bool,
+    },
+    DropSpace {
+        name: String,
+        if_exists: bool,
+    },
     CreateSchema {
         space: SpaceDesc,
         kind: SchemaKind,
@@ -61,22 +71,67 @@ pub enum CatalogCall {
         comment: Option<String>,
         if_not_exists: bool,
     },
-    AlterSchema { space: SpaceDesc, kind: SchemaKind, name: String, changes: Vec<SchemaChange>, options: SchemaOptionsChange },
-    DropSchema { space: SpaceDesc, kind: SchemaKind, name: String, if_exists: bool },
-    CreateIndex { space: SpaceDesc, index: IndexDesc, if_not_exists: bool },
-    DropIndex { space: SpaceDesc, kind: SchemaKind, name: String, if_exists: bool },
-    SetIndexState { space: SpaceDesc, id: i32, state: IndexState },
-    CreateUser { name: String, password_hash: String, if_not_exists: bool },
-    SetPassword { name: String, password_hash: String },
-    DropUser { name: String, if_exists: bool },
-    Grant { name: String, space: u32, role: Role },
-    Revoke { name: String, space: u32, role: Role },
+    AlterSchema {
+        space: SpaceDesc,
+        kind: SchemaKind,
+        name: String,
+        changes: Vec<SchemaChange>,
+        options: SchemaOptionsChange,
+    },
+    DropSchema {
+        space: SpaceDesc,
+        kind: SchemaKind,
+        name: String,
+        if_exists: bool,
+    },
+    CreateIndex {
+        space: SpaceDesc,
+        index: IndexDesc,
+        if_not_exists: bool,
+    },
+    DropIndex {
+        space: SpaceDesc,
+        kind: SchemaKind,
+        name: String,
+        if_exists: bool,
+    },
+    SetIndexState {
+        space: SpaceDesc,
+        id: i32,
+        state: IndexState,
+    },
+    CreateUser {
+        name: String,
+        password_hash: String,
+        if_not_exists: bool,
+    },
+    SetPassword {
+        name: String,
+        password_hash: String,
+    },
+    DropUser {
+        name: String,
+        if_exists: bool,
+    },
+    Grant {
+        name: String,
+        space: u32,
+        role: Role,
+    },
+    Revoke {
+        name: String,
+        space: u32,
+        role: Role,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 pub enum MetaAnswer {
     /// The meta group's applied index and, if it is past the one the asker knew, every catalog pair.
-    Catalog { index: u64, pairs: Option<Vec<(Vec<u8>, Vec<u8>)>> },
+    Catalog {
+        index: u64,
+        pairs: Option<Vec<(Vec<u8>, Vec<u8>)>>,
+    },
     Bool(bool),
     Space(Option<Arc<SpaceDesc>>),
     Schema(Option<SchemaRef>),
@@ -131,9 +186,9 @@ impl MetaService {
 
     fn answer(&self, request: MetaRequest) -> MetaReply {
         // Only the leader answers, after confirming it leads and has applied everything committed before.
-        let confirmed = self.runtime.block_on(async {
-            tokio::time::timeout(crate::META_COMMIT_TIMEOUT, self.meta.replica.linearize()).await
-        });
+        let confirmed = self
+            .runtime
+            .block_on(async { tokio::time::timeout(crate::META_COMMIT_TIMEOUT, self.meta.replica.linearize()).await });
         match confirmed {
             Ok(Ok(())) => {}
             Ok(Err(quiver_raft::ReplicaError::NotLeader { .. })) => return Err(self.not_leader()),
@@ -261,7 +316,10 @@ impl MetaClient {
                 self.metas[turn % self.metas.len()].clone()
             });
             let sent = self.runtime.block_on(self.transport.call_service(&addr, &bytes, META_CALL_TIMEOUT));
-            match sent.map_err(|e| e.to_string()).and_then(|r| decode::<MetaReply>(&r, "meta reply").map_err(|e| e.message)) {
+            match sent
+                .map_err(|e| e.to_string())
+                .and_then(|r| decode::<MetaReply>(&r, "meta reply").map_err(|e| e.message))
+            {
                 Ok(Ok(answer)) => {
                     *self.leader.lock().expect("lock poisoned") = Some(addr);
                     return Ok(answer);

@@ -1,4 +1,7 @@
-//! The `quiver` binary: `quiver serve` runs the embedded server, `quiver console` the shell.
+//! The `quiver` binary: `quiver serve` runs the embedded server, `quiver console` the shell; `quiver metad`,
+//! `quiver storaged` and `quiver graphd` are a cluster's processes, `quiver playground` starts a local cluster.
+
+mod cluster;
 
 use clap::{Parser, Subcommand};
 use quiver_common::budget::Limits;
@@ -134,6 +137,48 @@ enum Command {
         #[arg(long, default_value = "")]
         workloads: String,
     },
+    /// Runs a meta service process (one replica of the meta Raft group).
+    Metad {
+        #[arg(long, default_value = "127.0.0.1:9559")]
+        addr: String,
+        #[arg(long, default_value = "./metad-data")]
+        data_dir: PathBuf,
+        /// Every metad's address, comma-separated (the first makes the meta group on its first start).
+        #[arg(long, default_value = "127.0.0.1:9559")]
+        meta_addrs: String,
+    },
+    /// Runs a storage service process (one Raft group per partition replica placed on it).
+    Storaged {
+        #[arg(long, default_value = "127.0.0.1:9779")]
+        addr: String,
+        #[arg(long, default_value = "./storaged-data")]
+        data_dir: PathBuf,
+        #[arg(long, default_value = "127.0.0.1:9559")]
+        meta_addrs: String,
+    },
+    /// Runs a graph service process: NebulaGraph's graph protocol and the HTTP API over the cluster.
+    Graphd {
+        #[arg(long, default_value = "127.0.0.1:9669")]
+        addr: SocketAddr,
+        #[arg(long, default_value = "127.0.0.1:19669")]
+        http_addr: SocketAddr,
+        #[arg(long, default_value = "127.0.0.1:9559")]
+        meta_addrs: String,
+    },
+    /// Starts a local cluster on loopback addresses (127.0.0.N) and stops it on Ctrl-C.
+    Playground {
+        #[arg(long, default_value_t = 3)]
+        metad: usize,
+        #[arg(long, default_value_t = 3)]
+        storaged: usize,
+        #[arg(long, default_value_t = 1)]
+        graphd: usize,
+        #[arg(long, default_value = "./playground")]
+        dir: PathBuf,
+        /// Added to every default port (9559, 9779, 9669, 19669), to run beside another cluster.
+        #[arg(long, default_value_t = 0)]
+        port_offset: u16,
+    },
     /// (For `quiver bench`.) Opens a data directory, answers a first query, prints the resident set in bytes.
     #[command(hide = true)]
     BenchProbe { data_dir: PathBuf, space: String, vid: i64 },
@@ -218,7 +263,14 @@ fn main() -> ExitCode {
                 memory_limit_bytes: memory_limit_mb.saturating_mul(1 << 20),
                 rocksdb_statistics,
             };
-            match serve(data_dir, http_addr, graph, demo, datasets, limits, disabled_rules) {
+            let db = match quiver_server::Database::open_with(&data_dir, graph.rocksdb_statistics) {
+                Ok(db) => db,
+                Err(e) => {
+                    eprintln!("quiver serve: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match serve(db, data_dir, http_addr, graph, demo, datasets, limits, disabled_rules) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("quiver serve: {e}");
@@ -226,6 +278,27 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Metad { addr, data_dir, meta_addrs } => exit("metad", cluster::metad(&addr, &data_dir, &meta_addrs)),
+        Command::Storaged { addr, data_dir, meta_addrs } => {
+            exit("storaged", cluster::storaged(&addr, &data_dir, &meta_addrs))
+        }
+        Command::Graphd { addr, http_addr, meta_addrs } => {
+            let graph = GraphOptions {
+                addr,
+                idle_timeout: Duration::from_secs(28_800),
+                config: Default::default(),
+                max_connections: None,
+                slow_query_threshold_us: quiver_server::slowlog::SLOW_QUERY_THRESHOLD_US_DEFAULT,
+                authorize: None,
+                memory_limit_bytes: 0,
+                rocksdb_statistics: false,
+            };
+            exit("graphd", cluster::graphd(graph, http_addr, &meta_addrs))
+        }
+        Command::Playground { metad, storaged, graphd, dir, port_offset } => exit(
+            "playground",
+            cluster::playground(cluster::PlaygroundOptions { metad, storaged, graphd, dir, port_offset }),
+        ),
         Command::Import { config, data_dir, max_bad_rows, json } => import(&config, &data_dir, max_bad_rows, json),
         Command::Bench { quick, scale, peers, work_dir, out_dir, ldbc_dir, snb_dir, python, seed, workloads } => {
             let opts = quiver_bench::Options {
@@ -306,6 +379,16 @@ fn main() -> ExitCode {
     }
 }
 
+fn exit(role: &str, r: Result<(), String>) -> ExitCode {
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("quiver {role}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn import(config: &std::path::Path, data_dir: &std::path::Path, max_bad_rows: u64, json: bool) -> ExitCode {
     let db = match quiver_server::Database::open(data_dir) {
         Ok(db) => db,
@@ -357,7 +440,9 @@ struct GraphOptions {
     rocksdb_statistics: bool,
 }
 
+#[allow(clippy::too_many_arguments, reason = "the server's options, passed once from each command")]
 fn serve(
+    mut db: quiver_server::Database,
     data_dir: PathBuf,
     http_addr: SocketAddr,
     graph: GraphOptions,
@@ -370,7 +455,6 @@ fn serve(
     if let Some(bad) = disabled_rules.iter().find(|r| !known.contains(&r.as_str())) {
         return Err(format!("unknown optimizer rule `{bad}' (rules: {})", known.join(", ")));
     }
-    let mut db = quiver_server::Database::open_with(&data_dir, graph.rocksdb_statistics).map_err(|e| e.to_string())?;
     db.engine.set_limits(limits);
     if let Some((attempts, lock_secs)) = graph.authorize {
         db.enable_authorize(attempts, lock_secs);

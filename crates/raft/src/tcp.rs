@@ -340,7 +340,9 @@ async fn serve_connection(stream: TcpStream, host: Arc<RaftHost>, service: Optio
             tokio::spawn(async move {
                 let reply = match tokio::task::spawn_blocking(move || service.serve(&request)).await {
                     Ok(reply) if reply.len() + 64 <= RAFT_FRAME_BYTES_MAX => (OK, reply),
-                    Ok(reply) => (UNAVAILABLE, format!("a reply of {} bytes is larger than a frame", reply.len()).into_bytes()),
+                    Ok(reply) => {
+                        (UNAVAILABLE, format!("a reply of {} bytes is larger than a frame", reply.len()).into_bytes())
+                    }
                     Err(_) => (UNAVAILABLE, b"the request panicked".to_vec()),
                 };
                 let _ = replies.send(frame(id, kind | REPLY, &[reply.0], &reply.1));

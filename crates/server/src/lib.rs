@@ -66,7 +66,13 @@ impl Database {
         storage.start_jobs()?;
         let metrics = Arc::new(quiver_common::metrics::Metrics::new());
         storage.set_metrics(metrics.clone());
-        Ok(Database { engine: QueryEngine::new(meta, storage.clone()), kv, storage: Some(storage), metrics, auth: None })
+        Ok(Database {
+            engine: QueryEngine::new(meta, storage.clone()),
+            kv,
+            storage: Some(storage),
+            metrics,
+            auth: None,
+        })
     }
 
     /// A cluster's graphd: the query layer over a catalog and a storage reached through the network; nothing is

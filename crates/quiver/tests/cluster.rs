@@ -1,0 +1,219 @@
+//! A cluster of real processes (`quiver playground`: 3 metads, 3 storageds, 1 graphd on 127.0.0.x), with kill -9
+//! of a storage host during concurrent writes, its restart, a second host's kill, and the meta leader's kill
+//! (issue 22's process tests; docs/design/cluster.md §8).
+
+use serde_json::{json, Value as J};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+mod support;
+
+use support::*;
+
+/// A running playground and the processes it reported.
+struct Playground {
+    child: Child,
+    /// `(role, address, pid)` of each process.
+    procs: Vec<(String, String, u32)>,
+    http: String,
+    /// Processes the test started itself (restarted storage hosts).
+    extra: Vec<Child>,
+    dir: tempfile::TempDir,
+    metas: String,
+}
+
+impl Playground {
+    fn start() -> Playground {
+        let dir = tempfile::tempdir().unwrap();
+        // Ports apart from other tests' and other runs': the playground's defaults plus an offset.
+        let offset = 1000 + (std::process::id() % 20_000) as u16;
+        let mut child = Command::new(BIN)
+            .args(["playground", "--dir", dir.path().to_str().unwrap(), "--port-offset", &offset.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let (mut procs, mut http) = (Vec::new(), String::new());
+        for line in out.lines() {
+            let line = line.unwrap();
+            let words: Vec<&str> = line.split_whitespace().collect();
+            match words.as_slice() {
+                [role, addr, "pid", pid] => procs.push((role.to_string(), addr.to_string(), pid.parse().unwrap())),
+                ["http", addr] => http = addr.to_string(),
+                ["playground", "ready", ..] => break,
+                _ => panic!("unexpected playground output: {line}"),
+            }
+        }
+        assert_eq!(procs.len(), 7, "{procs:?}");
+        let metas = procs.iter().filter(|p| p.0 == "metad").map(|p| p.1.clone()).collect::<Vec<_>>().join(",");
+        Playground { child, procs, http, extra: Vec::new(), dir, metas }
+    }
+
+    fn proc(&self, role: &str, n: usize) -> (String, u32) {
+        let p = self.procs.iter().filter(|p| p.0 == role).nth(n - 1).unwrap();
+        (p.1.clone(), p.2)
+    }
+
+    fn kill9(&self, role: &str, n: usize) {
+        let (_, pid) = self.proc(role, n);
+        assert!(Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap().success());
+    }
+
+    fn restart_storaged(&mut self, n: usize) {
+        let (addr, _) = self.proc("storaged", n);
+        let data = self.dir.path().join(format!("storaged-{n}"));
+        let log = std::fs::File::create(self.dir.path().join(format!("logs/storaged-{n}-again.log"))).unwrap();
+        let child = Command::new(BIN)
+            .args(["storaged", "--addr", &addr, "--data-dir", data.to_str().unwrap(), "--meta-addrs", &self.metas])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        self.extra.push(child);
+    }
+
+    fn exec(&self, stmt: &str) -> Result<J, String> {
+        let resp = agent()
+            .post(&format!("http://{}/api/v1/exec", self.http))
+            .timeout(Duration::from_secs(60))
+            .send_json(json!({"stmt": stmt, "space": "c"}));
+        match resp {
+            Ok(r) => r.into_json().map_err(|e| e.to_string()),
+            Err(ureq::Error::Status(_, r)) => r.into_json().map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Runs `stmt` until it succeeds, for up to `within`.
+    fn exec_ok(&self, stmt: &str, within: Duration) -> J {
+        let started = Instant::now();
+        loop {
+            let r = self.exec(stmt);
+            match &r {
+                Ok(j) if code(j) == 0 => return j.clone(),
+                _ if started.elapsed() > within => panic!("`{stmt}` did not succeed within {within:?}: {r:?}"),
+                _ => std::thread::sleep(Duration::from_millis(200)),
+            }
+        }
+    }
+
+    fn logs(&self) -> String {
+        let mut all = String::new();
+        for e in std::fs::read_dir(self.dir.path().join("logs")).unwrap() {
+            let path = e.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(15).collect();
+            all += &format!("== {}\n{}\n", path.display(), tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+        }
+        all
+    }
+}
+
+impl Drop for Playground {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("{}", self.logs());
+        }
+        for c in &mut self.extra {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let _ = self.child.wait();
+    }
+}
+
+/// The edges `e` among `keys` that read back, by source.
+fn edges_read(pg: &Playground, acked: &[i64]) -> Vec<i64> {
+    let keys: Vec<String> = acked.iter().map(|i| format!("{i}->{}", i + 1_000_000)).collect();
+    let r = pg.exec_ok(&format!("FETCH PROP ON e {} YIELD src(edge), e.w", keys.join(",")), Duration::from_secs(30));
+    let mut got: Vec<i64> = r["results"][0]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let row = row["row"].as_array().unwrap();
+            assert_eq!(row[0], row[1], "an edge with another edge's row: {row:?}");
+            row[0].as_i64().unwrap()
+        })
+        .collect();
+    got.sort_unstable();
+    got
+}
+
+#[test]
+fn a_playground_survives_kill9_of_storage_hosts_and_of_the_meta_leader() {
+    let pg = Playground::start();
+    pg.exec_ok("CREATE SPACE c(partition_num=6, replica_factor=3, vid_type=INT64)", Duration::from_secs(30));
+    pg.exec_ok("CREATE EDGE e(w int)", Duration::from_secs(30));
+    // The storage hosts open their partitions and learn the schema on their next heartbeat.
+    pg.exec_ok("INSERT EDGE e(w) VALUES -1->-2:(-1)", Duration::from_secs(30));
+
+    // Writers: each edge goes from i to i + 1e6, two partitions apart in general (a chain across hosts).
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let gaps = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let pg = Arc::new(pg);
+    let mut writers = Vec::new();
+    for w in 0..4i64 {
+        let (pg, acked, gaps, stop) = (pg.clone(), acked.clone(), gaps.clone(), stop.clone());
+        writers.push(std::thread::spawn(move || {
+            let mut i = w;
+            let mut last_ok = Instant::now();
+            while !stop.load(Ordering::Relaxed) {
+                let stmt = format!("INSERT EDGE e(w) VALUES {i}->{}:({i})", i + 1_000_000);
+                match pg.exec(&stmt) {
+                    Ok(j) if code(&j) == 0 => {
+                        acked.lock().unwrap().push(i);
+                        gaps.lock().unwrap().push(last_ok.elapsed());
+                        last_ok = Instant::now();
+                    }
+                    _ => std::thread::sleep(Duration::from_millis(20)),
+                }
+                i += 4;
+            }
+        }));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let before = acked.lock().unwrap().len();
+    pg.kill9("storaged", 1);
+    std::thread::sleep(Duration::from_secs(8));
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.join().unwrap();
+    }
+    let mut pg = Arc::try_unwrap(pg).ok().expect("writers are done");
+    let mut acked = acked.lock().unwrap().clone();
+    acked.sort_unstable();
+    let longest = gaps.lock().unwrap().iter().max().copied().unwrap();
+    eprintln!(
+        "acknowledged {before} writes before the kill, {} in all; longest wait of a writer {longest:?}",
+        acked.len()
+    );
+    assert!(before >= 10, "only {before} writes before the kill");
+    assert!(acked.len() > before + 10, "writes stopped after the kill: {} then {}", before, acked.len());
+    assert!(longest < Duration::from_secs(5), "a writer waited {longest:?} for an acknowledgement");
+
+    // Nothing acknowledged is lost with one host down, after it restarts, and once another is down.
+    assert_eq!(edges_read(&pg, &acked), acked);
+    pg.restart_storaged(1);
+    std::thread::sleep(Duration::from_secs(4));
+    pg.exec_ok("INSERT EDGE e(w) VALUES -3->-4:(-3)", Duration::from_secs(30));
+    pg.kill9("storaged", 2);
+    assert_eq!(edges_read(&pg, &acked), acked, "with host 2 down, host 1 must have caught up");
+    let r = pg.exec_ok("GO FROM -3 OVER e YIELD dst(edge)", Duration::from_secs(30));
+    assert_eq!(r["results"][0]["data"][0]["row"][0], -4);
+
+    // The meta leader (the first metad made the group and usually leads it) is killed: DDL works after failover.
+    pg.kill9("metad", 1);
+    let started = Instant::now();
+    pg.exec_ok("CREATE TAG t(x int)", Duration::from_secs(30));
+    eprintln!("DDL answered {:?} after the first metad was killed", started.elapsed());
+    pg.exec_ok("INSERT VERTEX t(x) VALUES 7:(7)", Duration::from_secs(30));
+    let r = pg.exec_ok("FETCH PROP ON t 7 YIELD t.x", Duration::from_secs(30));
+    assert_eq!(r["results"][0]["data"][0]["row"][0], 7);
+}
