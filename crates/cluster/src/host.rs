@@ -258,6 +258,15 @@ impl StorageHost {
         self.parts.read().expect("lock poisoned").get(&partition_group(space, part)).cloned()
     }
 
+    /// `(space, part)` of every partition whose replica here believes it leads.
+    pub fn leading(&self) -> Vec<(u32, u32)> {
+        let parts = self.parts.read().expect("lock poisoned");
+        let mut led: Vec<(u32, u32)> =
+            parts.iter().filter(|(_, r)| r.is_leader()).map(|(g, _)| ((g >> 32) as u32, *g as u32)).collect();
+        led.sort_unstable();
+        led
+    }
+
     /// Whether this host carries a replica of every partition of `space`.
     pub fn carries_all(&self, space: &SpaceDesc) -> bool {
         let parts = self.parts.read().expect("lock poisoned");

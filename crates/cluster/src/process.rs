@@ -252,7 +252,7 @@ impl Storaged {
     }
 
     /// One heartbeat: tells the meta service this host is alive, takes the catalog, and opens the partitions
-    /// placed here that are not open yet (the first replica of each new partition makes its group).
+    /// placed here that are not open yet (one replica of each new partition, in turn, makes its group).
     pub fn tick(&self) -> QResult<()> {
         self.catalog.client().call(&MetaRequest::Heartbeat { host: self.addr.clone() })?;
         self.catalog.refresh()?;
@@ -275,7 +275,9 @@ impl Storaged {
     fn open(&self, space: &Arc<SpaceDesc>, part: u32, replicas: &[String]) -> QResult<()> {
         let members: BTreeMap<NodeId, BasicNode> =
             replicas.iter().map(|a| Ok((node_id(a)?, BasicNode::new(a.clone())))).collect::<QResult<_>>()?;
-        let first = replicas.first() == Some(&self.addr);
+        // The replica that makes a group usually wins its first election: taking turns by partition spreads the
+        // leaders over the hosts (NebulaGraph balances leaders the same way).
+        let first = replicas.get((part as usize - 1) % replicas.len().max(1)) == Some(&self.addr);
         self.host.block_on(async {
             let replica = self.host.open_part(space.clone(), part, self.transport.clone()).await?;
             if first {
@@ -298,5 +300,104 @@ impl Storaged {
             }
             std::thread::sleep(HEARTBEAT_EVERY);
         }
+    }
+}
+
+/// What a cluster's graphd shows of its machines (SHOW HOSTS, SHOW PARTS, SHOW META LEADER, ADD/DROP HOSTS).
+pub struct GraphdView {
+    pub catalog: Arc<RemoteCatalog>,
+    pub cluster: Arc<ProcessCluster>,
+}
+
+impl GraphdView {
+    fn host_status(&self) -> QResult<Vec<(String, bool)>> {
+        match self.catalog.client().call(&MetaRequest::Hosts)? {
+            quiver_metad::service::MetaAnswer::Hosts(h) => Ok(h),
+            other => Err(QError::execution(format!("the meta service answered {other:?}"))),
+        }
+    }
+
+    /// The partitions each online host leads, by address (a host that does not answer leads none).
+    fn leaders(&self, hosts: &[(String, bool)]) -> BTreeMap<String, Vec<(u32, u32)>> {
+        hosts
+            .iter()
+            .filter(|(_, online)| *online)
+            .filter_map(|(addr, _)| {
+                let led = match self.cluster.remote(addr)?.call(HostRequest::Leaders) {
+                    Ok(Answer::Leaders(led)) => led,
+                    _ => Vec::new(),
+                };
+                Some((addr.clone(), led))
+            })
+            .collect()
+    }
+}
+
+impl quiver_api::ClusterView for GraphdView {
+    fn storage_hosts(&self) -> QResult<Vec<quiver_api::StorageHostInfo>> {
+        let hosts = self.host_status()?;
+        let leaders = self.leaders(&hosts);
+        let spaces = self.catalog.spaces();
+        let name_of = |id: u32| spaces.iter().find(|s| s.id == id).map(|s| s.name.clone());
+        Ok(hosts
+            .into_iter()
+            .map(|(addr, online)| {
+                let mut info = quiver_api::StorageHostInfo {
+                    addr: addr.clone(),
+                    online,
+                    leaders: BTreeMap::new(),
+                    parts: BTreeMap::new(),
+                };
+                for (space, _) in leaders.get(&addr).into_iter().flatten() {
+                    if let Some(name) = name_of(*space) {
+                        *info.leaders.entry(name).or_default() += 1;
+                    }
+                }
+                for space in &spaces {
+                    let placed = self.catalog.parts_of(&space.name).unwrap_or_default();
+                    let n = placed.iter().filter(|peers| peers.contains(&addr)).count() as u32;
+                    if n > 0 {
+                        info.parts.insert(space.name.clone(), n);
+                    }
+                }
+                info
+            })
+            .collect())
+    }
+
+    fn parts(&self, space: &SpaceDesc) -> QResult<Vec<quiver_api::PartInfo>> {
+        let hosts = self.host_status()?;
+        let leaders = self.leaders(&hosts);
+        let online: std::collections::BTreeSet<&String> = hosts.iter().filter(|h| h.1).map(|h| &h.0).collect();
+        let placed = self.catalog.parts_of(&space.name)?;
+        Ok(placed
+            .into_iter()
+            .enumerate()
+            .map(|(i, peers)| {
+                let id = i as u32 + 1;
+                let leader =
+                    leaders.iter().find(|(_, led)| led.contains(&(space.id, id))).map(|(addr, _)| addr.clone());
+                let losts = peers.iter().filter(|p| !online.contains(p)).cloned().collect();
+                quiver_api::PartInfo { id, leader, peers, losts }
+            })
+            .collect())
+    }
+
+    fn meta_leader(&self) -> QResult<String> {
+        self.catalog.client().leader()
+    }
+
+    fn metas(&self) -> Vec<String> {
+        self.catalog.client().metas().to_vec()
+    }
+
+    fn add_hosts(&self, hosts: &[String]) -> QResult<()> {
+        self.catalog.client().call(&MetaRequest::AddHosts(hosts.to_vec()))?;
+        self.catalog.refresh()
+    }
+
+    fn drop_hosts(&self, hosts: &[String]) -> QResult<()> {
+        self.catalog.client().call(&MetaRequest::DropHosts(hosts.to_vec()))?;
+        self.catalog.refresh()
     }
 }

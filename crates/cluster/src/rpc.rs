@@ -30,6 +30,8 @@ pub enum HostRequest {
     /// An operation on this host's replica of a partition, which must lead its group (another host's chain or
     /// forwarded proposal).
     Replica { space: u32, part: u32, op: ReplicaOp },
+    /// The partitions whose replica here believes it leads (SHOW HOSTS, SHOW PARTS).
+    Leaders,
 }
 
 /// A read or write of partitions this host leads.
@@ -134,6 +136,8 @@ pub enum Answer {
     /// A fenced write was committed: whether it was applied (false: the fence held a newer term).
     Fenced(bool),
     ReadIndex(u64),
+    /// `(space, part)` of each partition led here.
+    Leaders(Vec<(u32, u32)>),
 }
 
 /// Why a host did not answer a request, as it crosses the network.
@@ -271,6 +275,7 @@ impl StorageHost {
                 };
                 answer.map_err(HostError::Replica)
             }
+            HostRequest::Leaders => Ok(Answer::Leaders(self.leading())),
         }
     }
 

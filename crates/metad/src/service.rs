@@ -219,10 +219,8 @@ impl MetaService {
                 MetaAnswer::Done
             }
             MetaRequest::AddHosts(hosts) => {
+                // OFFLINE until each heartbeats, as in NebulaGraph.
                 catalog.add_hosts(&hosts).map_err(failed)?;
-                for h in &hosts {
-                    self.liveness.heard_from(h);
-                }
                 MetaAnswer::Done
             }
             MetaRequest::DropHosts(hosts) => {
@@ -301,6 +299,20 @@ pub struct MetaClient {
 impl MetaClient {
     pub fn new(metas: Vec<String>, transport: Arc<TcpTransport>, runtime: tokio::runtime::Handle) -> MetaClient {
         MetaClient { metas, leader: Default::default(), transport, runtime }
+    }
+
+    /// The metads' addresses.
+    pub fn metas(&self) -> &[String] {
+        &self.metas
+    }
+
+    /// The meta leader as last found, asking the metads if none is known.
+    pub fn leader(&self) -> QResult<String> {
+        if let Some(l) = self.leader.lock().expect("lock poisoned").clone() {
+            return Ok(l);
+        }
+        self.call(&MetaRequest::Hosts)?;
+        self.leader.lock().expect("lock poisoned").clone().ok_or_else(|| QError::execution("no meta leader"))
     }
 
     /// Sends `request` to the meta leader, looking for it among the metads until [`META_CALL_TIMEOUT`] has passed.

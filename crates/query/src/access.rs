@@ -56,6 +56,8 @@ fn class(stmt: &Statement) -> Class<'_> {
         | S::GetConfig { .. }
         | S::SetConfig { .. }
         | S::ShowZones
+        | S::AddHosts { .. }
+        | S::DropHosts(_)
         | S::DescribeZone(_) => Class::WriteSpace,
         S::CreateSchema { .. }
         | S::AlterSchema { .. }

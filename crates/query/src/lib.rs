@@ -144,6 +144,8 @@ pub struct QueryEngine {
     /// The address this process serves on: the one host SHOW HOSTS, SHOW PARTS and SHOW ZONES report, which
     /// plays every role (graph, meta, storage) in the embedded mode.
     pub local_host: (String, u16),
+    /// A cluster's machines, in a cluster's graphd; `None` in the embedded mode.
+    pub cluster: Option<Arc<dyn quiver_api::ClusterView>>,
 }
 
 impl QueryEngine {
@@ -161,6 +163,7 @@ impl QueryEngine {
             authorize: false,
             observers: Vec::new(),
             local_host: ("127.0.0.1".into(), 9669),
+            cluster: None,
         }
     }
 

@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quiver_cluster::process::{ProcessCluster, Storaged};
+use quiver_cluster::process::{GraphdView, ProcessCluster, Storaged};
 use quiver_cluster::ClusterStorage;
 use quiver_kv_rocks::RocksEngine;
 use quiver_metad::remote::RemoteCatalog;
@@ -81,8 +81,9 @@ pub fn graphd(graph: crate::GraphOptions, http_addr: SocketAddr, meta_addrs: &st
     let catalog = connect_catalog(split_addrs(meta_addrs), &rt)?;
     catalog.refresh_every(Duration::from_secs(1));
     let cluster = ProcessCluster::new(catalog.clone(), TcpTransport::new(), rt.handle().clone());
-    let storage = Arc::new(ClusterStorage::new(cluster));
-    let db = quiver_server::Database::remote(catalog, storage);
+    let storage = Arc::new(ClusterStorage::new(cluster.clone()));
+    let mut db = quiver_server::Database::remote(catalog.clone(), storage);
+    db.engine.cluster = Some(Arc::new(GraphdView { catalog, cluster }));
     let logs = std::env::temp_dir().join(format!("quiver-graphd-{}", graph.addr.port()));
     crate::serve(db, logs, http_addr, graph, false, PathBuf::new(), Default::default(), Vec::new())
 }
@@ -171,6 +172,15 @@ pub fn playground(o: PlaygroundOptions) -> Result<(), String> {
             Ok(_) => {}
             Err(e) if e.message == "Existed!" => {}
             Err(e) => return Err(format!("cannot add the storage hosts: {e}")),
+        }
+        // Ready once every storage host has heartbeated: a CREATE SPACE places partitions on the online ones.
+        let since = Instant::now();
+        loop {
+            match client.call(&MetaRequest::Hosts) {
+                Ok(quiver_metad::service::MetaAnswer::Hosts(h)) if h.iter().all(|(_, online)| *online) => break,
+                _ if since.elapsed() > READY_WITHIN => return Err("the storage hosts did not heartbeat".into()),
+                _ => std::thread::sleep(Duration::from_millis(200)),
+            }
         }
         for (i, a) in graphs.iter().enumerate() {
             let http = format!("127.0.0.{}:{}", i + 1, 19669 + o.port_offset);

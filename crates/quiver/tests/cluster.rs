@@ -127,6 +127,16 @@ impl Drop for Playground {
     }
 }
 
+/// Which metad (from 1) SHOW META LEADER names.
+fn meta_leader(pg: &Playground) -> usize {
+    let leader = rows(&pg.exec_ok("SHOW META LEADER", Duration::from_secs(10)))[0][0].clone();
+    (1..=3).find(|&n| leader == *pg.proc("metad", n).0.as_str()).unwrap_or_else(|| panic!("leader {leader}"))
+}
+
+fn rows(r: &J) -> Vec<Vec<J>> {
+    r["results"][0]["data"].as_array().unwrap().iter().map(|row| row["row"].as_array().unwrap().clone()).collect()
+}
+
 /// The edges `e` among `keys` that read back, by source.
 fn edges_read(pg: &Playground, acked: &[i64]) -> Vec<i64> {
     let keys: Vec<String> = acked.iter().map(|i| format!("{i}->{}", i + 1_000_000)).collect();
@@ -152,6 +162,37 @@ fn a_playground_survives_kill9_of_storage_hosts_and_of_the_meta_leader() {
     pg.exec_ok("CREATE EDGE e(w int)", Duration::from_secs(30));
     // The storage hosts open their partitions and learn the schema on their next heartbeat.
     pg.exec_ok("INSERT EDGE e(w) VALUES -1->-2:(-1)", Duration::from_secs(30));
+    let stores: Vec<String> = (1..=3).map(|n| pg.proc("storaged", n).0).collect();
+
+    // NebulaGraph's columns: every host ONLINE with its share of the 6 x 3 replicas, every partition led.
+    // (Partitions elect their leaders within a few election timeouts of being opened.)
+    let started = Instant::now();
+    let hosts = loop {
+        let hosts = rows(&pg.exec_ok("SHOW HOSTS", Duration::from_secs(10)));
+        if hosts.last().is_some_and(|t| t[3] == 6) || started.elapsed() > Duration::from_secs(20) {
+            break hosts;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(hosts.len(), 4, "{hosts:?}");
+    for (h, addr) in hosts.iter().zip(&stores) {
+        assert_eq!(format!("{}:{}", h[0].as_str().unwrap(), h[1]), *addr);
+        assert_eq!((h[2].as_str(), h[5].as_str()), (Some("ONLINE"), Some("c:6")), "{h:?}");
+    }
+    assert_eq!(
+        (hosts[3][0].as_str(), hosts[3][3].as_i64(), hosts[3][5].as_str()),
+        (Some("Total"), Some(6), Some("c:18"))
+    );
+    let parts = rows(&pg.exec_ok("SHOW PARTS", Duration::from_secs(10)));
+    assert_eq!(parts.len(), 6);
+    for p in &parts {
+        assert!(stores.iter().any(|s| p[1] == *s.as_str()), "a partition without a leader: {p:?}");
+        assert_eq!(p[2].as_str().unwrap(), stores.join(", "));
+        assert_eq!(p[3], "");
+    }
+    let r = pg.exec(&format!("ADD HOSTS \"127.0.0.1\":{}", stores[0].rsplit(':').next().unwrap())).unwrap();
+    assert_eq!(r["results"][0]["errors"]["message"], "Existed!", "{r}");
+    let meta = meta_leader(&pg);
 
     // Writers: each edge goes from i to i + 1e6, two partitions apart in general (a chain across hosts).
     let acked = Arc::new(Mutex::new(Vec::new()));
@@ -200,6 +241,21 @@ fn a_playground_survives_kill9_of_storage_hosts_and_of_the_meta_leader() {
 
     // Nothing acknowledged is lost with one host down, after it restarts, and once another is down.
     assert_eq!(edges_read(&pg, &acked), acked);
+    // The killed host is OFFLINE once it missed its heartbeats, and lost to each of its partitions.
+    let started = Instant::now();
+    loop {
+        let hosts = rows(&pg.exec_ok("SHOW HOSTS", Duration::from_secs(10)));
+        if hosts[0][2] == "OFFLINE" {
+            assert_eq!(hosts[0][3], 0, "an offline host leads nothing: {hosts:?}");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "host 1 still {hosts:?}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    for p in rows(&pg.exec_ok("SHOW PARTS", Duration::from_secs(10))) {
+        assert_eq!(p[3], *stores[0].as_str(), "{p:?}");
+        assert!(p[1] != *stores[0].as_str(), "{p:?}");
+    }
     pg.restart_storaged(1);
     std::thread::sleep(Duration::from_secs(4));
     pg.exec_ok("INSERT EDGE e(w) VALUES -3->-4:(-3)", Duration::from_secs(30));
@@ -208,11 +264,12 @@ fn a_playground_survives_kill9_of_storage_hosts_and_of_the_meta_leader() {
     let r = pg.exec_ok("GO FROM -3 OVER e YIELD dst(edge)", Duration::from_secs(30));
     assert_eq!(r["results"][0]["data"][0]["row"][0], -4);
 
-    // The meta leader (the first metad made the group and usually leads it) is killed: DDL works after failover.
-    pg.kill9("metad", 1);
+    // The meta leader is killed: DDL works after failover, and another metad leads.
+    pg.kill9("metad", meta);
     let started = Instant::now();
     pg.exec_ok("CREATE TAG t(x int)", Duration::from_secs(30));
-    eprintln!("DDL answered {:?} after the first metad was killed", started.elapsed());
+    eprintln!("DDL answered {:?} after the meta leader was killed", started.elapsed());
+    assert_ne!(meta_leader(&pg), meta);
     pg.exec_ok("INSERT VERTEX t(x) VALUES 7:(7)", Duration::from_secs(30));
     let r = pg.exec_ok("FETCH PROP ON t 7 YIELD t.x", Duration::from_secs(30));
     assert_eq!(r["results"][0]["data"][0]["row"][0], 7);

@@ -357,6 +357,13 @@ pub enum Statement {
     ShowHosts(Option<HostRole>),
     /// `SHOW PARTS [ids]`.
     ShowParts(Option<Vec<i64>>),
+    /// `ADD HOSTS "ip":port, ... [INTO NEW ZONE "name"]`: storage hosts join the cluster.
+    AddHosts {
+        hosts: Vec<String>,
+        zone: Option<String>,
+    },
+    /// `DROP HOSTS "ip":port, ...`.
+    DropHosts(Vec<String>),
     ShowCharset,
     ShowCollation,
     /// `SHOW QUERIES` (every session's running queries) or `SHOW LOCAL QUERIES` (the current session's).

@@ -456,6 +456,24 @@ impl<'a> Parser<'a> {
             self.skip_to_statement_end();
             return Ok(Statement::Unsupported(what));
         }
+        if self.peek_kw("ADD") && self.peek_kw_at(1, "HOSTS") {
+            self.bump();
+            self.bump();
+            let hosts = self.comma_separated(Parser::host_addr)?;
+            let zone = if self.eat_kw("INTO") {
+                self.expect_kw("NEW")?;
+                self.expect_kw("ZONE")?;
+                Some(self.string_lit()?)
+            } else {
+                None
+            };
+            return Ok(Statement::AddHosts { hosts, zone });
+        }
+        if self.peek_kw("DROP") && self.peek_kw_at(1, "HOSTS") {
+            self.bump();
+            self.bump();
+            return Ok(Statement::DropHosts(self.comma_separated(Parser::host_addr)?));
+        }
         match word.to_uppercase().as_str() {
             "CREATE" => self.create(),
             "DROP" => self.drop(),
@@ -966,8 +984,6 @@ impl<'a> Parser<'a> {
     /// than a syntax error in the middle.
     fn unsupported_form(&self) -> Option<String> {
         const FORMS: &[&[&str]] = &[
-            &["ADD", "HOSTS"],
-            &["DROP", "HOSTS"],
             &["ADD", "LISTENER"],
             &["REMOVE", "LISTENER"],
             &["SIGN", "IN", "TEXT"],
@@ -984,6 +1000,14 @@ impl<'a> Parser<'a> {
         ];
         let form = FORMS.iter().find(|f| f.iter().enumerate().all(|(i, kw)| self.peek_kw_at(i, kw)))?;
         Some(form.join(" "))
+    }
+
+    /// `"ip":port`, as ADD HOSTS and DROP HOSTS write a host: `ip:port`.
+    fn host_addr(&mut self) -> QResult<String> {
+        let ip = self.string_lit()?;
+        self.expect_sym(":")?;
+        let port = self.int_lit()?;
+        Ok(format!("{ip}:{port}"))
     }
 
     fn skip_to_statement_end(&mut self) {

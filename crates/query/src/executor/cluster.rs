@@ -4,10 +4,11 @@
 //! `ZoneExecutor`, `ShowMetaLeaderExecutor`, `CharsetExecutor`).
 
 use crate::{DataSet, QueryEngine};
-use quiver_api::SpaceDesc;
+use quiver_api::{ClusterView, SpaceDesc};
 use quiver_common::datetime::DateTime;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{HostRole, Statement};
+use std::collections::BTreeMap;
 
 /// The version SHOW HOSTS reports: the NebulaGraph release whose behaviour Quiver follows.
 const NEBULA_VERSION: &str = "3.8.0";
@@ -46,8 +47,15 @@ impl QueryEngine {
     }
 
     pub(crate) fn cluster_statement(&self, stmt: &Statement) -> QResult<DataSet> {
+        if let Some(cluster) = &self.cluster {
+            if let Some(ds) = self.cluster_view_statement(cluster.as_ref(), stmt)? {
+                return Ok(ds);
+            }
+        }
         let (host, port) = (Value::str(self.local_host.0.clone()), Value::Int(self.local_host.1 as i64));
         Ok(match stmt {
+            Statement::AddHosts { .. } => return Err(QError::not_supported("`ADD HOSTS' in the embedded mode")),
+            Statement::DropHosts(_) => return Err(QError::not_supported("`DROP HOSTS' in the embedded mode")),
             Statement::ShowHosts(None) | Statement::ShowHosts(Some(HostRole::Storage)) => self.show_storage_hosts(),
             Statement::ShowHosts(Some(HostRole::Agent)) => {
                 DataSet::with_columns(&["Host", "Port", "Status", "Role", "Git Info Sha", "Version"])
@@ -115,48 +123,78 @@ impl QueryEngine {
         })
     }
 
+    /// The statements a cluster's view answers (`None`: the others, answered as in the embedded mode).
+    fn cluster_view_statement(&self, cluster: &dyn ClusterView, stmt: &Statement) -> QResult<Option<DataSet>> {
+        let split = |addr: &str| -> (Value, Value) {
+            match addr.rsplit_once(':') {
+                Some((h, p)) => (Value::str(h), p.parse().map(Value::Int).unwrap_or(Value::NULL)),
+                None => (Value::str(addr), Value::NULL),
+            }
+        };
+        Ok(Some(match stmt {
+            Statement::ShowHosts(None) | Statement::ShowHosts(Some(HostRole::Storage)) => {
+                let hosts = cluster.storage_hosts()?;
+                let rows = hosts
+                    .into_iter()
+                    .map(|h| {
+                        let (host, port) = split(&h.addr);
+                        HostRow { host, port, online: h.online, leaders: h.leaders, parts: h.parts }
+                    })
+                    .collect();
+                storage_hosts(rows)
+            }
+            Statement::ShowHosts(Some(HostRole::Meta)) => {
+                let mut ds = DataSet::with_columns(&["Host", "Port", "Status", "Role", "Git Info Sha", "Version"]);
+                let leader = cluster.meta_leader().ok();
+                for addr in cluster.metas() {
+                    let (host, port) = split(&addr);
+                    // A metad is shown ONLINE when it leads or while the leader answers (followers are not asked).
+                    let status = if leader.is_some() { "ONLINE" } else { "OFFLINE" };
+                    let sha = Value::str(env!("CARGO_PKG_VERSION"));
+                    ds.push_row([host, port, Value::str(status), Value::str("META"), sha, Value::str(NEBULA_VERSION)]);
+                }
+                ds
+            }
+            Statement::ShowMetaLeader => {
+                let mut ds = DataSet::with_columns(&["Meta Leader", "secs from last heart beat"]);
+                ds.push_row([Value::str(cluster.meta_leader()?), Value::Int(0)]);
+                ds
+            }
+            Statement::AddHosts { zone: Some(_), .. } => {
+                return Err(QError::not_supported("`ADD HOSTS ... INTO NEW ZONE'"));
+            }
+            Statement::AddHosts { hosts, zone: None } => {
+                cluster.add_hosts(hosts)?;
+                DataSet::empty()
+            }
+            Statement::DropHosts(hosts) => {
+                cluster.drop_hosts(hosts)?;
+                DataSet::empty()
+            }
+            _ => return Ok(None),
+        }))
+    }
+
     /// SHOW HOSTS: this host with every partition of every space, led here, and the total row.
     fn show_storage_hosts(&self) -> DataSet {
-        let mut ds = DataSet::with_columns(&[
-            "Host",
-            "Port",
-            "Status",
-            "Leader count",
-            "Leader distribution",
-            "Partition distribution",
-            "Version",
-        ]);
-        let mut spaces: Vec<(String, u32)> =
+        let counts: BTreeMap<String, u32> =
             self.catalog.spaces().iter().map(|s| (s.name.clone(), s.partition_num)).collect();
-        spaces.sort();
-        let total: i64 = spaces.iter().map(|(_, n)| *n as i64).sum();
-        let distribution = spaces.iter().map(|(name, n)| format!("{name}:{n}")).collect::<Vec<_>>().join(", ");
-        let here = if spaces.is_empty() { "No valid partition".to_string() } else { distribution.clone() };
-        ds.push_row([
-            Value::str(self.local_host.0.clone()),
-            Value::Int(self.local_host.1 as i64),
-            Value::str("ONLINE"),
-            Value::Int(total),
-            Value::str(here.clone()),
-            Value::str(here),
-            Value::str(NEBULA_VERSION),
-        ]);
-        let summed = if spaces.is_empty() { Value::NULL } else { Value::str(distribution) };
-        ds.push_row([
-            Value::str("Total"),
-            Value::NULL,
-            Value::NULL,
-            Value::Int(total),
-            summed.clone(),
-            summed,
-            Value::NULL,
-        ]);
-        ds
+        storage_hosts(vec![HostRow {
+            host: Value::str(self.local_host.0.clone()),
+            port: Value::Int(self.local_host.1 as i64),
+            online: true,
+            leaders: counts.clone(),
+            parts: counts,
+        }])
     }
 
     /// SHOW PARTS [ids]: each partition of the space, led by this host, which is its only peer.
     pub(crate) fn show_parts(&self, space: &SpaceDesc, ids: Option<&[i64]>) -> QResult<DataSet> {
         let me = Value::str(self.local_addr());
+        let known = match &self.cluster {
+            Some(cluster) => Some(cluster.parts(space)?),
+            None => None,
+        };
         let mut parts: Vec<i64> = match ids {
             None => (1..=space.partition_num as i64).collect(),
             Some(ids) => ids.to_vec(),
@@ -168,8 +206,74 @@ impl QueryEngine {
         }
         let mut ds = DataSet::with_columns(&["Partition ID", "Leader", "Peers", "Losts"]);
         for p in parts {
-            ds.push_row([Value::Int(p), me.clone(), me.clone(), Value::str("")]);
+            match known.as_ref().and_then(|k| k.iter().find(|i| i.id as i64 == p)) {
+                Some(info) => ds.push_row([
+                    Value::Int(p),
+                    info.leader.as_ref().map_or(Value::str(""), |l| Value::str(l.clone())),
+                    Value::str(info.peers.join(", ")),
+                    Value::str(info.losts.join(", ")),
+                ]),
+                None => ds.push_row([Value::Int(p), me.clone(), me.clone(), Value::str("")]),
+            }
         }
         Ok(ds)
     }
+}
+
+/// One storage host's row of SHOW HOSTS.
+struct HostRow {
+    host: Value,
+    port: Value,
+    online: bool,
+    leaders: BTreeMap<String, u32>,
+    parts: BTreeMap<String, u32>,
+}
+
+/// `name:n, ...` by space name, of the spaces with a count.
+fn distribution(counts: &BTreeMap<String, u32>) -> Option<String> {
+    let shown: Vec<String> = counts.iter().filter(|(_, n)| **n > 0).map(|(s, n)| format!("{s}:{n}")).collect();
+    (!shown.is_empty()).then(|| shown.join(", "))
+}
+
+/// SHOW HOSTS' rows (NebulaGraph's `ShowHostsExecutor`): each host, then the total row.
+fn storage_hosts(rows: Vec<HostRow>) -> DataSet {
+    let mut ds = DataSet::with_columns(&[
+        "Host",
+        "Port",
+        "Status",
+        "Leader count",
+        "Leader distribution",
+        "Partition distribution",
+        "Version",
+    ]);
+    let (mut leaders, mut parts) = (BTreeMap::<String, u32>::new(), BTreeMap::<String, u32>::new());
+    for row in rows {
+        let none = || "No valid partition".to_string();
+        for (s, n) in &row.leaders {
+            *leaders.entry(s.clone()).or_default() += n;
+        }
+        for (s, n) in &row.parts {
+            *parts.entry(s.clone()).or_default() += n;
+        }
+        ds.push_row([
+            row.host,
+            row.port,
+            Value::str(if row.online { "ONLINE" } else { "OFFLINE" }),
+            Value::Int(row.leaders.values().map(|n| *n as i64).sum()),
+            Value::str(distribution(&row.leaders).unwrap_or_else(none)),
+            Value::str(distribution(&row.parts).unwrap_or_else(none)),
+            Value::str(NEBULA_VERSION),
+        ]);
+    }
+    let total = |c: &BTreeMap<String, u32>| distribution(c).map_or(Value::NULL, Value::str);
+    ds.push_row([
+        Value::str("Total"),
+        Value::NULL,
+        Value::NULL,
+        Value::Int(leaders.values().map(|n| *n as i64).sum()),
+        total(&leaders),
+        total(&parts),
+        Value::NULL,
+    ]);
+    ds
 }

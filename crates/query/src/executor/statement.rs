@@ -49,6 +49,8 @@ impl QueryEngine {
             | Statement::ShowCharset
             | Statement::ShowCollation
             | Statement::ShowMetaLeader
+            | Statement::AddHosts { .. }
+            | Statement::DropHosts(_)
             | Statement::ShowZones
             | Statement::CreateSnapshot
             | Statement::DropSnapshot(_)
