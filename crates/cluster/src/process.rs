@@ -20,7 +20,12 @@ use quiver_storage::EmbeddedStorage;
 
 use crate::client::Cluster;
 use crate::host::{HostError, Hosts, LeaderFuture, PartLeader, StorageHost};
-use crate::rpc::{batch_bytes, decode, encode, unexpected, Answer, HostHandle, HostRequest, Refusal, ReplicaOp, Reply};
+use crate::rpc::{
+    batch_bytes, decode, encode, unexpected, Answer, Envelope, HostHandle, HostRequest, Refusal, ReplicaOp, Reply,
+};
+
+/// How long the first request to a new space waits for its partitions to be opened and led.
+pub const SPACE_READY_WITHIN: Duration = Duration::from_secs(30);
 
 /// How long a request to a storage host waits for its answer (longer than a host's own waits on its groups).
 pub const HOST_CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -35,15 +40,19 @@ pub struct RemoteHost {
     addr: String,
     transport: Arc<TcpTransport>,
     runtime: tokio::runtime::Handle,
+    catalog: Arc<RemoteCatalog>,
 }
 
 impl RemoteHost {
     fn ask(&self, request: &HostRequest) -> Result<Answer, HostError> {
-        let bytes = encode(request);
+        let bytes = encode(&Envelope { catalog: self.catalog.known(), request });
         let sent = self.runtime.block_on(self.transport.call_service(&self.addr, &bytes, HOST_CALL_TIMEOUT));
         match sent {
             Ok(reply) => {
-                let reply: Reply = decode(&reply, "storage reply").map_err(HostError::Failed)?;
+                let reply: Envelope<Reply> = decode(&reply, "storage reply").map_err(HostError::Failed)?;
+                // The host's catalog may be newer (it changed an index's state): this copy follows it.
+                self.catalog.refresh_to(reply.catalog).map_err(HostError::Failed)?;
+                let reply = reply.request;
                 reply.map_err(HostError::from)
             }
             // Not sent: nothing was done there; the client looks for the leader again.
@@ -77,6 +86,7 @@ pub struct RemotePart {
     space: u32,
     part: u32,
     transport: Arc<TcpTransport>,
+    catalog: Arc<RemoteCatalog>,
 }
 
 impl RemotePart {
@@ -84,14 +94,15 @@ impl RemotePart {
         let group = quiver_raft::partition_group(self.space, self.part);
         let request = HostRequest::Replica { space: self.space, part: self.part, op };
         let lost = |reason: String| ReplicaError::Unknown { group, reason };
-        let reply = match self.transport.call_service(&self.addr, &encode(&request), HOST_CALL_TIMEOUT).await {
+        let bytes = encode(&Envelope { catalog: self.catalog.known(), request });
+        let reply = match self.transport.call_service(&self.addr, &bytes, HOST_CALL_TIMEOUT).await {
             Ok(reply) => reply,
             Err(quiver_raft::tcp::CallError::Unreachable(why)) => {
                 return Err(ReplicaError::NotLeader { group, leader: None }).inspect_err(|_| log::debug!("{why}"))
             }
             Err(e) => return Err(lost(e.to_string())),
         };
-        match decode::<Reply>(&reply, "replica reply").map_err(|e| lost(e.message))? {
+        match decode::<Envelope<Reply>>(&reply, "replica reply").map_err(|e| lost(e.message))?.request {
             Ok(answer) => Ok(answer),
             Err(Refusal::Replica(e)) => Err(e),
             Err(Refusal::NotLeader { leader, .. }) => Err(ReplicaError::NotLeader { group, leader }),
@@ -137,6 +148,8 @@ pub struct ProcessCluster {
     runtime: tokio::runtime::Handle,
     /// This process's storage host, on a storaged.
     local: Mutex<Option<Weak<StorageHost>>>,
+    /// The spaces whose every partition was seen led.
+    ready: Mutex<std::collections::BTreeSet<u32>>,
 }
 
 impl ProcessCluster {
@@ -145,7 +158,7 @@ impl ProcessCluster {
         transport: Arc<TcpTransport>,
         runtime: tokio::runtime::Handle,
     ) -> Arc<ProcessCluster> {
-        Arc::new(ProcessCluster { catalog, transport, runtime, local: Mutex::default() })
+        Arc::new(ProcessCluster { catalog, transport, runtime, local: Mutex::default(), ready: Mutex::default() })
     }
 
     fn remote(&self, addr: &str) -> Option<Arc<dyn HostHandle>> {
@@ -155,6 +168,7 @@ impl ProcessCluster {
             addr: addr.to_string(),
             transport: self.transport.clone(),
             runtime: self.runtime.clone(),
+            catalog: self.catalog.clone(),
         }))
     }
 
@@ -181,21 +195,62 @@ impl Cluster for ProcessCluster {
         self.remote(replicas.get(turn as usize % replicas.len().max(1))?)
     }
 
-    fn open_space(&self, _space: &SpaceDesc) -> QResult<()> {
-        // Storage hosts open the partitions placed on them as they see the catalog (Storaged::tick).
-        Ok(())
+    fn open_space(&self, space: &SpaceDesc) -> QResult<()> {
+        // Storage hosts open the partitions placed on them as they see the catalog (Storaged::tick); a new space's
+        // first request waits until every partition has elected a leader.
+        if self.ready.lock().expect("lock poisoned").contains(&space.id) {
+            return Ok(());
+        }
+        let started = std::time::Instant::now();
+        loop {
+            let placed = self.catalog.parts_of(&space.name)?;
+            let hosts: std::collections::BTreeSet<&String> = placed.iter().flatten().collect();
+            let mut led = std::collections::BTreeSet::new();
+            for addr in hosts {
+                if let Some(Ok(Answer::Leaders(parts))) = self.remote(addr).map(|h| h.call(HostRequest::Leaders)) {
+                    led.extend(parts.into_iter().filter(|(s, _)| *s == space.id).map(|(_, p)| p));
+                }
+            }
+            if (1..=space.partition_num).all(|p| led.contains(&p)) {
+                self.ready.lock().expect("lock poisoned").insert(space.id);
+                return Ok(());
+            }
+            if started.elapsed() > SPACE_READY_WITHIN {
+                return Err(QError::storage(format!(
+                    "the partitions of space `{}' have not all elected a leader within {} s. Try again later",
+                    space.name,
+                    SPACE_READY_WITHIN.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }
 
 impl Hosts for ProcessCluster {
     fn part_leader(&self, space: u32, part: u32) -> Option<Arc<dyn PartLeader>> {
         let local = self.local()?;
-        let replica = local.replica(space, part)?;
-        if replica.is_leader() {
-            return Some(replica);
-        }
-        let leader = replica.leader()?;
-        Some(Arc::new(RemotePart { addr: node_addr(leader), space, part, transport: self.transport.clone() }))
+        let addr = match local.replica(space, part) {
+            Some(replica) if replica.is_leader() => return Some(replica),
+            Some(replica) => node_addr(replica.leader()?),
+            // Not carried here: a replica as placed (one that does not lead refuses, and the caller asks again).
+            None => {
+                let desc = self.catalog.spaces().into_iter().find(|s| s.id == space)?;
+                let placed = self.catalog.parts_of(&desc.name).ok()?;
+                let peers = placed.get(part.checked_sub(1)? as usize)?;
+                let turn = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.subsec_nanos() as usize);
+                peers.get(turn % peers.len().max(1))?.clone()
+            }
+        };
+        Some(Arc::new(RemotePart {
+            addr,
+            space,
+            part,
+            transport: self.transport.clone(),
+            catalog: self.catalog.clone(),
+        }))
     }
 }
 
@@ -210,16 +265,22 @@ pub struct Storaged {
 }
 
 /// A storage host's requests from graphd and other hosts.
-struct StorageService(Weak<StorageHost>);
+struct StorageService {
+    host: Weak<StorageHost>,
+    catalog: Arc<RemoteCatalog>,
+}
 
 impl Service for StorageService {
     fn serve(&self, request: &[u8]) -> Vec<u8> {
-        let reply: Reply = match (self.0.upgrade(), decode::<HostRequest>(request, "storage request")) {
-            (Some(host), Ok(request)) => host.serve(request).map_err(Refusal::from),
+        let reply: Reply = match (self.host.upgrade(), decode::<Envelope<HostRequest>>(request, "storage request")) {
+            (Some(host), Ok(Envelope { catalog, request })) => match self.catalog.refresh_to(catalog) {
+                Ok(()) => host.serve(request).map_err(Refusal::from),
+                Err(e) => Err(Refusal::Failed(e)),
+            },
             (None, _) => Err(Refusal::Failed(QError::storage("the storage host is stopping"))),
             (_, Err(e)) => Err(Refusal::Failed(e)),
         };
-        encode(&reply)
+        encode(&Envelope { catalog: self.catalog.known(), request: reply })
     }
 }
 
@@ -246,7 +307,8 @@ impl Storaged {
         let listener = runtime
             .block_on(tokio::net::TcpListener::bind(addr))
             .map_err(|e| QError::storage(format!("cannot listen on {addr}: {e}")))?;
-        let service: Arc<dyn Service> = Arc::new(StorageService(Arc::downgrade(&host)));
+        let service: Arc<dyn Service> =
+            Arc::new(StorageService { host: Arc::downgrade(&host), catalog: catalog.clone() });
         runtime.spawn(quiver_raft::tcp::serve_with(listener, host.raft().clone(), Some(service)));
         Ok(Arc::new(Storaged { addr: addr.to_string(), host, cluster, catalog, transport, opened: Mutex::default() }))
     }

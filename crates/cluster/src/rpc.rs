@@ -20,6 +20,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::{HostError, StorageHost};
 
+/// A request or reply between processes, with the meta group's applied index of the sender's catalog copy: a host
+/// whose copy is older takes the catalog first (a write right after a DDL sees it, an index included), and so does
+/// a client given a reply from a host whose copy is newer (the host changed an index's state).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Envelope<R> {
+    pub catalog: u64,
+    pub request: R,
+}
+
 /// A request to one storage host.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum HostRequest {

@@ -56,6 +56,19 @@ impl RemoteCatalog {
         Ok(catalog)
     }
 
+    /// The meta group's applied index this copy is as of.
+    pub fn known(&self) -> u64 {
+        self.known.load(Ordering::SeqCst)
+    }
+
+    /// Refreshes unless the copy is as of `index` or later (a request made with a newer catalog).
+    pub fn refresh_to(&self, index: u64) -> QResult<()> {
+        if self.known() >= index {
+            return Ok(());
+        }
+        self.refresh()
+    }
+
     pub fn client(&self) -> &Arc<MetaClient> {
         &self.client
     }

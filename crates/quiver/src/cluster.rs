@@ -75,7 +75,13 @@ pub fn storaged(addr: &str, data_dir: &Path, meta_addrs: &str) -> Result<(), Str
 }
 
 /// graphd: the query layer over the meta service's catalog and the storage hosts.
-pub fn graphd(graph: crate::GraphOptions, http_addr: SocketAddr, meta_addrs: &str) -> Result<(), String> {
+pub fn graphd(
+    graph: crate::GraphOptions,
+    http_addr: SocketAddr,
+    meta_addrs: &str,
+    demo: bool,
+    datasets: PathBuf,
+) -> Result<(), String> {
     // The clients' own runtime: requests block on it from the query threads of the server's runtime.
     let rt = runtime("graphd-client")?;
     let catalog = connect_catalog(split_addrs(meta_addrs), &rt)?;
@@ -85,7 +91,7 @@ pub fn graphd(graph: crate::GraphOptions, http_addr: SocketAddr, meta_addrs: &st
     let mut db = quiver_server::Database::remote(catalog.clone(), storage);
     db.engine.cluster = Some(Arc::new(GraphdView { catalog, cluster }));
     let logs = std::env::temp_dir().join(format!("quiver-graphd-{}", graph.addr.port()));
-    crate::serve(db, logs, http_addr, graph, false, PathBuf::new(), Default::default(), Vec::new())
+    crate::serve(db, logs, http_addr, graph, demo, datasets, Default::default(), Vec::new())
 }
 
 /// One process of a playground.
@@ -137,6 +143,8 @@ pub struct PlaygroundOptions {
     pub graphd: usize,
     pub dir: PathBuf,
     pub port_offset: u16,
+    pub demo: bool,
+    pub datasets: PathBuf,
 }
 
 pub fn playground(o: PlaygroundOptions) -> Result<(), String> {
@@ -184,8 +192,11 @@ pub fn playground(o: PlaygroundOptions) -> Result<(), String> {
         }
         for (i, a) in graphs.iter().enumerate() {
             let http = format!("127.0.0.{}:{}", i + 1, 19669 + o.port_offset);
-            let args =
-                ["--addr".into(), a.clone(), "--http-addr".into(), http, "--meta-addrs".into(), meta_list.clone()];
+            let mut args =
+                vec!["--addr".into(), a.clone(), "--http-addr".into(), http, "--meta-addrs".into(), meta_list.clone()];
+            if o.demo && i == 0 {
+                args.extend(["--demo".into(), "--datasets".into(), o.datasets.display().to_string()]);
+            }
             let mut p = spawn(&exe, "graphd", a, &args, &logs.join(format!("graphd-{}.log", i + 1)))?;
             wait_listening(&mut p)?;
             procs.push(p);

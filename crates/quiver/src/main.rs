@@ -164,6 +164,11 @@ enum Command {
         http_addr: SocketAddr,
         #[arg(long, default_value = "127.0.0.1:9559")]
         meta_addrs: String,
+        /// Load the `nba` graph if it is absent (6 partitions, replicated on up to 3 storage hosts).
+        #[arg(long)]
+        demo: bool,
+        #[arg(long, default_value = "../shared/data/nebula-tck-datasets")]
+        datasets: PathBuf,
     },
     /// Starts a local cluster on loopback addresses (127.0.0.N) and stops it on Ctrl-C.
     Playground {
@@ -178,6 +183,11 @@ enum Command {
         /// Added to every default port (9559, 9779, 9669, 19669), to run beside another cluster.
         #[arg(long, default_value_t = 0)]
         port_offset: u16,
+        /// The first graphd loads the `nba` graph if it is absent.
+        #[arg(long)]
+        demo: bool,
+        #[arg(long, default_value = "../shared/data/nebula-tck-datasets")]
+        datasets: PathBuf,
     },
     /// (For `quiver bench`.) Opens a data directory, answers a first query, prints the resident set in bytes.
     #[command(hide = true)]
@@ -282,7 +292,7 @@ fn main() -> ExitCode {
         Command::Storaged { addr, data_dir, meta_addrs } => {
             exit("storaged", cluster::storaged(&addr, &data_dir, &meta_addrs))
         }
-        Command::Graphd { addr, http_addr, meta_addrs } => {
+        Command::Graphd { addr, http_addr, meta_addrs, demo, datasets } => {
             let graph = GraphOptions {
                 addr,
                 idle_timeout: Duration::from_secs(28_800),
@@ -293,11 +303,19 @@ fn main() -> ExitCode {
                 memory_limit_bytes: 0,
                 rocksdb_statistics: false,
             };
-            exit("graphd", cluster::graphd(graph, http_addr, &meta_addrs))
+            exit("graphd", cluster::graphd(graph, http_addr, &meta_addrs, demo, datasets))
         }
-        Command::Playground { metad, storaged, graphd, dir, port_offset } => exit(
+        Command::Playground { metad, storaged, graphd, dir, port_offset, demo, datasets } => exit(
             "playground",
-            cluster::playground(cluster::PlaygroundOptions { metad, storaged, graphd, dir, port_offset }),
+            cluster::playground(cluster::PlaygroundOptions {
+                metad,
+                storaged,
+                graphd,
+                dir,
+                port_offset,
+                demo,
+                datasets,
+            }),
         ),
         Command::Import { config, data_dir, max_bad_rows, json } => import(&config, &data_dir, max_bad_rows, json),
         Command::Bench { quick, scale, peers, work_dir, out_dir, ldbc_dir, snb_dir, python, seed, workloads } => {
@@ -494,7 +512,15 @@ fn serve(
     }
     if demo {
         let dir = datasets.join("nba");
-        match quiver_server::loader::load_if_absent(&db, &dir) {
+        let loaded = match &db.engine.cluster {
+            // A cluster's demo graph is spread and replicated: 6 partitions on up to 3 hosts each.
+            Some(cluster) => {
+                let hosts = cluster.storage_hosts().map_err(|e| e.to_string())?.len().clamp(1, 3) as u32;
+                quiver_server::loader::load_placed_if_absent(&db, &dir, 6, hosts)
+            }
+            None => quiver_server::loader::load_if_absent(&db, &dir),
+        };
+        match loaded {
             Ok(Some(r)) => log::info!("loaded demo graph `{}`: {} vertices, {} edges", r.space, r.vertices, r.edges),
             Ok(None) => log::info!("demo graph `nba` already present"),
             Err(e) => return Err(format!("cannot load the demo graph from {}: {e}", dir.display())),

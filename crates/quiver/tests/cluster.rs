@@ -11,6 +11,13 @@ use std::time::{Duration, Instant};
 
 mod support;
 
+use quiver_cluster::process::{GraphdView, ProcessCluster};
+use quiver_cluster::ClusterStorage;
+use quiver_metad::remote::RemoteCatalog;
+use quiver_metad::service::MetaClient;
+use quiver_query::QueryEngine;
+use quiver_raft::tcp::TcpTransport;
+
 use support::*;
 
 /// A running playground and the processes it reported.
@@ -27,9 +34,12 @@ struct Playground {
 
 impl Playground {
     fn start() -> Playground {
-        let dir = tempfile::tempdir().unwrap();
         // Ports apart from other tests' and other runs': the playground's defaults plus an offset.
-        let offset = 1000 + (std::process::id() % 20_000) as u16;
+        Playground::start_at(1000 + (std::process::id() % 20_000) as u16)
+    }
+
+    fn start_at(offset: u16) -> Playground {
+        let dir = tempfile::tempdir().unwrap();
         let mut child = Command::new(BIN)
             .args(["playground", "--dir", dir.path().to_str().unwrap(), "--port-offset", &offset.to_string()])
             .stdout(Stdio::piped())
@@ -124,6 +134,33 @@ impl Drop for Playground {
         }
         let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
         let _ = self.child.wait();
+    }
+}
+
+/// Query files run by a query engine in this process over a playground's meta service and storage hosts (the
+/// remote catalog and storage client a graphd uses; a graphd adds only its ports). A representative subset: the
+/// nba graph through GO, FETCH, LOOKUP, MATCH and FIND PATH; every file loads `nba` (one partition, one replica)
+/// itself. `tests/cluster_queries.rs` runs every file on the simulated cluster.
+#[test]
+fn query_files_on_a_playground() {
+    // (go.test is not among them: its `tree` space has 3 partitions of one replica, on different hosts, and a
+    // multi-hop read of a space no host carries whole is not served by a cluster of processes yet.)
+    let files = ["nba", "match_basic", "match_multi_hop", "lookup", "find_path", "fetch", "insert", "update"];
+    let base = 1000 + (std::process::id() % 20_000) as u16 + 7;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for (i, file) in files.iter().enumerate() {
+        let pg = Playground::start_at(base + i as u16);
+        let metas = pg.metas.split(',').map(str::to_string).collect();
+        let client = Arc::new(MetaClient::new(metas, TcpTransport::new(), rt.handle().clone()));
+        let catalog = RemoteCatalog::connect(client).unwrap();
+        let cluster = ProcessCluster::new(catalog.clone(), TcpTransport::new(), rt.handle().clone());
+        let mut engine = QueryEngine::new(catalog.clone(), Arc::new(ClusterStorage::new(cluster.clone())));
+        engine.cluster = Some(Arc::new(GraphdView { catalog, cluster }));
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/queries/{file}.test"));
+        let started = Instant::now();
+        let failures = quiver_tests::run_file_on(&path, &mut engine);
+        assert!(failures.is_empty(), "{file}: {} failure(s):\n{}", failures.len(), failures.join("\n\n"));
+        eprintln!("{file}.test on a playground: {:?}", started.elapsed());
     }
 }
 

@@ -63,6 +63,18 @@ pub fn load_if_absent(db: &Database, dir: &Path) -> QResult<Option<LoadReport>> 
     load_config(&db.engine, dir, &cfg).map(Some)
 }
 
+/// [`load_if_absent`] in a cluster: the space gets `partitions` partitions of `replicas` replicas each, whatever
+/// the config says (the test datasets have one partition of one replica).
+pub fn load_placed_if_absent(db: &Database, dir: &Path, partitions: u32, replicas: u32) -> QResult<Option<LoadReport>> {
+    let mut cfg = read_config(&dir.join("config.yaml"))?;
+    if db.engine.catalog.space(&cfg.space.name).is_ok() {
+        return Ok(None);
+    }
+    cfg.space.partition_num = partitions;
+    cfg.space.replica_factor = replicas;
+    load_config(&db.engine, dir, &cfg).map(Some)
+}
+
 /// Loads the dataset in `dir` into a space of the config's name, creating it.
 pub fn load(db: &Database, dir: &Path) -> QResult<LoadReport> {
     load_into(&db.engine, dir)

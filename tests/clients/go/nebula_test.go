@@ -3,9 +3,11 @@
 package clienttest
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -78,8 +80,54 @@ func startServer(extra ...string) (int, func(), error) {
 	return 0, nil, fmt.Errorf("quiver did not become ready")
 }
 
+// startPlayground runs `quiver playground --demo` (3 metads, 3 storage hosts, 1 graphd) in place of `quiver serve`
+// when QUIVER_PLAYGROUND is set; it returns graphd's port and a stop function.
+func startPlayground() (int, func(), error) {
+	bin := os.Getenv("QUIVER_BIN")
+	if bin == "" {
+		bin = filepath.Join(repoRoot(), "target", "debug", "quiver")
+	}
+	dir, err := os.MkdirTemp("", "quiver-go-playground-")
+	if err != nil {
+		return 0, nil, err
+	}
+	offset := 3000 + os.Getpid()%20000
+	cmd := exec.Command(bin, "playground", "--dir", dir, "--port-offset", fmt.Sprint(offset), "--demo",
+		"--datasets", datasets())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, nil, err
+	}
+	stop := func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		os.RemoveAll(dir)
+	}
+	graph := 0
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		words := strings.Fields(lines.Text())
+		if len(words) >= 2 && words[0] == "graphd" {
+			fmt.Sscanf(words[1][strings.LastIndex(words[1], ":")+1:], "%d", &graph)
+		}
+		if len(words) >= 2 && words[0] == "playground" && words[1] == "ready" {
+			go io.Copy(io.Discard, out)
+			return graph, stop, nil
+		}
+	}
+	stop()
+	return 0, nil, fmt.Errorf("the playground did not become ready")
+}
+
 func TestMain(m *testing.M) {
-	p, stop, err := startServer()
+	start := startServer
+	if os.Getenv("QUIVER_PLAYGROUND") != "" {
+		start = func(...string) (int, func(), error) { return startPlayground() }
+	}
+	p, stop, err := start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -89,9 +89,37 @@ class Server:
         self.dir.cleanup()
 
 
+class Playground:
+    """A local cluster (`quiver playground --demo`: 3 metads, 3 storage hosts, 1 graphd) in place of `quiver serve`,
+    when QUIVER_PLAYGROUND is set (scripts/client-tests.sh runs a subset of these tests so)."""
+
+    def __init__(self):
+        self.dir = tempfile.TemporaryDirectory()
+        offset = 2000 + os.getpid() % 20000
+        self.proc = subprocess.Popen(
+            [str(BIN), "playground", "--dir", self.dir.name, "--port-offset", str(offset), "--demo",
+             "--datasets", str(DATASETS)],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        for line in self.proc.stdout:
+            words = line.split()
+            if words[:1] == ["graphd"]:
+                self.port = int(words[1].rsplit(":", 1)[1])
+            elif words[:1] == ["http"]:
+                self.http = int(words[1].rsplit(":", 1)[1])
+            elif words[:2] == ["playground", "ready"]:
+                return
+        raise RuntimeError("the playground did not become ready: " + self.proc.stdout.read())
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+        self.dir.cleanup()
+
+
 @pytest.fixture(scope="module")
 def server():
-    s = Server()
+    s = Playground() if os.environ.get("QUIVER_PLAYGROUND") else Server()
     yield s
     s.stop()
 
