@@ -5,10 +5,10 @@
 //! not lead a part says so before doing anything; the client asks again where the leader now is, until
 //! [`RETRY_FOR`] has passed. Requests over a whole space (the storage-side multi-hop reads, scans, counts and the
 //! range deletes) go to one host that carries every partition, once it has caught up with every partition's
-//! leader ([`StorageHost::catch_up`]).
+//! leader ([`crate::StorageHost::catch_up`]).
 //!
-//! Not yet: the hosts are reached in process (the thrift services of `docs/design/cluster.md` §2 come with the
-//! processes); multi-hop reads need a host that carries every partition (graphd driving them step by step does
+//! Hosts are reached through [`HostHandle`]: in process, or behind the network ([`crate::process`]); every request
+//! is a [`HostRequest`] value either way. Not yet: multi-hop reads need a host that carries every partition (graphd driving them step by step does
 //! not); a statement's writes are atomic per partition (each partition's share is one write, coordinated by that
 //! partition, all its copies written by [`crate::chain`]); a failure in one partition fails the statement, with
 //! the others' shares written, as NebulaGraph answers a write that is not 100 % complete; jobs and snapshots are

@@ -3,7 +3,7 @@
 //!
 //! Writes: the host's storage runs in cluster mode ([`EmbeddedStorage::replicate_through`]): a writer's batch is
 //! split by partition and each part proposed to its group, here when this host leads it, else on the host that
-//! does ([`Hosts::leader_of`]); the writer is answered once every part is committed and applied. Each group writes
+//! does ([`Hosts::part_leader`]); the writer is answered once every part is committed and applied. Each group writes
 //! what it applies to the engine and hands the batch to [`EmbeddedStorage::mirror_applied`], so the topology and
 //! caches follow the log on every replica, leader or not.
 
