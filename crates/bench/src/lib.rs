@@ -4,6 +4,7 @@
 //! 1..32 concurrent clients over NebulaGraph's protocol and in process, and writes `bench/results/<date>/`:
 //! `results.json`, `results.md` and PNG plots (`bench/plot.py`). See `bench/README.md`.
 
+pub mod cluster;
 pub mod drive;
 pub mod gen;
 pub mod report;
@@ -44,8 +45,10 @@ pub struct Options {
     /// peers.
     pub only: Vec<String>,
     /// The `quiver` binary, run as `quiver bench-probe` to measure a restart and the resident memory of a fresh
-    /// process holding a loaded database.
+    /// process holding a loaded database, and as `quiver playground` for `--cluster`.
     pub probe_exe: PathBuf,
+    /// `--cluster`: the cluster measurements ([`cluster::run`]) instead of the peers'.
+    pub cluster: bool,
 }
 
 /// One system's load of one dataset.
@@ -161,6 +164,9 @@ fn plan(quick: bool) -> Plan {
 
 /// Runs the benchmark; returns the results folder.
 pub fn run(opts: &Options) -> Result<PathBuf, String> {
+    if opts.cluster {
+        return cluster::run(opts);
+    }
     // Session open/close lines of the graph server would drown the progress bars.
     log::set_max_level(log::LevelFilter::Warn);
     let p = plan(opts.quick);
@@ -537,7 +543,7 @@ fn peers(opts: &Options, p: &Plan, ds: &Dataset, reads: &[Workload]) -> Result<P
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", out.display()))
 }
 
-fn machine() -> Machine {
+pub(crate) fn machine() -> Machine {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let cpu = cpuinfo
         .lines()

@@ -48,6 +48,9 @@ thread_local! {
     static COORDINATOR: Cell<Option<u32>> = const { Cell::new(None) };
 }
 
+/// How long one attempt at a remote part waits before asking where the partition's leader is again.
+const ATTEMPT_WITHIN: Duration = Duration::from_secs(2);
+
 /// How often a host looks for partitions it leads whose pending chains nobody is finishing.
 pub const SWEEP_EVERY: Duration = Duration::from_millis(500);
 
@@ -156,7 +159,9 @@ async fn write_remote(
     let mut last = String::from("it has no leader");
     loop {
         if let Some(r) = hosts.part_leader(space, part) {
-            let left = deadline.saturating_duration_since(Instant::now());
+            // Each attempt is bounded: a leader cut off from its quorum never answers, and the next attempt may
+            // find the new one.
+            let left = deadline.saturating_duration_since(Instant::now()).min(ATTEMPT_WITHIN);
             match tokio::time::timeout(left, r.write_fenced(fence.clone(), term, batch.clone())).await {
                 Ok(Ok(true)) => return Ok(()),
                 Ok(Ok(false)) => {

@@ -123,14 +123,32 @@ pub fn latest_leader<'a>(
 }
 
 /// Commits `batch` in `replica` (its group's leader) within [`PART_TIMEOUT`]; the term it was committed in.
+/// While a write waits to commit, its leader confirms every this often that it still reaches its quorum: one cut off
+/// from it (it accepted the write under its lease, then lost the others) never commits, and its writer is told so
+/// within a confirmation, not at [`PART_TIMEOUT`].
+const QUORUM_CHECK_EVERY: Duration = Duration::from_secs(1);
+
 pub(crate) async fn commit_in(replica: &dyn PartLeader, part: u32, batch: WriteBatch) -> QResult<u64> {
-    match tokio::time::timeout(PART_TIMEOUT, replica.write(batch)).await {
-        Ok(Ok(term)) => Ok(term),
-        Ok(Err(e)) => Err(replica_error(part, e)),
-        Err(_) => Err(QError::storage(format!(
-            "part {part} did not commit within {} s; the write may still be applied",
-            PART_TIMEOUT.as_secs()
-        ))),
+    let started = std::time::Instant::now();
+    let write = replica.write(batch);
+    tokio::pin!(write);
+    loop {
+        tokio::select! {
+            done = &mut write => return done.map_err(|e| replica_error(part, e)),
+            _ = tokio::time::sleep(QUORUM_CHECK_EVERY) => {
+                if started.elapsed() >= PART_TIMEOUT {
+                    return Err(QError::storage(format!(
+                        "part {part} did not commit within {} s; the write may still be applied",
+                        PART_TIMEOUT.as_secs()
+                    )));
+                }
+                if let Err(e) = replica.read_index().await {
+                    return Err(QError::storage(format!(
+                        "part {part} lost its leader's quorum ({e}); the write may or may not be applied"
+                    )));
+                }
+            }
+        }
     }
 }
 
@@ -258,11 +276,12 @@ impl StorageHost {
         self.parts.read().expect("lock poisoned").get(&partition_group(space, part)).cloned()
     }
 
-    /// `(space, part)` of every partition whose replica here believes it leads.
-    pub fn leading(&self) -> Vec<(u32, u32)> {
+    /// `(space, part, term)` of every partition whose replica here believes it leads (a leader cut off from its
+    /// quorum believes it until it hears of a newer term: the latest term's claimant is the leader).
+    pub fn leading(&self) -> Vec<(u32, u32, u64)> {
         let parts = self.parts.read().expect("lock poisoned");
-        let mut led: Vec<(u32, u32)> =
-            parts.iter().filter(|(_, r)| r.is_leader()).map(|(g, _)| ((g >> 32) as u32, *g as u32)).collect();
+        let mut led: Vec<(u32, u32, u64)> =
+            parts.iter().filter(|(_, r)| r.is_leader()).map(|(g, r)| ((g >> 32) as u32, *g as u32, r.term())).collect();
         led.sort_unstable();
         led
     }

@@ -161,7 +161,26 @@ impl ProcessCluster {
         Arc::new(ProcessCluster { catalog, transport, runtime, local: Mutex::default(), ready: Mutex::default() })
     }
 
-    fn remote(&self, addr: &str) -> Option<Arc<dyn HostHandle>> {
+    /// Of `hosts` (those that answer), who claims to lead each partition in the latest term: `(space, part)` to the
+    /// host's address and the term.
+    pub fn claims(&self, hosts: &[String]) -> BTreeMap<(u32, u32), (String, u64)> {
+        let mut led: BTreeMap<(u32, u32), (String, u64)> = BTreeMap::new();
+        let unique: std::collections::BTreeSet<&String> = hosts.iter().collect();
+        for addr in unique {
+            if let Some(Ok(Answer::Leaders(parts))) = self.remote(addr).map(|h| h.call(HostRequest::Leaders)) {
+                for (space, part, term) in parts {
+                    let newer = led.get(&(space, part)).is_none_or(|(_, t)| term > *t);
+                    if newer {
+                        led.insert((space, part), (addr.clone(), term));
+                    }
+                }
+            }
+        }
+        led
+    }
+
+    /// A storage host at `addr`, as this process reaches it.
+    pub fn remote(&self, addr: &str) -> Option<Arc<dyn HostHandle>> {
         let id = node_id(addr).ok()?;
         Some(Arc::new(RemoteHost {
             id,
@@ -187,12 +206,13 @@ impl Cluster for ProcessCluster {
     }
 
     fn leader_of(&self, space: u32, part: u32) -> Option<Arc<dyn HostHandle>> {
-        // A host carrying the partition: one that does not lead it names the leader it knows.
-        let space = self.catalog.spaces().into_iter().find(|s| s.id == space)?;
-        let placed = self.catalog.parts_of(&space.name).ok()?;
+        // Of the hosts carrying the partition, the one that claims it in the latest term.
+        let desc = self.catalog.spaces().into_iter().find(|s| s.id == space)?;
+        let placed = self.catalog.parts_of(&desc.name).ok()?;
         let replicas = placed.get(part.checked_sub(1)? as usize)?;
-        let turn = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-        self.remote(replicas.get(turn as usize % replicas.len().max(1))?)
+        let claims = self.claims(replicas);
+        let (addr, _) = claims.get(&(space, part))?;
+        self.remote(addr)
     }
 
     fn open_space(&self, space: &SpaceDesc) -> QResult<()> {
@@ -204,14 +224,9 @@ impl Cluster for ProcessCluster {
         let started = std::time::Instant::now();
         loop {
             let placed = self.catalog.parts_of(&space.name)?;
-            let hosts: std::collections::BTreeSet<&String> = placed.iter().flatten().collect();
-            let mut led = std::collections::BTreeSet::new();
-            for addr in hosts {
-                if let Some(Ok(Answer::Leaders(parts))) = self.remote(addr).map(|h| h.call(HostRequest::Leaders)) {
-                    led.extend(parts.into_iter().filter(|(s, _)| *s == space.id).map(|(_, p)| p));
-                }
-            }
-            if (1..=space.partition_num).all(|p| led.contains(&p)) {
+            let hosts: Vec<String> = placed.iter().flatten().cloned().collect();
+            let led = self.claims(&hosts);
+            if (1..=space.partition_num).all(|p| led.contains_key(&(space.id, p))) {
                 self.ready.lock().expect("lock poisoned").insert(space.id);
                 return Ok(());
             }
@@ -268,11 +283,18 @@ pub struct Storaged {
 struct StorageService {
     host: Weak<StorageHost>,
     catalog: Arc<RemoteCatalog>,
+    /// Set when started with `--fault-injection`: [`HostRequest::CutOff`] is served.
+    faults: Option<Arc<TcpTransport>>,
 }
 
 impl Service for StorageService {
     fn serve(&self, request: &[u8]) -> Vec<u8> {
         let reply: Reply = match (self.host.upgrade(), decode::<Envelope<HostRequest>>(request, "storage request")) {
+            (_, Ok(Envelope { request: HostRequest::CutOff(cut), .. })) if self.faults.is_some() => {
+                self.faults.as_ref().expect("fault injection on").set_cut_off(cut);
+                log::warn!("fault injection: Raft traffic {}", if cut { "cut off" } else { "restored" });
+                Ok(Answer::Done)
+            }
             (Some(host), Ok(Envelope { catalog, request })) => match self.catalog.refresh_to(catalog) {
                 Ok(()) => host.serve(request).map_err(Refusal::from),
                 Err(e) => Err(Refusal::Failed(e)),
@@ -286,12 +308,15 @@ impl Service for StorageService {
 
 impl Storaged {
     /// Starts a storage host at `addr` over `engine`, serving on a listener bound to `addr`, with the catalog from
-    /// `catalog`. Call from outside the runtime; the host's tasks run on `runtime`.
+    /// `catalog`. Call from outside the runtime; the host's tasks run on `runtime`. `fault_injection` lets a
+    /// request cut the host's Raft traffic off (the process tests; never on by default: anyone who reaches the port
+    /// could partition the host).
     pub fn start(
         addr: &str,
         engine: Arc<dyn KvEngine>,
         catalog: Arc<RemoteCatalog>,
         runtime: &tokio::runtime::Runtime,
+        fault_injection: bool,
     ) -> QResult<Arc<Storaged>> {
         let id = node_id(addr)?;
         let transport = TcpTransport::new();
@@ -307,9 +332,11 @@ impl Storaged {
         let listener = runtime
             .block_on(tokio::net::TcpListener::bind(addr))
             .map_err(|e| QError::storage(format!("cannot listen on {addr}: {e}")))?;
+        let faults = fault_injection.then(|| transport.clone());
         let service: Arc<dyn Service> =
-            Arc::new(StorageService { host: Arc::downgrade(&host), catalog: catalog.clone() });
-        runtime.spawn(quiver_raft::tcp::serve_with(listener, host.raft().clone(), Some(service)));
+            Arc::new(StorageService { host: Arc::downgrade(&host), catalog: catalog.clone(), faults });
+        let cut_off = transport.cut_off_flag();
+        runtime.spawn(quiver_raft::tcp::serve_with(listener, host.raft().clone(), Some(service), cut_off));
         Ok(Arc::new(Storaged { addr: addr.to_string(), host, cluster, catalog, transport, opened: Mutex::default() }))
     }
 
@@ -379,19 +406,10 @@ impl GraphdView {
         }
     }
 
-    /// The partitions each online host leads, by address (a host that does not answer leads none).
-    fn leaders(&self, hosts: &[(String, bool)]) -> BTreeMap<String, Vec<(u32, u32)>> {
-        hosts
-            .iter()
-            .filter(|(_, online)| *online)
-            .filter_map(|(addr, _)| {
-                let led = match self.cluster.remote(addr)?.call(HostRequest::Leaders) {
-                    Ok(Answer::Leaders(led)) => led,
-                    _ => Vec::new(),
-                };
-                Some((addr.clone(), led))
-            })
-            .collect()
+    /// Who leads each partition: of the online hosts, the one claiming it in the latest term.
+    fn leaders(&self, hosts: &[(String, bool)]) -> BTreeMap<(u32, u32), (String, u64)> {
+        let online: Vec<String> = hosts.iter().filter(|(_, online)| *online).map(|(a, _)| a.clone()).collect();
+        self.cluster.claims(&online)
     }
 }
 
@@ -410,7 +428,7 @@ impl quiver_api::ClusterView for GraphdView {
                     leaders: BTreeMap::new(),
                     parts: BTreeMap::new(),
                 };
-                for (space, _) in leaders.get(&addr).into_iter().flatten() {
+                for ((space, _), _) in leaders.iter().filter(|(_, (a, _))| *a == addr) {
                     if let Some(name) = name_of(*space) {
                         *info.leaders.entry(name).or_default() += 1;
                     }
@@ -437,8 +455,7 @@ impl quiver_api::ClusterView for GraphdView {
             .enumerate()
             .map(|(i, peers)| {
                 let id = i as u32 + 1;
-                let leader =
-                    leaders.iter().find(|(_, led)| led.contains(&(space.id, id))).map(|(addr, _)| addr.clone());
+                let leader = leaders.get(&(space.id, id)).map(|(addr, _)| addr.clone());
                 let losts = peers.iter().filter(|p| !online.contains(p)).cloned().collect();
                 quiver_api::PartInfo { id, leader, peers, losts }
             })

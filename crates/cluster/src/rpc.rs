@@ -41,6 +41,9 @@ pub enum HostRequest {
     Replica { space: u32, part: u32, op: ReplicaOp },
     /// The partitions whose replica here believes it leads (SHOW HOSTS, SHOW PARTS).
     Leaders,
+    /// A fault test's network partition of this host's Raft traffic (on) or its end (off); served only by a
+    /// storaged started with `--fault-injection`.
+    CutOff(bool),
 }
 
 /// A read or write of partitions this host leads.
@@ -145,8 +148,8 @@ pub enum Answer {
     /// A fenced write was committed: whether it was applied (false: the fence held a newer term).
     Fenced(bool),
     ReadIndex(u64),
-    /// `(space, part)` of each partition led here.
-    Leaders(Vec<(u32, u32)>),
+    /// `(space, part, term)` of each partition whose replica here believes it leads, in that term.
+    Leaders(Vec<(u32, u32, u64)>),
 }
 
 /// Why a host did not answer a request, as it crosses the network.
@@ -285,6 +288,9 @@ impl StorageHost {
                 answer.map_err(HostError::Replica)
             }
             HostRequest::Leaders => Ok(Answer::Leaders(self.leading())),
+            HostRequest::CutOff(_) => {
+                Err(HostError::Failed(QError::execution("fault injection is off on this storage host")))
+            }
         }
     }
 

@@ -205,7 +205,7 @@ pub fn start(
         engine,
         runtime: runtime.handle().clone(),
     });
-    runtime.spawn(quiver_raft::tcp::serve_with(listener, host.clone(), Some(service)));
+    runtime.spawn(quiver_raft::tcp::serve_with(listener, host.clone(), Some(service), Default::default()));
     if metas.first().map(String::as_str) == Some(addr) {
         // A group made before (a restart) refuses, which is fine.
         if let Err(e) = runtime.block_on(meta.replica.initialize(members)) {

@@ -62,10 +62,11 @@ pub fn metad(addr: &str, data_dir: &Path, meta_addrs: &str) -> Result<(), String
     Ok(())
 }
 
-pub fn storaged(addr: &str, data_dir: &Path, meta_addrs: &str) -> Result<(), String> {
+pub fn storaged(addr: &str, data_dir: &Path, meta_addrs: &str, fault_injection: bool) -> Result<(), String> {
     let rt = runtime("storaged")?;
     let catalog = connect_catalog(split_addrs(meta_addrs), &rt)?;
-    let storaged = Storaged::start(addr, engine(data_dir)?, catalog, &rt).map_err(|e| e.to_string())?;
+    let storaged =
+        Storaged::start(addr, engine(data_dir)?, catalog, &rt, fault_injection).map_err(|e| e.to_string())?;
     log::info!("storaged {addr} serving (data in {})", data_dir.display());
     let beating = storaged.clone();
     std::thread::spawn(move || beating.run());
@@ -145,6 +146,7 @@ pub struct PlaygroundOptions {
     pub port_offset: u16,
     pub demo: bool,
     pub datasets: PathBuf,
+    pub fault_injection: bool,
 }
 
 pub fn playground(o: PlaygroundOptions) -> Result<(), String> {
@@ -167,7 +169,11 @@ pub fn playground(o: PlaygroundOptions) -> Result<(), String> {
         }
         for (i, a) in stores.iter().enumerate() {
             let dir = o.dir.join(format!("storaged-{}", i + 1)).display().to_string();
-            let args = ["--addr".into(), a.clone(), "--data-dir".into(), dir, "--meta-addrs".into(), meta_list.clone()];
+            let mut args =
+                vec!["--addr".into(), a.clone(), "--data-dir".into(), dir, "--meta-addrs".into(), meta_list.clone()];
+            if o.fault_injection {
+                args.push("--fault-injection".into());
+            }
             procs.push(spawn(&exe, "storaged", a, &args, &logs.join(format!("storaged-{}.log", i + 1)))?);
         }
         for p in &mut procs {

@@ -136,6 +136,10 @@ enum Command {
         /// the load ladders; empty runs them all.
         #[arg(long, default_value = "")]
         workloads: String,
+        /// The social workloads against a local cluster (`quiver playground`) beside the embedded server, with
+        /// throughput at 16 clients, insert latency and failover (not the peers).
+        #[arg(long)]
+        cluster: bool,
     },
     /// Runs a meta service process (one replica of the meta Raft group).
     Metad {
@@ -155,6 +159,9 @@ enum Command {
         data_dir: PathBuf,
         #[arg(long, default_value = "127.0.0.1:9559")]
         meta_addrs: String,
+        /// (Fault tests.) Lets a request to this host cut its Raft traffic off.
+        #[arg(long, hide = true)]
+        fault_injection: bool,
     },
     /// Runs a graph service process: NebulaGraph's graph protocol and the HTTP API over the cluster.
     Graphd {
@@ -188,6 +195,9 @@ enum Command {
         demo: bool,
         #[arg(long, default_value = "../shared/data/nebula-tck-datasets")]
         datasets: PathBuf,
+        /// (Fault tests.) Starts the storage hosts with --fault-injection.
+        #[arg(long, hide = true)]
+        fault_injection: bool,
     },
     /// (For `quiver bench`.) Opens a data directory, answers a first query, prints the resident set in bytes.
     #[command(hide = true)]
@@ -289,8 +299,8 @@ fn main() -> ExitCode {
             }
         }
         Command::Metad { addr, data_dir, meta_addrs } => exit("metad", cluster::metad(&addr, &data_dir, &meta_addrs)),
-        Command::Storaged { addr, data_dir, meta_addrs } => {
-            exit("storaged", cluster::storaged(&addr, &data_dir, &meta_addrs))
+        Command::Storaged { addr, data_dir, meta_addrs, fault_injection } => {
+            exit("storaged", cluster::storaged(&addr, &data_dir, &meta_addrs, fault_injection))
         }
         Command::Graphd { addr, http_addr, meta_addrs, demo, datasets } => {
             let graph = GraphOptions {
@@ -305,7 +315,7 @@ fn main() -> ExitCode {
             };
             exit("graphd", cluster::graphd(graph, http_addr, &meta_addrs, demo, datasets))
         }
-        Command::Playground { metad, storaged, graphd, dir, port_offset, demo, datasets } => exit(
+        Command::Playground { metad, storaged, graphd, dir, port_offset, demo, datasets, fault_injection } => exit(
             "playground",
             cluster::playground(cluster::PlaygroundOptions {
                 metad,
@@ -315,10 +325,23 @@ fn main() -> ExitCode {
                 port_offset,
                 demo,
                 datasets,
+                fault_injection,
             }),
         ),
         Command::Import { config, data_dir, max_bad_rows, json } => import(&config, &data_dir, max_bad_rows, json),
-        Command::Bench { quick, scale, peers, work_dir, out_dir, ldbc_dir, snb_dir, python, seed, workloads } => {
+        Command::Bench {
+            quick,
+            scale,
+            peers,
+            work_dir,
+            out_dir,
+            ldbc_dir,
+            snb_dir,
+            python,
+            seed,
+            workloads,
+            cluster,
+        } => {
             let opts = quiver_bench::Options {
                 quick,
                 work_dir,
@@ -337,6 +360,7 @@ fn main() -> ExitCode {
                 seed,
                 only: workloads.split(',').map(str::trim).filter(|w| !w.is_empty()).map(str::to_string).collect(),
                 probe_exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("quiver")),
+                cluster,
             };
             match quiver_bench::run(&opts) {
                 Ok(out) => {

@@ -11,12 +11,16 @@ use std::time::{Duration, Instant};
 
 mod support;
 
+use quiver_api::Catalog;
 use quiver_cluster::process::{GraphdView, ProcessCluster};
+use quiver_cluster::rpc::{HostRequest, PartOp};
 use quiver_cluster::ClusterStorage;
+use quiver_common::Value;
 use quiver_metad::remote::RemoteCatalog;
 use quiver_metad::service::MetaClient;
 use quiver_query::QueryEngine;
 use quiver_raft::tcp::TcpTransport;
+use quiver_storage::keys::part_of;
 
 use support::*;
 
@@ -39,9 +43,25 @@ impl Playground {
     }
 
     fn start_at(offset: u16) -> Playground {
+        Playground::start_with(offset, &[])
+    }
+
+    /// Starts a playground at `offset`, or, if it cannot start there (a port in use by another run), a few
+    /// offsets further.
+    fn start_with(offset: u16, extra: &[&str]) -> Playground {
+        for attempt in 0..4u16 {
+            if let Some(pg) = Playground::try_start(offset + attempt * 97, extra) {
+                return pg;
+            }
+        }
+        panic!("no playground started (4 attempts)");
+    }
+
+    fn try_start(offset: u16, extra: &[&str]) -> Option<Playground> {
         let dir = tempfile::tempdir().unwrap();
         let mut child = Command::new(BIN)
             .args(["playground", "--dir", dir.path().to_str().unwrap(), "--port-offset", &offset.to_string()])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -58,9 +78,13 @@ impl Playground {
                 _ => panic!("unexpected playground output: {line}"),
             }
         }
-        assert_eq!(procs.len(), 7, "{procs:?}");
+        if procs.len() != 7 {
+            // It said why on stderr (a port in use, most likely) and stopped what it started.
+            let _ = child.wait();
+            return None;
+        }
         let metas = procs.iter().filter(|p| p.0 == "metad").map(|p| p.1.clone()).collect::<Vec<_>>().join(",");
-        Playground { child, procs, http, extra: Vec::new(), dir, metas }
+        Some(Playground { child, procs, http, extra: Vec::new(), dir, metas })
     }
 
     fn proc(&self, role: &str, n: usize) -> (String, u32) {
@@ -162,6 +186,100 @@ fn query_files_on_a_playground() {
         assert!(failures.is_empty(), "{file}: {} failure(s):\n{}", failures.len(), failures.join("\n\n"));
         eprintln!("{file}.test on a playground: {:?}", started.elapsed());
     }
+}
+
+/// One storage host's Raft traffic is cut off (the transport's fault hook: a network partition of that host for
+/// Raft) while four clients write through graphd: the partitions it led elect leaders among the other two, writes go
+/// on, the cut-off host refuses writes sent straight to it, and once healed nothing acknowledged is lost and nothing
+/// it refused appears.
+#[test]
+fn a_storage_host_cut_off_stops_acknowledging_and_nothing_acknowledged_is_lost() {
+    let pg = Playground::start_with(1000 + (std::process::id() % 20_000) as u16 + 20, &["--fault-injection"]);
+    pg.exec_ok("CREATE SPACE c(partition_num=6, replica_factor=3, vid_type=INT64)", Duration::from_secs(30));
+    pg.exec_ok("CREATE EDGE e(w int)", Duration::from_secs(30));
+    pg.exec_ok("INSERT EDGE e(w) VALUES -1->-2:(-1)", Duration::from_secs(30));
+    let victim = pg.proc("storaged", 3).0;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let metas = pg.metas.split(',').map(str::to_string).collect();
+    let catalog =
+        RemoteCatalog::connect(Arc::new(MetaClient::new(metas, TcpTransport::new(), rt.handle().clone()))).unwrap();
+    let space = catalog.space("c").unwrap();
+    let edge = catalog.schema(&space, quiver_api::SchemaKind::Edge, "e").unwrap();
+    let cluster = ProcessCluster::new(catalog.clone(), TcpTransport::new(), rt.handle().clone());
+    let host = cluster.remote(&victim).unwrap();
+    let led =
+        rows(&pg.exec_ok("SHOW PARTS", Duration::from_secs(10))).iter().filter(|p| p[1] == *victim.as_str()).count();
+
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let gaps = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let pg = Arc::new(pg);
+    let writers: Vec<_> = (0..4i64)
+        .map(|w| {
+            let (pg, acked, gaps, stop) = (pg.clone(), acked.clone(), gaps.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut i = w;
+                let mut last_ok = Instant::now();
+                while !stop.load(Ordering::Relaxed) {
+                    let stmt = format!("INSERT EDGE e(w) VALUES {i}->{}:({i})", i + 1_000_000);
+                    match pg.exec(&stmt) {
+                        Ok(j) if code(&j) == 0 => {
+                            acked.lock().unwrap().push(i);
+                            gaps.lock().unwrap().push(last_ok.elapsed());
+                            last_ok = Instant::now();
+                        }
+                        _ => std::thread::sleep(Duration::from_millis(20)),
+                    }
+                    i += 4;
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(2));
+    host.call(HostRequest::CutOff(true)).unwrap();
+    let cut = acked.lock().unwrap().len();
+    std::thread::sleep(Duration::from_secs(8));
+    // Straight to the cut-off host, one self-loop in each partition: refused, whether it led the partition or not.
+    let mut refused = Vec::new();
+    for part in 1..=space.partition_num {
+        let vid = (-1_000_000..0i64).find(|v| part_of(&space, &Value::Int(*v)) == part).unwrap();
+        let key = quiver_api::EdgeKeyVal { src: Value::Int(vid), edge_type: edge.id, rank: 0, dst: Value::Int(vid) };
+        let m = quiver_api::Mutation::InsertEdge {
+            key,
+            schema: edge.clone(),
+            values: vec![Value::Int(vid)],
+            if_not_exists: false,
+        };
+        let op = PartOp::Write(vec![(part, vec![m])]);
+        let answer = host.call(HostRequest::Parts { space: (*space).clone(), lead: vec![part], op });
+        assert!(answer.is_err(), "part {part}: the cut-off host acknowledged a write: {answer:?}");
+        refused.push(vid);
+    }
+    let during = acked.lock().unwrap().len() - cut;
+    // The partitions it led are led by the other two now.
+    for p in rows(&pg.exec_ok("SHOW PARTS", Duration::from_secs(10))) {
+        assert!(p[1] != *victim.as_str(), "{p:?}");
+    }
+    host.call(HostRequest::CutOff(false)).unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.join().unwrap();
+    }
+    let pg = Arc::try_unwrap(pg).ok().expect("writers are done");
+    let mut acked = acked.lock().unwrap().clone();
+    acked.sort_unstable();
+    let longest = gaps.lock().unwrap().iter().max().copied().unwrap();
+    eprintln!(
+        "the cut-off host led {led} of 6 partitions; {cut} writes before, {during} while cut off, {} in all; \
+         longest wait of a writer {longest:?}",
+        acked.len()
+    );
+    assert!(during > 10, "writes stopped while one host of three was cut off: {during}");
+    assert_eq!(edges_read(&pg, &acked), acked);
+    let keys: Vec<String> = refused.iter().map(|v| format!("{v}->{v}")).collect();
+    let r = pg.exec_ok(&format!("FETCH PROP ON e {} YIELD e.w", keys.join(",")), Duration::from_secs(30));
+    assert_eq!(rows(&r), Vec::<Vec<J>>::new(), "a write the cut-off host refused was applied");
 }
 
 /// Which metad (from 1) SHOW META LEADER names.

@@ -19,8 +19,10 @@ use crate::{
     VoteResponse,
 };
 
-/// How long a linearizable read waits for its leader to confirm itself and apply.
-pub const READ_BARRIER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a linearizable read waits for its leader to confirm itself and apply: a leader that cannot reach its
+/// quorum for this long answers `Unavailable`, and its clients look for the new leader (one is elected within about
+/// the follower lease plus an election timeout, 2-4 s with the default timing).
+pub const READ_BARRIER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Why a replica did not do what it was asked.
 #[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]

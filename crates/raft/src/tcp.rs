@@ -161,11 +161,24 @@ type Slot = Arc<tokio::sync::Mutex<Option<Arc<Conn>>>>;
 pub struct TcpTransport {
     conns: std::sync::Mutex<HashMap<String, Slot>>,
     next_id: AtomicU64,
+    /// A fault hook (the process tests' network partition): while set, this host's Raft messages are neither sent
+    /// nor, on the port served with it ([`serve_with`]), answered; its service's requests still are.
+    cut_off: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl TcpTransport {
     pub fn new() -> Arc<TcpTransport> {
         Arc::new(TcpTransport::default())
+    }
+
+    /// Cuts this host's Raft traffic off (or restores it), as a network partition of the host would for Raft.
+    pub fn set_cut_off(&self, cut: bool) {
+        self.cut_off.store(cut, Ordering::SeqCst);
+    }
+
+    /// The flag [`TcpTransport::set_cut_off`] sets, for the serving side.
+    pub fn cut_off_flag(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        self.cut_off.clone()
     }
 
     async fn conn(&self, addr: &str, timeout: Duration) -> Result<Arc<Conn>, CallError> {
@@ -191,6 +204,9 @@ impl TcpTransport {
         body: &[u8],
         timeout: Duration,
     ) -> Result<Reply, CallError> {
+        if kind != SERVICE && self.cut_off.load(Ordering::SeqCst) {
+            return Err(CallError::Unreachable(format!("{}: this host is cut off (a fault test)", to.addr)));
+        }
         let conn = self.conn(&to.addr, timeout).await?;
         if body.len() + 64 > RAFT_FRAME_BYTES_MAX {
             return Err(CallError::Unreachable(format!("a request of {} bytes is larger than a frame", body.len())));
@@ -297,25 +313,36 @@ impl Transport for TcpTransport {
 /// The receiving side: serves `host`'s groups on `listener` until the task is aborted, which also closes every
 /// connection it accepted.
 pub async fn serve(listener: TcpListener, host: Arc<RaftHost>) {
-    serve_with(listener, host, None).await
+    serve_with(listener, host, None, Arc::default()).await
 }
 
-/// [`serve`], and `service`'s requests on the same connections.
-pub async fn serve_with(listener: TcpListener, host: Arc<RaftHost>, service: Option<Arc<dyn Service>>) {
+/// [`serve`], and `service`'s requests on the same connections; while `cut_off` is set, Raft's requests are
+/// dropped unanswered (see [`TcpTransport::set_cut_off`]).
+pub async fn serve_with(
+    listener: TcpListener,
+    host: Arc<RaftHost>,
+    service: Option<Arc<dyn Service>>,
+    cut_off: Arc<std::sync::atomic::AtomicBool>,
+) {
     let mut connections = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
                 let _ = stream.set_nodelay(true);
-                connections.spawn(serve_connection(stream, host.clone(), service.clone()));
+                connections.spawn(serve_connection(stream, host.clone(), service.clone(), cut_off.clone()));
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
     }
 }
 
-async fn serve_connection(stream: TcpStream, host: Arc<RaftHost>, service: Option<Arc<dyn Service>>) {
+async fn serve_connection(
+    stream: TcpStream,
+    host: Arc<RaftHost>,
+    service: Option<Arc<dyn Service>>,
+    cut_off: Arc<std::sync::atomic::AtomicBool>,
+) {
     let (mut rd, mut wr) = stream.into_split();
     let (replies, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let writer = tokio::spawn(async move {
@@ -348,6 +375,9 @@ async fn serve_connection(stream: TcpStream, host: Arc<RaftHost>, service: Optio
                 let _ = replies.send(frame(id, kind | REPLY, &[reply.0], &reply.1));
                 drop(permit);
             });
+            continue;
+        }
+        if cut_off.load(Ordering::SeqCst) {
             continue;
         }
         // A request that does not decode: the peer is not speaking this protocol; drop the connection.
