@@ -22,7 +22,7 @@ use quiver_raft::tcp::TcpTransport;
 use quiver_server::Database;
 
 use crate::drive::{ladder, Conn, GraphServer, LadderPoint, Wire};
-use crate::workloads::{partner, Kind, Workload};
+use crate::workloads::{partner, Workload};
 use crate::{gen, Options};
 
 /// Requests per workload on one client, after as many untimed.
@@ -142,7 +142,7 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
     let likes = 0;
     let mut e_conn = Wire::connect(embedded.addr, &ds.space)?;
     let mut c_conn = Wire::connect(graphd, &ds.space)?;
-    let reads: Vec<Workload> = Workload::social().into_iter().filter(|w| !matches!(w.kind, Kind::Subgraph2)).collect();
+    let reads = Workload::social();
     for w in &reads {
         let starts = w.starts(&ds);
         let n = SINGLE_REQUESTS.min(starts.len());
@@ -168,10 +168,7 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
         let _ = writeln!(report, "| {} | {e_ms:.3} | {c_ms:.3} | {:.2} | {alike}/{n} |", w.name, c_ms / e_ms);
         eprintln!("{}: embedded {e_ms:.3} ms, cluster {c_ms:.3} ms, {alike}/{n} alike", w.name);
     }
-    let _ = writeln!(
-        report,
-        "\n`subgraph-2-steps` is not run: GET SUBGRAPH is not served by a cluster of processes yet.\n"
-    );
+    let _ = writeln!(report);
 
     // Throughput at 16 clients, and single inserts.
     let _ = writeln!(

@@ -25,7 +25,9 @@ use quiver_raft::{partition_group, GroupId, NodeId};
 use quiver_storage::keys::part_of;
 
 use crate::host::HostError;
-use crate::rpc::{unexpected, Answer, HostHandle, HostRequest, PartOp, RmwOutcome, RmwStep, RmwTarget, SpaceOp};
+use crate::rpc::{
+    unexpected, Answer, HostHandle, HostRequest, PartOp, RmwOutcome, RmwStep, RmwTarget, SpaceOp, SubgraphAnswer,
+};
 
 /// How long a request keeps looking for a partition's leader (an election in progress) before it fails.
 pub const RETRY_FOR: Duration = Duration::from_secs(15);
@@ -424,16 +426,20 @@ impl StorageClient for ClusterStorage {
         req: &SubgraphRequest,
         expandable: &mut dyn FnMut(&[Value]) -> QResult<Vec<bool>>,
     ) -> QResult<Vec<SubgraphRound>> {
-        // Each round asks the query layer which vertices it may expand from: only a host in this process can call
-        // back (a cluster of processes answers "not supported").
-        self.cluster.open_space(space)?;
-        let host = self.cluster.hosts().into_iter().find(|h| h.local().is_some_and(|l| l.carries_all(space)));
-        let Some(host) = host else {
-            return Err(QError::not_supported("GET SUBGRAPH in a cluster of separate processes"));
-        };
-        let local = host.local().expect("a local host");
-        local.catch_up(space)?;
-        local.storage().subgraph(space, req, expandable)
+        // Each round from the second asks the query layer which vertices it may expand from: the host runs the
+        // rounds with the answers so far and returns the next question, answered here, until it has every answer.
+        let mut decided: Vec<(Vec<Value>, Vec<bool>)> = Vec::new();
+        loop {
+            let op = || SpaceOp::Subgraph { req: req.clone(), decided: decided.clone() };
+            match answer!(self.on_whole_space(space, &op)?, Answer::Subgraph)? {
+                SubgraphAnswer::Rounds(rounds) => return Ok(rounds),
+                SubgraphAnswer::Decide { round, vertices } => {
+                    let keep = expandable(&vertices)?;
+                    decided.truncate(round);
+                    decided.push((vertices, keep));
+                }
+            }
+        }
     }
 
     fn write(&self, space: &SpaceDesc, mutations: Vec<Mutation>) -> QResult<()> {

@@ -110,13 +110,37 @@ pub enum RmwOutcome {
 pub enum SpaceOp {
     Expand(ExpandRequest),
     FindPaths(PathSearchRequest),
-    ScanVertices { schema: Option<SchemaRef>, limit: u64 },
+    /// GET SUBGRAPH's rounds, with the query layer's answers so far to "which of these vertices may be expanded"
+    /// (one per round from the second, with the vertices it was asked about): the host runs the rounds and either
+    /// returns them or the next question ([`SubgraphAnswer::Decide`]).
+    Subgraph {
+        req: SubgraphRequest,
+        decided: Vec<(Vec<Value>, Vec<bool>)>,
+    },
+    ScanVertices {
+        schema: Option<SchemaRef>,
+        limit: u64,
+    },
     ClearSpace,
     DropSchemaData(SchemaRef),
-    ScanIndex { scans: Vec<IndexScan>, budget: Budget },
+    ScanIndex {
+        scans: Vec<IndexScan>,
+        budget: Budget,
+    },
     IndexCreated(IndexRef),
     DropIndexData(i32),
     Stats,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub enum SubgraphAnswer {
+    Rounds(Vec<SubgraphRound>),
+    /// Round `round`'s question was not answered (or was answered about other vertices: the graph changed between
+    /// two calls): which of `vertices` may be expanded.
+    Decide {
+        round: usize,
+        vertices: Vec<Value>,
+    },
 }
 
 /// What a partition's leader is asked by another host. Batches travel in the Raft log's own encoding.
@@ -139,6 +163,7 @@ pub enum Answer {
     Rmw(RmwOutcome),
     Expand(ExpandResult),
     Paths(PathSearchResult),
+    Subgraph(SubgraphAnswer),
     Vids(Vec<Value>),
     Hits(Vec<IndexHit>),
     Created(Option<i64>),
@@ -224,10 +249,6 @@ pub fn bytes_batch(bytes: &[u8]) -> Result<WriteBatch, HostError> {
 pub trait HostHandle: Send + Sync {
     fn id(&self) -> NodeId;
     fn call(&self, request: HostRequest) -> Result<Answer, HostError>;
-    /// The host itself when it runs in this process (GET SUBGRAPH's per-round callback runs only there).
-    fn local(&self) -> Option<&StorageHost> {
-        None
-    }
 }
 
 /// A host in this process, reached through the encoding (what the simulated cluster hands its clients).
@@ -245,10 +266,6 @@ impl HostHandle for Encoded {
         let bytes = encode(&reply);
         let reply: Reply = decode(&bytes, "storage reply").map_err(HostError::Failed)?;
         reply.map_err(HostError::from)
-    }
-
-    fn local(&self) -> Option<&StorageHost> {
-        Some(&self.0)
     }
 }
 
@@ -350,6 +367,24 @@ impl StorageHost {
         Ok(match op {
             SpaceOp::Expand(req) => Answer::Expand(storage.expand(space, &req)?),
             SpaceOp::FindPaths(req) => Answer::Paths(storage.find_paths(space, &req)?),
+            SpaceOp::Subgraph { req, decided } => {
+                let (mut round, mut question) = (0, None);
+                let rounds = storage.subgraph(space, &req, &mut |vids: &[Value]| {
+                    let i = round;
+                    round += 1;
+                    match decided.get(i) {
+                        Some((asked, keep)) if asked.as_slice() == vids => Ok(keep.clone()),
+                        _ => {
+                            question = Some((i, vids.to_vec()));
+                            Err(QError::execution("a subgraph round waits for the query layer's answer"))
+                        }
+                    }
+                });
+                Answer::Subgraph(match (rounds, question) {
+                    (_, Some((round, vertices))) => SubgraphAnswer::Decide { round, vertices },
+                    (rounds, None) => SubgraphAnswer::Rounds(rounds?),
+                })
+            }
             SpaceOp::ScanVertices { schema, limit } => {
                 let limit = usize::try_from(limit).unwrap_or(usize::MAX);
                 Answer::Vids(storage.scan_vertices(space, schema.as_ref(), limit)?)
@@ -380,9 +415,5 @@ impl HostHandle for StorageHost {
 
     fn call(&self, request: HostRequest) -> Result<Answer, HostError> {
         self.serve(request)
-    }
-
-    fn local(&self) -> Option<&StorageHost> {
-        Some(self)
     }
 }
