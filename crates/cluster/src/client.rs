@@ -48,6 +48,29 @@ pub trait Cluster: Send + Sync {
 /// How many times a read-modify-write decides again on a row that changed under it before it gives up.
 const RMW_ATTEMPTS: usize = 100;
 
+/// The one answer of the kind `$variant` each host gave, with the positions it answered for.
+macro_rules! answers {
+    ($answers:expr, $variant:path) => {
+        $answers
+            .into_iter()
+            .map(|(positions, answer)| match answer {
+                $variant(rows) => Ok((positions, rows)),
+                other => Err(unexpected(other)),
+            })
+            .collect::<QResult<Vec<_>>>()
+    };
+}
+
+/// The answer of the kind `$variant`.
+macro_rules! answer {
+    ($answer:expr, $variant:path) => {
+        match $answer {
+            $variant(v) => Ok(v),
+            other => Err(unexpected(other)),
+        }
+    };
+}
+
 pub struct ClusterStorage {
     cluster: Arc<dyn Cluster>,
     /// The leader each partition had when last asked.
@@ -204,32 +227,92 @@ impl ClusterStorage {
     }
 
     /// Sends `op` to a host that carries every partition of `space`; it runs it once it has caught up with every
-    /// leader.
+    /// leader. NebulaGraph's "not supported" error when no host carries them all.
     fn on_whole_space(&self, space: &SpaceDesc, op: &dyn Fn() -> SpaceOp) -> QResult<Answer> {
+        self.on_whole_space_if_carried(space, op)?.ok_or_else(|| {
+            QError::not_supported("a read of a whole space when no storage host carries all its partitions")
+        })
+    }
+
+    /// [`ClusterStorage::on_whole_space`], `None` when no host carries every partition.
+    fn on_whole_space_if_carried(&self, space: &SpaceDesc, op: &dyn Fn() -> SpaceOp) -> QResult<Option<Answer>> {
         self.cluster.open_space(space)?;
         let started = Instant::now();
         loop {
             let mut last = None;
             for host in self.cluster.hosts() {
                 match host.call(HostRequest::Whole { space: space.clone(), op: op() }) {
-                    Ok(answer) => return Ok(answer),
+                    Ok(answer) => return Ok(Some(answer)),
                     Err(HostError::NotCarried) => {}
                     Err(HostError::Failed(e)) => return Err(e),
                     Err(e) => last = Some(e),
                 }
             }
             match last {
-                None => {
-                    return Err(QError::not_supported(
-                        "a read of a whole space when no storage host carries all its partitions",
-                    ))
-                }
+                None => return Ok(None),
                 Some(e) if started.elapsed() > RETRY_FOR => {
                     return Err(QError::storage(format!("no storage host could serve the whole space: {e:?}")))
                 }
                 Some(_) => std::thread::sleep(Duration::from_millis(50)),
             }
         }
+    }
+
+    /// A GO walk ([`ExpandRequest`] without `paths`) driven step by step: each step's frontier is split by partition
+    /// and each leader host walks one step from its share ([`PartOp::ExpandStep`]), all hosts at once; the far ends
+    /// are merged with their walk counts. The ends come in first-reached order per host, hosts in partition order.
+    fn expand_by_steps(&self, space: &SpaceDesc, req: &ExpandRequest) -> QResult<ExpandResult> {
+        let mut result = ExpandResult::default();
+        let (mut frontier, mut at) = (Vec::new(), HashMap::new());
+        for v in &req.starts {
+            tally(&mut frontier, &mut at, v.clone(), 1);
+        }
+        let steps: Vec<&ExpandHop> = req.hops.iter().flat_map(|h| std::iter::repeat_n(h, h.times as usize)).collect();
+        for (i, hop) in steps.iter().enumerate() {
+            req.budget.check()?;
+            if frontier.is_empty() {
+                return Ok(result);
+            }
+            if hop.distinct {
+                frontier.iter_mut().for_each(|(_, m)| *m = 1);
+            }
+            let count_only = i + 1 == steps.len() && req.output == ExpandOutput::Count;
+            let parts: Vec<u32> = frontier.iter().map(|(v, _)| part_of(space, v)).collect();
+            let answers = self.on_items(space, &parts, &|positions| PartOp::ExpandStep {
+                frontier: pick(&frontier, positions),
+                edge_types: hop.edge_types.clone(),
+                count_only,
+                budget: req.budget.clone(),
+            })?;
+            let (mut next, mut next_at) = (Vec::new(), HashMap::new());
+            for (_, step) in answers!(answers, Answer::Expand)? {
+                result.edges_read += step.edges_read;
+                if count_only {
+                    result.paths = result.paths.saturating_add(step.paths);
+                }
+                for (v, m) in step.ends {
+                    tally(&mut next, &mut next_at, v, m);
+                }
+            }
+            if count_only {
+                if result.paths == u64::MAX {
+                    return Err(QError::execution(
+                        "The traversal reaches more than 18446744073709551614 paths, which cannot be counted",
+                    ));
+                }
+                return Ok(result);
+            }
+            frontier = next;
+        }
+        result.paths = frontier.iter().fold(0u64, |s, (_, m)| s.saturating_add(*m));
+        result.ends = frontier;
+        if result.paths == u64::MAX || result.ends.iter().any(|(_, m)| *m == u64::MAX) {
+            // As the storage's own walk says it.
+            return Err(QError::execution(
+                "The traversal reaches more than 18446744073709551614 paths, which cannot be counted",
+            ));
+        }
+        Ok(result)
     }
 
     /// A read-modify-write of one row as a compare-and-set loop ([`RmwStep`]).
@@ -268,6 +351,17 @@ impl ClusterStorage {
     }
 }
 
+/// Adds `m` walks reaching `v` to `list` (in first-reached order; `at`: where each vertex is in it).
+fn tally(list: &mut Vec<(Value, u64)>, at: &mut HashMap<Value, usize>, v: Value, m: u64) {
+    match at.get(&v) {
+        Some(&i) => list[i].1 = list[i].1.saturating_add(m),
+        None => {
+            at.insert(v.clone(), list.len());
+            list.push((v, m));
+        }
+    }
+}
+
 /// Pauses before asking again for partitions that had no leader, or gives up once [`RETRY_FOR`] has passed.
 fn wait_for_leaders(space: &SpaceDesc, parts: &[u32], started: Instant) -> QResult<()> {
     if started.elapsed() > RETRY_FOR {
@@ -298,29 +392,6 @@ fn reassemble<T>(n: usize, parts: Vec<(Vec<usize>, Vec<T>)>) -> Vec<T> {
 
 fn jobs_refused<T>() -> QResult<T> {
     Err(QError::not_supported("jobs in cluster mode"))
-}
-
-/// The one answer of the kind `$variant` each host gave, with the positions it answered for.
-macro_rules! answers {
-    ($answers:expr, $variant:path) => {
-        $answers
-            .into_iter()
-            .map(|(positions, answer)| match answer {
-                $variant(rows) => Ok((positions, rows)),
-                other => Err(unexpected(other)),
-            })
-            .collect::<QResult<Vec<_>>>()
-    };
-}
-
-/// The answer of the kind `$variant`.
-macro_rules! answer {
-    ($answer:expr, $variant:path) => {
-        match $answer {
-            $variant(v) => Ok(v),
-            other => Err(unexpected(other)),
-        }
-    };
 }
 
 fn done(answer: Answer) -> QResult<()> {
@@ -413,7 +484,14 @@ impl StorageClient for ClusterStorage {
     }
 
     fn expand(&self, space: &SpaceDesc, req: &ExpandRequest) -> QResult<ExpandResult> {
-        answer!(self.on_whole_space(space, &|| SpaceOp::Expand(req.clone()))?, Answer::Expand)
+        match self.on_whole_space_if_carried(space, &|| SpaceOp::Expand(req.clone()))? {
+            Some(answer) => answer!(answer, Answer::Expand),
+            // No host carries the whole space: a GO walk is driven from here, one request per leader host per step.
+            None if !req.paths => self.expand_by_steps(space, req),
+            None => Err(QError::not_supported(
+                "a MATCH path count over a space no storage host carries whole (in a cluster)",
+            )),
+        }
     }
 
     fn find_paths(&self, space: &SpaceDesc, req: &PathSearchRequest) -> QResult<PathSearchResult> {
@@ -542,6 +620,26 @@ impl StorageClient for ClusterStorage {
     }
 
     fn stats(&self, space: &SpaceDesc) -> QResult<SpaceStats> {
-        answer!(self.on_whole_space(space, &|| SpaceOp::Stats)?, Answer::Stats)
+        if let Some(answer) = self.on_whole_space_if_carried(space, &|| SpaceOp::Stats)? {
+            return answer!(answer, Answer::Stats);
+        }
+        // No host carries the whole space: each partition's leader counts its own partitions, summed here.
+        let answers = self.on_leaders(space, (1..=space.partition_num).collect(), &|_| PartOp::Stats)?;
+        let (mut tags, mut edges) = (BTreeMap::<i32, i64>::new(), BTreeMap::<i32, i64>::new());
+        let mut total = SpaceStats::default();
+        for (_, answer) in answers {
+            let s = answer!(answer, Answer::Stats)?;
+            for (id, n) in s.tags {
+                *tags.entry(id).or_default() += n;
+            }
+            for (id, n) in s.edges {
+                *edges.entry(id).or_default() += n;
+            }
+            total.vertices += s.vertices;
+            total.total_edges += s.total_edges;
+        }
+        total.tags = tags.into_iter().collect();
+        total.edges = edges.into_iter().collect();
+        Ok(total)
     }
 }

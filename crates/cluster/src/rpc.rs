@@ -68,6 +68,16 @@ pub enum PartOp {
     Write(Vec<(u32, Vec<Mutation>)>),
     /// The edges of a vertex (both directions), to delete it with its edges.
     EdgesOf(Value),
+    /// One step of a GO walk from the frontier vertices of these partitions
+    /// ([`quiver_storage::EmbeddedStorage::expand_step`]).
+    ExpandStep {
+        frontier: Vec<(Value, u64)>,
+        edge_types: Vec<i32>,
+        count_only: bool,
+        budget: Budget,
+    },
+    /// `SHOW STATS` of these partitions.
+    Stats,
     /// One step of a read-modify-write of one row (see [`RmwStep`]).
     Rmw {
         target: RmwTarget,
@@ -280,7 +290,7 @@ impl StorageHost {
         match request {
             HostRequest::Parts { space, lead, op } => {
                 self.lead(space.id, &lead)?;
-                self.serve_parts(&space, op).map_err(HostError::Failed)
+                self.serve_parts(&space, &lead, op).map_err(HostError::Failed)
             }
             HostRequest::Whole { space, op } => {
                 if !self.carries_all(&space) {
@@ -311,7 +321,7 @@ impl StorageHost {
         }
     }
 
-    fn serve_parts(&self, space: &SpaceDesc, op: PartOp) -> QResult<Answer> {
+    fn serve_parts(&self, space: &SpaceDesc, parts: &[u32], op: PartOp) -> QResult<Answer> {
         let storage = self.storage();
         Ok(match op {
             PartOp::GetVertices { vids, tags, props } => {
@@ -329,6 +339,10 @@ impl StorageHost {
                 Answer::Done
             }
             PartOp::EdgesOf(vid) => Answer::EdgeKeys(storage.edges_of(space, &vid)?),
+            PartOp::Stats => Answer::Stats(storage.stats_of_parts(space, parts)?),
+            PartOp::ExpandStep { frontier, edge_types, count_only, budget } => {
+                Answer::Expand(storage.expand_step(space, &frontier, &edge_types, count_only, &budget)?)
+            }
             PartOp::Rmw { target, schema, step } => {
                 let part = match &target {
                     RmwTarget::Vertex(vid) => quiver_storage::keys::part_of(space, vid),

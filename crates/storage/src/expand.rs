@@ -213,6 +213,57 @@ impl EmbeddedStorage {
     }
 }
 
+impl EmbeddedStorage {
+    /// One step of a GO walk (`ExpandRequest` without `paths`) from `frontier`, each vertex with the number of walks
+    /// reaching it, over `edge_types`: the far ends with their walk counts in first-reached order (`ends`), or with
+    /// `count_only` just the number of walks through the step (`paths`, from degrees). What a cluster's client asks
+    /// each host for the frontier vertices of the partitions it leads, when no host carries the whole space (the
+    /// adjacency here covers the edges stored in this host's partitions: out-edges of its vertices, in-edges to them).
+    pub fn expand_step(
+        &self,
+        space: &SpaceDesc,
+        frontier: &[(Value, u64)],
+        edge_types: &[i32],
+        count_only: bool,
+        budget: &quiver_common::budget::Budget,
+    ) -> QResult<ExpandResult> {
+        let topo = self.topology(space)?;
+        let mut result = ExpandResult::default();
+        let mut tally: Option<Tally> = None;
+        for batch in frontier.chunks(FRONTIER_BATCH) {
+            budget.check()?;
+            let t = topo.read().expect("lock poisoned");
+            let ids: Vec<(u32, u64)> = batch.iter().filter_map(|(v, m)| t.dict.get(v).map(|id| (id, *m))).collect();
+            let adjs: Vec<_> = edge_types.iter().filter_map(|et| t.adjacency(*et)).collect();
+            if count_only {
+                for &(v, m) in &ids {
+                    let degree: u64 = adjs.iter().map(|a| a.degree(v) as u64).sum();
+                    result.edges_read += degree;
+                    result.paths = result.paths.saturating_add(m.saturating_mul(degree));
+                }
+                continue;
+            }
+            let tally = tally.get_or_insert_with(|| Tally::new(t.dict.len()));
+            for adj in &adjs {
+                for &(v, m) in &ids {
+                    adj.for_each_target(v, |to| {
+                        result.edges_read += 1;
+                        tally.bump(to, m);
+                    });
+                }
+            }
+        }
+        if let Some(mut tally) = tally {
+            let mut reached = Vec::new();
+            tally.drain_into(&mut reached);
+            let t = topo.read().expect("lock poisoned");
+            result.paths = reached.iter().fold(0u64, |s, (_, m)| s.saturating_add(*m));
+            result.ends = reached.into_iter().map(|(v, m)| (t.dict.value(v), m)).collect();
+        }
+        finish(result)
+    }
+}
+
 /// Path counts per vertex (by the topology's dense id), with the vertices counted since the last drain in the order
 /// first reached.
 ///

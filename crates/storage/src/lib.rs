@@ -240,13 +240,23 @@ impl EmbeddedStorage {
 
     /// Rows per tag and out-edges per edge type, summed over partitions, plus totals.
     fn counted(&self, space: &SpaceDesc) -> QResult<SpaceStats> {
+        self.counted_in(space, None)
+    }
+
+    /// `SHOW STATS` of partitions `parts` only (a cluster's client sums those each partition's leader counts).
+    pub fn stats_of_parts(&self, space: &SpaceDesc, parts: &[u32]) -> QResult<SpaceStats> {
+        self.counted_in(space, Some(parts))
+    }
+
+    fn counted_in(&self, space: &SpaceDesc, only: Option<&[u32]>) -> QResult<SpaceStats> {
         let mut w = self.lock_writers();
         self.load_counters(space, &mut w)?;
         let parts = &w.counters[&space.id];
         let mut tags: std::collections::BTreeMap<i32, i64> = Default::default();
         let mut edges: std::collections::BTreeMap<i32, i64> = Default::default();
         let mut stats = SpaceStats::default();
-        for p in parts {
+        let wanted = |i: usize| only.is_none_or(|o| o.contains(&(i as u32 + 1)));
+        for (_, p) in parts.iter().enumerate().filter(|(i, _)| wanted(*i)) {
             for (id, n) in &p.tags {
                 *tags.entry(*id).or_default() += n;
             }
