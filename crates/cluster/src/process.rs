@@ -14,7 +14,7 @@ use quiver_common::{QError, QResult};
 use quiver_kv::{KvEngine, WriteBatch};
 use quiver_metad::remote::RemoteCatalog;
 use quiver_metad::service::{node_addr, node_id, MetaRequest};
-use quiver_raft::tcp::{Service, TcpTransport};
+use quiver_raft::tcp::{Service, ServiceClient, TcpTransport};
 use quiver_raft::{BasicNode, NodeId, ReplicaError, Timing};
 use quiver_storage::EmbeddedStorage;
 
@@ -38,15 +38,14 @@ pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
 pub struct RemoteHost {
     id: NodeId,
     addr: String,
-    transport: Arc<TcpTransport>,
-    runtime: tokio::runtime::Handle,
+    client: Arc<ServiceClient>,
     catalog: Arc<RemoteCatalog>,
 }
 
 impl RemoteHost {
     fn ask(&self, request: &HostRequest) -> Result<Answer, HostError> {
         let bytes = encode(&Envelope { catalog: self.catalog.known(), request });
-        let sent = self.runtime.block_on(self.transport.call_service(&self.addr, &bytes, HOST_CALL_TIMEOUT));
+        let sent = self.client.call(&bytes, HOST_CALL_TIMEOUT);
         match sent {
             Ok(reply) => {
                 let reply: Envelope<Reply> = decode(&reply, "storage reply").map_err(HostError::Failed)?;
@@ -145,20 +144,23 @@ impl PartLeader for RemotePart {
 pub struct ProcessCluster {
     catalog: Arc<RemoteCatalog>,
     transport: Arc<TcpTransport>,
-    runtime: tokio::runtime::Handle,
     /// This process's storage host, on a storaged.
     local: Mutex<Option<Weak<StorageHost>>>,
     /// The spaces whose every partition was seen led.
     ready: Mutex<std::collections::BTreeSet<u32>>,
+    /// A blocking client per storage host, with its pooled connections.
+    clients: Mutex<std::collections::HashMap<String, Arc<ServiceClient>>>,
 }
 
 impl ProcessCluster {
-    pub fn new(
-        catalog: Arc<RemoteCatalog>,
-        transport: Arc<TcpTransport>,
-        runtime: tokio::runtime::Handle,
-    ) -> Arc<ProcessCluster> {
-        Arc::new(ProcessCluster { catalog, transport, runtime, local: Mutex::default(), ready: Mutex::default() })
+    pub fn new(catalog: Arc<RemoteCatalog>, transport: Arc<TcpTransport>) -> Arc<ProcessCluster> {
+        Arc::new(ProcessCluster {
+            catalog,
+            transport,
+            local: Mutex::default(),
+            ready: Mutex::default(),
+            clients: Mutex::default(),
+        })
     }
 
     /// Of `hosts` (those that answer), who claims to lead each partition in the latest term: `(space, part)` to the
@@ -182,13 +184,14 @@ impl ProcessCluster {
     /// A storage host at `addr`, as this process reaches it.
     pub fn remote(&self, addr: &str) -> Option<Arc<dyn HostHandle>> {
         let id = node_id(addr).ok()?;
-        Some(Arc::new(RemoteHost {
-            id,
-            addr: addr.to_string(),
-            transport: self.transport.clone(),
-            runtime: self.runtime.clone(),
-            catalog: self.catalog.clone(),
-        }))
+        let client = self
+            .clients
+            .lock()
+            .expect("lock poisoned")
+            .entry(addr.to_string())
+            .or_insert_with(|| Arc::new(ServiceClient::new(addr)))
+            .clone();
+        Some(Arc::new(RemoteHost { id, addr: addr.to_string(), client, catalog: self.catalog.clone() }))
     }
 
     fn local(&self) -> Option<Arc<StorageHost>> {
@@ -320,7 +323,7 @@ impl Storaged {
     ) -> QResult<Arc<Storaged>> {
         let id = node_id(addr)?;
         let transport = TcpTransport::new();
-        let cluster = ProcessCluster::new(catalog.clone(), transport.clone(), runtime.handle().clone());
+        let cluster = ProcessCluster::new(catalog.clone(), transport.clone());
         let storage = Arc::new(EmbeddedStorage::new(engine.clone()));
         storage.set_catalog(catalog.clone() as Arc<dyn Catalog>);
         let hosts: Weak<dyn Hosts> = Arc::downgrade(&cluster) as Weak<dyn Hosts>;

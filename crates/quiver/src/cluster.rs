@@ -87,7 +87,7 @@ pub fn graphd(
     let rt = runtime("graphd-client")?;
     let catalog = connect_catalog(split_addrs(meta_addrs), &rt)?;
     catalog.refresh_every(Duration::from_secs(1));
-    let cluster = ProcessCluster::new(catalog.clone(), TcpTransport::new(), rt.handle().clone());
+    let cluster = ProcessCluster::new(catalog.clone(), TcpTransport::new());
     let storage = Arc::new(ClusterStorage::new(cluster.clone()));
     let mut db = quiver_server::Database::remote(catalog.clone(), storage);
     db.engine.cluster = Some(Arc::new(GraphdView { catalog, cluster }));

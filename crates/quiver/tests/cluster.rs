@@ -177,7 +177,7 @@ fn query_files_on_a_playground() {
         let metas = pg.metas.split(',').map(str::to_string).collect();
         let client = Arc::new(MetaClient::new(metas, TcpTransport::new(), rt.handle().clone()));
         let catalog = RemoteCatalog::connect(client).unwrap();
-        let cluster = ProcessCluster::new(catalog.clone(), TcpTransport::new(), rt.handle().clone());
+        let cluster = ProcessCluster::new(catalog.clone(), TcpTransport::new());
         let mut engine = QueryEngine::new(catalog.clone(), Arc::new(ClusterStorage::new(cluster.clone())));
         engine.cluster = Some(Arc::new(GraphdView { catalog, cluster }));
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/queries/{file}.test"));
@@ -205,7 +205,7 @@ fn a_storage_host_cut_off_stops_acknowledging_and_nothing_acknowledged_is_lost()
         RemoteCatalog::connect(Arc::new(MetaClient::new(metas, TcpTransport::new(), rt.handle().clone()))).unwrap();
     let space = catalog.space("c").unwrap();
     let edge = catalog.schema(&space, quiver_api::SchemaKind::Edge, "e").unwrap();
-    let cluster = ProcessCluster::new(catalog.clone(), TcpTransport::new(), rt.handle().clone());
+    let cluster = ProcessCluster::new(catalog.clone(), TcpTransport::new());
     let host = cluster.remote(&victim).unwrap();
     let led =
         rows(&pg.exec_ok("SHOW PARTS", Duration::from_secs(10))).iter().filter(|p| p[1] == *victim.as_str()).count();

@@ -242,6 +242,72 @@ impl TcpTransport {
     }
 }
 
+/// A blocking client of one process's [`Service`], for callers on their own threads (graphd's query threads): each
+/// call borrows a connection of its pool (or opens one), writes the request and reads the reply on the caller's
+/// thread, with no hand-off to a runtime. A connection carries one call at a time; the server serves its frames as
+/// it serves any.
+pub struct ServiceClient {
+    addr: String,
+    pool: Mutex<Vec<std::net::TcpStream>>,
+    next_id: AtomicU64,
+}
+
+impl ServiceClient {
+    pub fn new(addr: &str) -> ServiceClient {
+        ServiceClient { addr: addr.to_string(), pool: Mutex::default(), next_id: AtomicU64::new(1) }
+    }
+
+    pub fn call(&self, request: &[u8], timeout: Duration) -> Result<Vec<u8>, CallError> {
+        use std::io::{Read, Write};
+        if request.len() + 64 > RAFT_FRAME_BYTES_MAX {
+            return Err(CallError::Unreachable(format!("a request of {} bytes is larger than a frame", request.len())));
+        }
+        let pooled = self.pool.lock().expect("pool lock").pop();
+        let mut conn = match pooled {
+            Some(c) => c,
+            None => {
+                let addr: std::net::SocketAddr =
+                    self.addr.parse().map_err(|e| CallError::Unreachable(format!("{}: {e}", self.addr)))?;
+                let c = std::net::TcpStream::connect_timeout(&addr, timeout)
+                    .map_err(|e| CallError::Unreachable(format!("{}: {e}", self.addr)))?;
+                let _ = c.set_nodelay(true);
+                c
+            }
+        };
+        // Any failure drops every pooled connection too: they lead to the same (maybe restarted) process.
+        let lost = |e: std::io::Error| {
+            self.pool.lock().expect("pool lock").clear();
+            CallError::Lost(format!("{}: {e}", self.addr))
+        };
+        conn.set_read_timeout(Some(timeout)).map_err(lost)?;
+        conn.set_write_timeout(Some(timeout)).map_err(lost)?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = conn.write_all(&frame(id, SERVICE, &0u64.to_le_bytes(), request)) {
+            // The peer closed the connection (it stopped): nothing of the request was served.
+            self.pool.lock().expect("pool lock").clear();
+            return Err(CallError::Unreachable(format!("{}: {e}", self.addr)));
+        }
+        let mut len = [0u8; 4];
+        conn.read_exact(&mut len).map_err(lost)?;
+        let len = u32::from_le_bytes(len) as usize;
+        if !(10..=RAFT_FRAME_BYTES_MAX).contains(&len) {
+            return Err(CallError::Lost(format!("{}: a reply frame of {len} bytes", self.addr)));
+        }
+        let mut body = vec![0u8; len];
+        conn.read_exact(&mut body).map_err(lost)?;
+        let (got, kind, rest) = split_head(&body);
+        if got != id || kind != SERVICE | REPLY {
+            return Err(CallError::Lost(format!("{}: a reply to another request", self.addr)));
+        }
+        let (status, reply) = (rest[0], rest[1..].to_vec());
+        self.pool.lock().expect("pool lock").push(conn);
+        match status {
+            OK => Ok(reply),
+            _ => Err(CallError::Lost(format!("{}: {}", self.addr, String::from_utf8_lossy(&reply)))),
+        }
+    }
+}
+
 fn rpc_error<E: std::error::Error>(e: CallError) -> RpcError<E> {
     match e {
         CallError::Unreachable(why) => unreachable(&why),
