@@ -210,34 +210,11 @@ fn a_storage_host_cut_off_stops_acknowledging_and_nothing_acknowledged_is_lost()
     let led =
         rows(&pg.exec_ok("SHOW PARTS", Duration::from_secs(10))).iter().filter(|p| p[1] == *victim.as_str()).count();
 
-    let acked = Arc::new(Mutex::new(Vec::new()));
-    let gaps = Arc::new(Mutex::new(Vec::new()));
-    let stop = Arc::new(AtomicBool::new(false));
     let pg = Arc::new(pg);
-    let writers: Vec<_> = (0..4i64)
-        .map(|w| {
-            let (pg, acked, gaps, stop) = (pg.clone(), acked.clone(), gaps.clone(), stop.clone());
-            std::thread::spawn(move || {
-                let mut i = w;
-                let mut last_ok = Instant::now();
-                while !stop.load(Ordering::Relaxed) {
-                    let stmt = format!("INSERT EDGE e(w) VALUES {i}->{}:({i})", i + 1_000_000);
-                    match pg.exec(&stmt) {
-                        Ok(j) if code(&j) == 0 => {
-                            acked.lock().unwrap().push(i);
-                            gaps.lock().unwrap().push(last_ok.elapsed());
-                            last_ok = Instant::now();
-                        }
-                        _ => std::thread::sleep(Duration::from_millis(20)),
-                    }
-                    i += 4;
-                }
-            })
-        })
-        .collect();
+    let writers = Writers::start(&pg);
     std::thread::sleep(Duration::from_secs(2));
     host.call(HostRequest::CutOff(true)).unwrap();
-    let cut = acked.lock().unwrap().len();
+    let cut = writers.acked();
     std::thread::sleep(Duration::from_secs(8));
     // Straight to the cut-off host, one self-loop in each partition: refused, whether it led the partition or not.
     let mut refused = Vec::new();
@@ -255,21 +232,15 @@ fn a_storage_host_cut_off_stops_acknowledging_and_nothing_acknowledged_is_lost()
         assert!(answer.is_err(), "part {part}: the cut-off host acknowledged a write: {answer:?}");
         refused.push(vid);
     }
-    let during = acked.lock().unwrap().len() - cut;
+    let during = writers.acked() - cut;
     // The partitions it led are led by the other two now.
     for p in rows(&pg.exec_ok("SHOW PARTS", Duration::from_secs(10))) {
         assert!(p[1] != *victim.as_str(), "{p:?}");
     }
     host.call(HostRequest::CutOff(false)).unwrap();
     std::thread::sleep(Duration::from_secs(3));
-    stop.store(true, Ordering::Relaxed);
-    for w in writers {
-        w.join().unwrap();
-    }
+    let (acked, longest) = writers.stop();
     let pg = Arc::try_unwrap(pg).ok().expect("writers are done");
-    let mut acked = acked.lock().unwrap().clone();
-    acked.sort_unstable();
-    let longest = gaps.lock().unwrap().iter().max().copied().unwrap();
     eprintln!(
         "the cut-off host led {led} of 6 partitions; {cut} writes before, {during} while cut off, {} in all; \
          longest wait of a writer {longest:?}",
@@ -290,6 +261,59 @@ fn meta_leader(pg: &Playground) -> usize {
 
 fn rows(r: &J) -> Vec<Vec<J>> {
     r["results"][0]["data"].as_array().unwrap().iter().map(|row| row["row"].as_array().unwrap().clone()).collect()
+}
+
+/// Four clients inserting edges `i -> i + 1e6` through graphd (client `w` the `i` that are `w` mod 4), keeping the
+/// acknowledged ones and how long each waited between acknowledgements.
+struct Writers {
+    acked: Arc<Mutex<Vec<i64>>>,
+    gaps: Arc<Mutex<Vec<Duration>>>,
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Writers {
+    fn start(pg: &Arc<Playground>) -> Writers {
+        let acked: Arc<Mutex<Vec<i64>>> = Arc::default();
+        let gaps: Arc<Mutex<Vec<Duration>>> = Arc::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = (0..4i64)
+            .map(|w| {
+                let (pg, acked, gaps, stop) = (pg.clone(), acked.clone(), gaps.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let (mut i, mut last_ok) = (w, Instant::now());
+                    while !stop.load(Ordering::Relaxed) {
+                        match pg.exec(&format!("INSERT EDGE e(w) VALUES {i}->{}:({i})", i + 1_000_000)) {
+                            Ok(j) if code(&j) == 0 => {
+                                acked.lock().unwrap().push(i);
+                                gaps.lock().unwrap().push(last_ok.elapsed());
+                                last_ok = Instant::now();
+                            }
+                            _ => std::thread::sleep(Duration::from_millis(20)),
+                        }
+                        i += 4;
+                    }
+                })
+            })
+            .collect();
+        Writers { acked, gaps, stop, threads }
+    }
+
+    fn acked(&self) -> usize {
+        self.acked.lock().unwrap().len()
+    }
+
+    /// Stops them: the acknowledged edges' sources, sorted, and the longest wait of a writer.
+    fn stop(self) -> (Vec<i64>, Duration) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads {
+            t.join().unwrap();
+        }
+        let mut acked = self.acked.lock().unwrap().clone();
+        acked.sort_unstable();
+        let longest = self.gaps.lock().unwrap().iter().max().copied().unwrap_or_default();
+        (acked, longest)
+    }
 }
 
 /// The edges `e` among `keys` that read back, by source.
@@ -350,42 +374,14 @@ fn a_playground_survives_kill9_of_storage_hosts_and_of_the_meta_leader() {
     let meta = meta_leader(&pg);
 
     // Writers: each edge goes from i to i + 1e6, two partitions apart in general (a chain across hosts).
-    let acked = Arc::new(Mutex::new(Vec::new()));
-    let gaps = Arc::new(Mutex::new(Vec::new()));
-    let stop = Arc::new(AtomicBool::new(false));
     let pg = Arc::new(pg);
-    let mut writers = Vec::new();
-    for w in 0..4i64 {
-        let (pg, acked, gaps, stop) = (pg.clone(), acked.clone(), gaps.clone(), stop.clone());
-        writers.push(std::thread::spawn(move || {
-            let mut i = w;
-            let mut last_ok = Instant::now();
-            while !stop.load(Ordering::Relaxed) {
-                let stmt = format!("INSERT EDGE e(w) VALUES {i}->{}:({i})", i + 1_000_000);
-                match pg.exec(&stmt) {
-                    Ok(j) if code(&j) == 0 => {
-                        acked.lock().unwrap().push(i);
-                        gaps.lock().unwrap().push(last_ok.elapsed());
-                        last_ok = Instant::now();
-                    }
-                    _ => std::thread::sleep(Duration::from_millis(20)),
-                }
-                i += 4;
-            }
-        }));
-    }
+    let writers = Writers::start(&pg);
     std::thread::sleep(Duration::from_secs(2));
-    let before = acked.lock().unwrap().len();
+    let before = writers.acked();
     pg.kill9("storaged", 1);
     std::thread::sleep(Duration::from_secs(8));
-    stop.store(true, Ordering::Relaxed);
-    for w in writers {
-        w.join().unwrap();
-    }
+    let (acked, longest) = writers.stop();
     let mut pg = Arc::try_unwrap(pg).ok().expect("writers are done");
-    let mut acked = acked.lock().unwrap().clone();
-    acked.sort_unstable();
-    let longest = gaps.lock().unwrap().iter().max().copied().unwrap();
     eprintln!(
         "acknowledged {before} writes before the kill, {} in all; longest wait of a writer {longest:?}",
         acked.len()

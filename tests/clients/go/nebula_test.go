@@ -47,12 +47,17 @@ func freePort() int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// quiverBin is the quiver binary the tests run: QUIVER_BIN, or the debug build.
+func quiverBin() string {
+	if bin := os.Getenv("QUIVER_BIN"); bin != "" {
+		return bin
+	}
+	return filepath.Join(repoRoot(), "target", "debug", "quiver")
+}
+
 // startServer runs `quiver serve --demo` on free ports; it returns the graph port and a stop function.
 func startServer(extra ...string) (int, func(), error) {
-	bin := os.Getenv("QUIVER_BIN")
-	if bin == "" {
-		bin = filepath.Join(repoRoot(), "target", "debug", "quiver")
-	}
+	bin := quiverBin()
 	dir, err := os.MkdirTemp("", "quiver-go-")
 	if err != nil {
 		return 0, nil, err
@@ -83,10 +88,7 @@ func startServer(extra ...string) (int, func(), error) {
 // startPlayground runs `quiver playground --demo` (3 metads, 3 storage hosts, 1 graphd) in place of `quiver serve`
 // when QUIVER_PLAYGROUND is set; it returns graphd's port and a stop function.
 func startPlayground() (int, func(), error) {
-	bin := os.Getenv("QUIVER_BIN")
-	if bin == "" {
-		bin = filepath.Join(repoRoot(), "target", "debug", "quiver")
-	}
+	bin := quiverBin()
 	dir, err := os.MkdirTemp("", "quiver-go-playground-")
 	if err != nil {
 		return 0, nil, err
