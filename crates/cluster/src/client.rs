@@ -579,11 +579,26 @@ impl StorageClient for ClusterStorage {
 
     fn scan_vertices(&self, space: &SpaceDesc, schema: Option<&SchemaRef>, limit: usize) -> QResult<Vec<Value>> {
         let op = || SpaceOp::ScanVertices { schema: schema.cloned(), limit: limit as u64 };
-        answer!(self.on_whole_space(space, &op)?, Answer::Vids)
+        if let Some(answer) = self.on_whole_space_if_carried(space, &op)? {
+            return answer!(answer, Answer::Vids);
+        }
+        // No host carries the whole space: each partition's leader scans its own, in partition order here.
+        let op = |_: &[u32]| PartOp::ScanVertices { schema: schema.cloned(), limit: limit as u64 };
+        let answers = self.on_leaders(space, (1..=space.partition_num).collect(), &op)?;
+        let mut by_part: Vec<(u32, Vec<Value>)> = Vec::new();
+        for (_, answer) in answers {
+            by_part.extend(answer!(answer, Answer::PartVids)?);
+        }
+        by_part.sort_by_key(|(part, _)| *part);
+        Ok(by_part.into_iter().flat_map(|(_, vids)| vids).take(limit).collect())
     }
 
     fn clear_space(&self, space: &SpaceDesc) -> QResult<()> {
-        done(self.on_whole_space(space, &|| SpaceOp::ClearSpace)?)
+        match self.on_whole_space_if_carried(space, &|| SpaceOp::ClearSpace)? {
+            Some(answer) => done(answer),
+            // A range delete reads nothing: partition 1's leader coordinates it as a chain over every partition.
+            None => done(self.on_part(space, 1, &|| PartOp::ClearSpace)?),
+        }
     }
 
     fn drop_schema_data(&self, space: &SpaceDesc, schema: &SchemaRef) -> QResult<()> {
@@ -600,7 +615,10 @@ impl StorageClient for ClusterStorage {
     }
 
     fn drop_index_data(&self, space: &SpaceDesc, index_id: i32) -> QResult<()> {
-        done(self.on_whole_space(space, &|| SpaceOp::DropIndexData(index_id))?)
+        match self.on_whole_space_if_carried(space, &|| SpaceOp::DropIndexData(index_id))? {
+            Some(answer) => done(answer),
+            None => done(self.on_part(space, 1, &|| PartOp::DropIndexData(index_id))?),
+        }
     }
 
     fn submit_job(&self, _space: &SpaceDesc, _kind: JobKind, _indexes: Vec<i32>) -> QResult<i64> {

@@ -78,6 +78,15 @@ pub enum PartOp {
     },
     /// `SHOW STATS` of these partitions.
     Stats,
+    /// The vertices of each of these partitions (of a tag, or every vertex), at most `limit` each, by partition.
+    ScanVertices {
+        schema: Option<SchemaRef>,
+        limit: u64,
+    },
+    /// CLEAR SPACE, coordinated by this partition (the range deletes of the others are a chain's remote parts).
+    ClearSpace,
+    /// An index's entries deleted, coordinated by this partition.
+    DropIndexData(i32),
     /// One step of a read-modify-write of one row (see [`RmwStep`]).
     Rmw {
         target: RmwTarget,
@@ -183,6 +192,8 @@ pub enum Answer {
     /// A fenced write was committed: whether it was applied (false: the fence held a newer term).
     Fenced(bool),
     ReadIndex(u64),
+    /// Vertices by partition ([`PartOp::ScanVertices`]).
+    PartVids(Vec<(u32, Vec<Value>)>),
     /// `(space, part, term)` of each partition whose replica here believes it leads, in that term.
     Leaders(Vec<(u32, u32, u64)>),
 }
@@ -340,6 +351,24 @@ impl StorageHost {
             }
             PartOp::EdgesOf(vid) => Answer::EdgeKeys(storage.edges_of(space, &vid)?),
             PartOp::Stats => Answer::Stats(storage.stats_of_parts(space, parts)?),
+            PartOp::ScanVertices { schema, limit } => {
+                let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+                let mut by_part = Vec::with_capacity(parts.len());
+                for &part in parts {
+                    by_part.push((part, storage.scan_vertices_in(space, &[part], schema.as_ref(), limit)?));
+                }
+                Answer::PartVids(by_part)
+            }
+            PartOp::ClearSpace => {
+                let part = parts.first().copied().unwrap_or(1);
+                self.coordinate(part, || storage.clear_space(space))?;
+                Answer::Done
+            }
+            PartOp::DropIndexData(id) => {
+                let part = parts.first().copied().unwrap_or(1);
+                self.coordinate(part, || storage.drop_index_data(space, id))?;
+                Answer::Done
+            }
             PartOp::ExpandStep { frontier, edge_types, count_only, budget } => {
                 Answer::Expand(storage.expand_step(space, &frontier, &edge_types, count_only, &budget)?)
             }

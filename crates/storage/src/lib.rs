@@ -248,6 +248,33 @@ impl EmbeddedStorage {
         self.counted_in(space, Some(parts))
     }
 
+    /// `scan_vertices` over partitions `parts` only, in that order (a cluster's client asks each partition's leader
+    /// for its partitions).
+    pub fn scan_vertices_in(
+        &self,
+        space: &SpaceDesc,
+        parts: &[u32],
+        schema: Option<&SchemaRef>,
+        limit: usize,
+    ) -> QResult<Vec<Value>> {
+        let mut out = Vec::new();
+        if limit == 0 {
+            return Ok(out);
+        }
+        let vl = space.vid_type.key_len();
+        let kind = if schema.is_some() { keys::KIND_TAG } else { keys::KIND_VERTEX };
+        self.scan_these_parts(space, parts, kind, &mut |k| {
+            if let Some(s) = schema {
+                if keys::tag_id_of_key(space, k) != s.id {
+                    return Ok(true);
+                }
+            }
+            out.push(keys::decode_vid(space, &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl])?);
+            Ok(out.len() < limit)
+        })?;
+        Ok(out)
+    }
+
     fn counted_in(&self, space: &SpaceDesc, only: Option<&[u32]>) -> QResult<SpaceStats> {
         let mut w = self.lock_writers();
         self.load_counters(space, &mut w)?;
@@ -316,7 +343,18 @@ impl EmbeddedStorage {
     /// Calls `visit` with every key of `kind` in `space`, partition by partition, until it returns `false`; its
     /// first error stops the scan and is returned.
     fn scan_parts(&self, space: &SpaceDesc, kind: u8, visit: &mut dyn FnMut(&[u8]) -> QResult<bool>) -> QResult<()> {
-        for part in 1..=space.partition_num {
+        let all: Vec<u32> = (1..=space.partition_num).collect();
+        self.scan_these_parts(space, &all, kind, visit)
+    }
+
+    fn scan_these_parts(
+        &self,
+        space: &SpaceDesc,
+        parts: &[u32],
+        kind: u8,
+        visit: &mut dyn FnMut(&[u8]) -> QResult<bool>,
+    ) -> QResult<()> {
+        for &part in parts {
             let mut outcome = Ok(true);
             self.kv
                 .scan_prefix(&keys::prefix(space.id, part, kind), &mut |k, _| {
@@ -1013,22 +1051,8 @@ impl StorageClient for EmbeddedStorage {
     }
 
     fn scan_vertices(&self, space: &SpaceDesc, schema: Option<&SchemaRef>, limit: usize) -> QResult<Vec<Value>> {
-        let mut out = Vec::new();
-        if limit == 0 {
-            return Ok(out);
-        }
-        let vl = space.vid_type.key_len();
-        let kind = if schema.is_some() { keys::KIND_TAG } else { keys::KIND_VERTEX };
-        self.scan_parts(space, kind, &mut |k| {
-            if let Some(s) = schema {
-                if keys::tag_id_of_key(space, k) != s.id {
-                    return Ok(true);
-                }
-            }
-            out.push(keys::decode_vid(space, &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl])?);
-            Ok(out.len() < limit)
-        })?;
-        Ok(out)
+        let all: Vec<u32> = (1..=space.partition_num).collect();
+        self.scan_vertices_in(space, &all, schema, limit)
     }
 
     fn clear_space(&self, space: &SpaceDesc) -> QResult<()> {
