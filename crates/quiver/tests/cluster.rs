@@ -24,6 +24,13 @@ use quiver_storage::keys::part_of;
 
 use support::*;
 
+/// The tests of this file run one at a time: each starts seven processes, and the timing bounds they check (a
+/// writer's wait across a failover) are for a machine that is not running two more playgrounds beside them.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: Mutex<()> = Mutex::new(());
+    ONE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// A running playground and the processes it reported.
 struct Playground {
     child: Child,
@@ -111,10 +118,14 @@ impl Playground {
     }
 
     fn exec(&self, stmt: &str) -> Result<J, String> {
+        self.exec_in("c", stmt)
+    }
+
+    fn exec_in(&self, space: &str, stmt: &str) -> Result<J, String> {
         let resp = agent()
             .post(&format!("http://{}/api/v1/exec", self.http))
             .timeout(Duration::from_secs(60))
-            .send_json(json!({"stmt": stmt, "space": "c"}));
+            .send_json(json!({"stmt": stmt, "space": space}));
         match resp {
             Ok(r) => r.into_json().map_err(|e| e.to_string()),
             Err(ureq::Error::Status(_, r)) => r.into_json().map_err(|e| e.to_string()),
@@ -167,6 +178,7 @@ impl Drop for Playground {
 /// itself. `tests/cluster_queries.rs` runs every file on the simulated cluster.
 #[test]
 fn query_files_on_a_playground() {
+    let _one = one_at_a_time();
     // (go.test's `tree` space has 3 partitions of one replica, on different hosts: its multi-hop GOs are walked
     // step by step from the client.)
     let files = ["nba", "go", "match_basic", "match_multi_hop", "lookup", "find_path", "fetch", "insert", "update"];
@@ -194,6 +206,7 @@ fn query_files_on_a_playground() {
 /// it refused appears.
 #[test]
 fn a_storage_host_cut_off_stops_acknowledging_and_nothing_acknowledged_is_lost() {
+    let _one = one_at_a_time();
     let pg = Playground::start_with(1000 + (std::process::id() % 20_000) as u16 + 20, &["--fault-injection"]);
     pg.exec_ok("CREATE SPACE c(partition_num=6, replica_factor=3, vid_type=INT64)", Duration::from_secs(30));
     pg.exec_ok("CREATE EDGE e(w int)", Duration::from_secs(30));
@@ -336,7 +349,11 @@ fn edges_read(pg: &Playground, acked: &[i64]) -> Vec<i64> {
 
 #[test]
 fn a_playground_survives_kill9_of_storage_hosts_and_of_the_meta_leader() {
-    let pg = Playground::start();
+    let _one = one_at_a_time();
+    // `--demo`: the nba graph, in 6 partitions of 3 replicas.
+    let datasets = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/nebula-tck-datasets");
+    let offset = 1000 + (std::process::id() % 20_000) as u16;
+    let pg = Playground::start_with(offset, &["--demo", "--datasets", datasets]);
     pg.exec_ok("CREATE SPACE c(partition_num=6, replica_factor=3, vid_type=INT64)", Duration::from_secs(30));
     pg.exec_ok("CREATE EDGE e(w int)", Duration::from_secs(30));
     // The storage hosts open their partitions and learn the schema on their next heartbeat.
@@ -348,7 +365,7 @@ fn a_playground_survives_kill9_of_storage_hosts_and_of_the_meta_leader() {
     let started = Instant::now();
     let hosts = loop {
         let hosts = rows(&pg.exec_ok("SHOW HOSTS", Duration::from_secs(10)));
-        if hosts.last().is_some_and(|t| t[3] == 6) || started.elapsed() > Duration::from_secs(20) {
+        if hosts.last().is_some_and(|t| t[3] == 12) || started.elapsed() > Duration::from_secs(20) {
             break hosts;
         }
         std::thread::sleep(Duration::from_millis(200));
@@ -356,11 +373,11 @@ fn a_playground_survives_kill9_of_storage_hosts_and_of_the_meta_leader() {
     assert_eq!(hosts.len(), 4, "{hosts:?}");
     for (h, addr) in hosts.iter().zip(&stores) {
         assert_eq!(format!("{}:{}", h[0].as_str().unwrap(), h[1]), *addr);
-        assert_eq!((h[2].as_str(), h[5].as_str()), (Some("ONLINE"), Some("c:6")), "{h:?}");
+        assert_eq!((h[2].as_str(), h[5].as_str()), (Some("ONLINE"), Some("c:6, nba:6")), "{h:?}");
     }
     assert_eq!(
         (hosts[3][0].as_str(), hosts[3][3].as_i64(), hosts[3][5].as_str()),
-        (Some("Total"), Some(6), Some("c:18"))
+        (Some("Total"), Some(12), Some("c:18, nba:18"))
     );
     let parts = rows(&pg.exec_ok("SHOW PARTS", Duration::from_secs(10)));
     assert_eq!(parts.len(), 6);
@@ -373,14 +390,43 @@ fn a_playground_survives_kill9_of_storage_hosts_and_of_the_meta_leader() {
     assert_eq!(r["results"][0]["errors"]["message"], "Existed!", "{r}");
     let meta = meta_leader(&pg);
 
-    // Writers: each edge goes from i to i + 1e6, two partitions apart in general (a chain across hosts).
+    // Writers: each edge goes from i to i + 1e6, two partitions apart in general (a chain across hosts); a reader
+    // of nba beside them, counting every like edge (as many as like.csv has distinct keys).
     let pg = Arc::new(pg);
     let writers = Writers::start(&pg);
+    let stop_reading = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (pg, stop) = (pg.clone(), stop_reading.clone());
+        std::thread::spawn(move || {
+            let (mut longest, mut last_ok, mut answers) = (Duration::ZERO, Instant::now(), Vec::new());
+            while !stop.load(Ordering::Relaxed) {
+                // Every partition's leader is asked (the host running it catches up with each).
+                match pg.exec_in("nba", "MATCH (v:player)-[:like]->(w) RETURN count(*) AS n") {
+                    Ok(j) if code(&j) == 0 => {
+                        answers.push(rows(&j)[0][0].as_i64().unwrap_or(-1));
+                        longest = longest.max(last_ok.elapsed());
+                        last_ok = Instant::now();
+                    }
+                    _ => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+            (longest.max(last_ok.elapsed()), answers)
+        })
+    };
     std::thread::sleep(Duration::from_secs(2));
     let before = writers.acked();
     pg.kill9("storaged", 1);
     std::thread::sleep(Duration::from_secs(8));
     let (acked, longest) = writers.stop();
+    stop_reading.store(true, Ordering::Relaxed);
+    let (longest_read, answers) = reader.join().unwrap();
+    eprintln!("nba read {} times; longest wait of the reader {longest_read:?}", answers.len());
+    assert!(longest_read < Duration::from_secs(5), "the reader waited {longest_read:?} for an answer");
+    let likes = std::fs::read_to_string(format!("{datasets}/nba/like.csv")).unwrap();
+    let pairs: std::collections::HashSet<(&str, &str)> =
+        likes.lines().skip(1).filter_map(|l| l.split(',').collect::<Vec<_>>().get(..2).map(|p| (p[0], p[1]))).collect();
+    assert!(answers.len() > 10, "{answers:?}");
+    assert!(answers.iter().all(|n| *n == pairs.len() as i64), "{} like edges, counted {answers:?}", pairs.len());
     let mut pg = Arc::try_unwrap(pg).ok().expect("writers are done");
     eprintln!(
         "acknowledged {before} writes before the kill, {} in all; longest wait of a writer {longest:?}",
