@@ -31,6 +31,12 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Ports apart from other runs': the playground's defaults plus an offset by process id (`start_with` moves on if
+/// one is taken); each test adds its own.
+fn base_offset() -> u16 {
+    1000 + (std::process::id() % 20_000) as u16
+}
+
 /// A running playground and the processes it reported.
 struct Playground {
     child: Child,
@@ -44,11 +50,6 @@ struct Playground {
 }
 
 impl Playground {
-    fn start() -> Playground {
-        // Ports apart from other tests' and other runs': the playground's defaults plus an offset.
-        Playground::start_at(1000 + (std::process::id() % 20_000) as u16)
-    }
-
     fn start_at(offset: u16) -> Playground {
         Playground::start_with(offset, &[])
     }
@@ -182,7 +183,7 @@ fn query_files_on_a_playground() {
     // (go.test's `tree` space has 3 partitions of one replica, on different hosts: its multi-hop GOs are walked
     // step by step from the client.)
     let files = ["nba", "go", "match_basic", "match_multi_hop", "lookup", "find_path", "fetch", "insert", "update"];
-    let base = 1000 + (std::process::id() % 20_000) as u16 + 7;
+    let base = base_offset() + 7;
     let rt = tokio::runtime::Runtime::new().unwrap();
     for (i, file) in files.iter().enumerate() {
         let pg = Playground::start_at(base + i as u16);
@@ -207,7 +208,7 @@ fn query_files_on_a_playground() {
 #[test]
 fn a_storage_host_cut_off_stops_acknowledging_and_nothing_acknowledged_is_lost() {
     let _one = one_at_a_time();
-    let pg = Playground::start_with(1000 + (std::process::id() % 20_000) as u16 + 20, &["--fault-injection"]);
+    let pg = Playground::start_with(base_offset() + 20, &["--fault-injection"]);
     pg.exec_ok("CREATE SPACE c(partition_num=6, replica_factor=3, vid_type=INT64)", Duration::from_secs(30));
     pg.exec_ok("CREATE EDGE e(w int)", Duration::from_secs(30));
     pg.exec_ok("INSERT EDGE e(w) VALUES -1->-2:(-1)", Duration::from_secs(30));
@@ -352,7 +353,7 @@ fn a_playground_survives_kill9_of_storage_hosts_and_of_the_meta_leader() {
     let _one = one_at_a_time();
     // `--demo`: the nba graph, in 6 partitions of 3 replicas.
     let datasets = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/nebula-tck-datasets");
-    let offset = 1000 + (std::process::id() % 20_000) as u16;
+    let offset = base_offset();
     let pg = Playground::start_with(offset, &["--demo", "--datasets", datasets]);
     pg.exec_ok("CREATE SPACE c(partition_num=6, replica_factor=3, vid_type=INT64)", Duration::from_secs(30));
     pg.exec_ok("CREATE EDGE e(w int)", Duration::from_secs(30));
