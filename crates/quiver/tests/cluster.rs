@@ -212,6 +212,8 @@ fn a_storage_host_cut_off_stops_acknowledging_and_nothing_acknowledged_is_lost()
     pg.exec_ok("CREATE SPACE c(partition_num=6, replica_factor=3, vid_type=INT64)", Duration::from_secs(30));
     pg.exec_ok("CREATE EDGE e(w int)", Duration::from_secs(30));
     pg.exec_ok("INSERT EDGE e(w) VALUES -1->-2:(-1)", Duration::from_secs(30));
+    hostile_frames_are_refused(&pg.proc("storaged", 1).0);
+    hostile_frames_are_refused(&pg.proc("metad", 1).0);
     let victim = pg.proc("storaged", 3).0;
     let rt = tokio::runtime::Runtime::new().unwrap();
     let metas = pg.metas.split(',').map(str::to_string).collect();
@@ -265,6 +267,48 @@ fn a_storage_host_cut_off_stops_acknowledging_and_nothing_acknowledged_is_lost()
     let keys: Vec<String> = refused.iter().map(|v| format!("{v}->{v}")).collect();
     let r = pg.exec_ok(&format!("FETCH PROP ON e {} YIELD e.w", keys.join(",")), Duration::from_secs(30));
     assert_eq!(rows(&r), Vec::<Vec<J>>::new(), "a write the cut-off host refused was applied");
+}
+
+/// A storage or meta port given a service request that does not decode answers with an error and keeps the
+/// connection; one whose frame claims more than a frame may hold is closed before anything is allocated; a kind no
+/// one speaks closes the connection too. The process serves on.
+fn hostile_frames_are_refused(addr: &str) {
+    use std::io::{Read, Write};
+    let frame = |kind: u8, body: &[u8]| {
+        let mut f = Vec::new();
+        f.extend_from_slice(&((8 + 1 + 8 + body.len()) as u32).to_le_bytes());
+        f.extend_from_slice(&7u64.to_le_bytes());
+        f.push(kind);
+        f.extend_from_slice(&0u64.to_le_bytes());
+        f.extend_from_slice(body);
+        f
+    };
+    let connect = || {
+        let s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s
+    };
+    // Garbage for the service: a reply frame (kind 4 | 0x80, status OK) carrying the service's error.
+    let mut s = connect();
+    s.write_all(&frame(4, &[0xff; 40])).unwrap();
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).unwrap();
+    let mut reply = vec![0u8; u32::from_le_bytes(len) as usize];
+    s.read_exact(&mut reply).unwrap();
+    assert_eq!((&reply[..8], reply[8], reply[9]), (&7u64.to_le_bytes()[..], 0x84, 0), "{addr}");
+    assert!(String::from_utf8_lossy(&reply[10..]).contains("does not decode"), "{addr}: {reply:?}");
+    // The same connection still serves.
+    s.write_all(&frame(4, &[0xff; 3])).unwrap();
+    s.read_exact(&mut len).unwrap();
+    // A frame claiming 4 GiB, and a kind no one speaks: the connection is closed.
+    for bad in [u32::MAX.to_le_bytes().to_vec(), frame(0x33, b"hello")] {
+        let mut s = connect();
+        s.write_all(&bad).unwrap();
+        // Closed (end of stream or reset), never answered.
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest);
+        assert!(rest.is_empty(), "{addr}: answered {rest:?}");
+    }
 }
 
 /// Which metad (from 1) SHOW META LEADER names.
