@@ -47,9 +47,11 @@ on_a_cluster!(
     explain,
     fetch,
     find_path,
+    geo,
     get_subgraph,
     go,
     group_order_limit,
+    index,
     insert,
     list_comprehension,
     lookup,
@@ -69,7 +71,9 @@ on_a_cluster!(
     permissions,
     schema,
     space,
+    stats_jobs,
     student,
+    ttl,
     update,
     users,
     validator,
@@ -77,11 +81,6 @@ on_a_cluster!(
 
 /// Query files not run on a cluster, each with its reason.
 const NOT_ON_A_CLUSTER: &[(&str, &str)] = &[
-    // Jobs (index rebuilds, STATS, COMPACT) are refused in cluster mode until the meta service runs them.
-    ("geo", "REBUILD TAG INDEX is a job"),
-    ("index", "REBUILD TAG INDEX is a job"),
-    ("stats_jobs", "SUBMIT JOB STATS"),
-    ("ttl", "SUBMIT JOB COMPACT"),
     // These never reach storage: running them on a cluster tests nothing more.
     ("configs", "no storage call"),
     ("errors", "no storage call"),

@@ -11,8 +11,8 @@
 //! is a [`HostRequest`] value either way. Not yet: multi-hop reads need a host that carries every partition (graphd driving them step by step does
 //! not); a statement's writes are atomic per partition (each partition's share is one write, coordinated by that
 //! partition, all its copies written by [`crate::chain`]); a failure in one partition fails the statement, with
-//! the others' shares written, as NebulaGraph answers a write that is not 100 % complete; jobs and snapshots are
-//! refused.
+//! the others' shares written, as NebulaGraph answers a write that is not 100 % complete; jobs run on the host
+//! that serves the space whole, their records not replicated; snapshots are refused.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -236,13 +236,18 @@ impl ClusterStorage {
 
     /// [`ClusterStorage::on_whole_space`], `None` when no host carries every partition.
     fn on_whole_space_if_carried(&self, space: &SpaceDesc, op: &dyn Fn() -> SpaceOp) -> QResult<Option<Answer>> {
+        Ok(self.on_whole_space_by(space, op)?.map(|(_, answer)| answer))
+    }
+
+    /// [`ClusterStorage::on_whole_space_if_carried`], with the host that answered.
+    fn on_whole_space_by(&self, space: &SpaceDesc, op: &dyn Fn() -> SpaceOp) -> QResult<Option<(NodeId, Answer)>> {
         self.cluster.open_space(space)?;
         let started = Instant::now();
         loop {
             let mut last = None;
             for host in self.cluster.hosts() {
                 match host.call(HostRequest::Whole { space: space.clone(), op: op() }) {
-                    Ok(answer) => return Ok(Some(answer)),
+                    Ok(answer) => return Ok(Some((host.id(), answer))),
                     Err(HostError::NotCarried) => {}
                     Err(HostError::Failed(e)) => return Err(e),
                     Err(e) => last = Some(e),
@@ -388,10 +393,6 @@ fn reassemble<T>(n: usize, parts: Vec<(Vec<usize>, Vec<T>)>) -> Vec<T> {
         }
     }
     slots.into_iter().map(|v| v.expect("every position answered")).collect()
-}
-
-fn jobs_refused<T>() -> QResult<T> {
-    Err(QError::not_supported("jobs in cluster mode"))
 }
 
 fn done(answer: Answer) -> QResult<()> {
@@ -621,20 +622,37 @@ impl StorageClient for ClusterStorage {
         }
     }
 
-    fn submit_job(&self, _space: &SpaceDesc, _kind: JobKind, _indexes: Vec<i32>) -> QResult<i64> {
-        jobs_refused()
+    // Jobs run on the host that serves the whole space (the first registered one that carries every partition):
+    // what they write (index entries, counters, an index's state) goes through the partitions' groups and the meta
+    // service like any write; their records are that host's, not replicated (another host serving the space after
+    // it fails lists none of them), and COMPACT and FLUSH act on that host's engine only.
+    fn submit_job(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {
+        let op = || SpaceOp::SubmitJob { kind, indexes: indexes.clone() };
+        let Some((serving, _)) = self.on_whole_space_by(space, &|| SpaceOp::Jobs)? else {
+            return Err(QError::not_supported("a job of a space no storage host carries whole"));
+        };
+        if matches!(kind, JobKind::Compact | JobKind::Flush) {
+            // Every replica compacts (or flushes) its own engine: the other hosts first, each answering once done,
+            // so the job listed (the serving host's) is over only once all are. A host that does not answer now
+            // compacts at the next COMPACT.
+            for host in self.cluster.hosts().into_iter().filter(|h| h.id() != serving) {
+                let _ = host.call(HostRequest::EngineJob { space: space.clone(), kind });
+            }
+        }
+        answer!(self.on_whole_space(space, &op)?, Answer::JobId)
     }
 
-    fn jobs(&self, _space: &SpaceDesc) -> QResult<Vec<JobInfo>> {
-        jobs_refused()
+    fn jobs(&self, space: &SpaceDesc) -> QResult<Vec<JobInfo>> {
+        answer!(self.on_whole_space(space, &|| SpaceOp::Jobs)?, Answer::Jobs)
     }
 
-    fn stop_job(&self, _space: &SpaceDesc, _id: i64) -> QResult<()> {
-        jobs_refused()
+    fn stop_job(&self, space: &SpaceDesc, id: i64) -> QResult<()> {
+        done(self.on_whole_space(space, &|| SpaceOp::StopJob(id))?)
     }
 
-    fn recover_jobs(&self, _space: &SpaceDesc, _only: &[i64]) -> QResult<usize> {
-        jobs_refused()
+    fn recover_jobs(&self, space: &SpaceDesc, only: &[i64]) -> QResult<usize> {
+        let n = answer!(self.on_whole_space(space, &|| SpaceOp::RecoverJobs(only.to_vec()))?, Answer::Count)?;
+        Ok(n as usize)
     }
 
     fn stats(&self, space: &SpaceDesc) -> QResult<SpaceStats> {

@@ -210,6 +210,10 @@ impl StorageHost {
             let host = me.upgrade().ok_or_else(|| QError::storage("the storage host has stopped"))?;
             host.propose(space, batch)
         }));
+        // Jobs this host is asked to run (it serves their spaces whole), and those a restart interrupted.
+        if let Err(e) = host.storage.start_jobs() {
+            log::error!("storage host {id}: jobs not started: {e}");
+        }
         // Finishes chains left pending by a crash or a lost message, while the host runs.
         let me = Arc::downgrade(&host);
         tokio::spawn(async move {

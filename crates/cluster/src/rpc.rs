@@ -29,6 +29,9 @@ pub struct Envelope<R> {
     pub request: R,
 }
 
+/// How long a host's COMPACT or FLUSH of its own engine is waited for before its caller is answered.
+pub const ENGINE_JOB_WAIT: std::time::Duration = std::time::Duration::from_secs(25);
+
 /// A request to one storage host.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum HostRequest {
@@ -41,6 +44,9 @@ pub enum HostRequest {
     Replica { space: u32, part: u32, op: ReplicaOp },
     /// The partitions whose replica here believes it leads (SHOW HOSTS, SHOW PARTS).
     Leaders,
+    /// A COMPACT or FLUSH of this host's own engine for `space` (every replica compacts itself, as in NebulaGraph);
+    /// the job is this host's.
+    EngineJob { space: SpaceDesc, kind: JobKind },
     /// A fault test's network partition of this host's Raft traffic (on) or its end (off); served only by a
     /// storaged started with `--fault-injection`.
     CutOff(bool),
@@ -149,6 +155,14 @@ pub enum SpaceOp {
     IndexCreated(IndexRef),
     DropIndexData(i32),
     Stats,
+    /// Jobs run by the host that serves the whole space (see [`crate::ClusterStorage`]'s jobs).
+    SubmitJob {
+        kind: JobKind,
+        indexes: Vec<i32>,
+    },
+    Jobs,
+    StopJob(i64),
+    RecoverJobs(Vec<i64>),
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -192,6 +206,9 @@ pub enum Answer {
     /// A fenced write was committed: whether it was applied (false: the fence held a newer term).
     Fenced(bool),
     ReadIndex(u64),
+    JobId(i64),
+    Jobs(Vec<JobInfo>),
+    Count(u64),
     /// Vertices by partition ([`PartOp::ScanVertices`]).
     PartVids(Vec<(u32, Vec<Value>)>),
     /// `(space, part, term)` of each partition whose replica here believes it leads, in that term.
@@ -326,6 +343,24 @@ impl StorageHost {
                 answer.map_err(HostError::Replica)
             }
             HostRequest::Leaders => Ok(Answer::Leaders(self.leading())),
+            HostRequest::EngineJob { space, kind: kind @ (JobKind::Compact | JobKind::Flush) } => {
+                // Answered once the job is over here (or [`ENGINE_JOB_WAIT`] has passed).
+                let storage = self.storage();
+                let id = storage.submit_job(&space, kind, Vec::new()).map_err(HostError::Failed)?;
+                let started = std::time::Instant::now();
+                while started.elapsed() < ENGINE_JOB_WAIT {
+                    let jobs = storage.jobs(&space).map_err(HostError::Failed)?;
+                    if jobs.iter().any(|j| j.id == id && j.status.is_done()) {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Ok(Answer::JobId(id))
+            }
+            HostRequest::EngineJob { kind, .. } => Err(HostError::Failed(QError::execution(format!(
+                "a {} job is not a job of one host's engine",
+                kind.name()
+            )))),
             HostRequest::CutOff(_) => {
                 Err(HostError::Failed(QError::execution("fault injection is off on this storage host")))
             }
@@ -447,6 +482,13 @@ impl StorageHost {
                 Answer::Done
             }
             SpaceOp::Stats => Answer::Stats(storage.stats(space)?),
+            SpaceOp::SubmitJob { kind, indexes } => Answer::JobId(storage.submit_job(space, kind, indexes)?),
+            SpaceOp::Jobs => Answer::Jobs(storage.jobs(space)?),
+            SpaceOp::StopJob(id) => {
+                storage.stop_job(space, id)?;
+                Answer::Done
+            }
+            SpaceOp::RecoverJobs(only) => Answer::Count(storage.recover_jobs(space, &only)? as u64),
         })
     }
 }

@@ -37,9 +37,6 @@ fn cluster_storage_over_three_replicas() {
             // A statement's writes are atomic per partition (NebulaGraph's, docs/design/cluster.md §4): the failing
             // mutation's partition writes nothing, the others commit.
             "a_failed_write_applies_nothing",
-            // Jobs are the meta service's in a cluster and are not built yet: refused ("not supported").
-            "index_rebuild_job",
-            "jobs_run_and_are_listed_newest_first",
         ],
     );
 }
@@ -71,8 +68,9 @@ const ONE_REPLICA_REFUSED: &[&str] = &[
     "expand_counts_match_paths",
     "find_paths_by_kind",
     "subgraph_rounds",
-    // As on three replicas: a statement's writes are atomic per partition; jobs are not built in a cluster.
-    "a_failed_write_applies_nothing",
+    // Jobs run on the host that serves the whole space: there is none.
     "index_rebuild_job",
     "jobs_run_and_are_listed_newest_first",
+    // As on three replicas: a statement's writes are atomic per partition.
+    "a_failed_write_applies_nothing",
 ];

@@ -51,11 +51,10 @@ struct JobsState {
 }
 
 impl EmbeddedStorage {
+    /// A job record is this engine's own, outside every partition: in a cluster, the host that serves a space whole
+    /// runs its jobs and keeps their records (not replicated; what the jobs write goes through the partitions'
+    /// groups as any write does).
     fn save_job(&self, job: &JobInfo) -> QResult<()> {
-        if self.is_replicated() {
-            // A job record is the host's own, not a partition's: the meta service will keep jobs in a cluster.
-            return Err(QError::not_supported("jobs in cluster mode"));
-        }
         let mut b = quiver_kv::WriteBatch::new();
         b.put(job_key(job.id), serde_json::to_vec(job).expect("job serializes"));
         self.kv.write(b).map_err(kv_err)
