@@ -55,6 +55,15 @@ func quiverBin() string {
 	return filepath.Join(repoRoot(), "target", "debug", "quiver")
 }
 
+// stopper stops a started process (SIGINT, then waits) and removes its directory.
+func stopper(cmd *exec.Cmd, dir string) func() {
+	return func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		os.RemoveAll(dir)
+	}
+}
+
 // startServer runs `quiver serve --demo` on free ports; it returns the graph port and a stop function.
 func startServer(extra ...string) (int, func(), error) {
 	bin := quiverBin()
@@ -69,11 +78,7 @@ func startServer(extra ...string) (int, func(), error) {
 	if err := cmd.Start(); err != nil {
 		return 0, nil, err
 	}
-	stop := func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		os.RemoveAll(dir)
-	}
+	stop := stopper(cmd, dir)
 	for i := 0; i < 600; i++ {
 		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/v1/health", httpPort)); err == nil {
 			resp.Body.Close()
@@ -103,11 +108,7 @@ func startPlayground() (int, func(), error) {
 	if err := cmd.Start(); err != nil {
 		return 0, nil, err
 	}
-	stop := func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		os.RemoveAll(dir)
-	}
+	stop := stopper(cmd, dir)
 	graph := 0
 	lines := bufio.NewScanner(out)
 	for lines.Scan() {
