@@ -43,6 +43,10 @@ pub trait Cluster: Send + Sync {
     fn leader_of(&self, space: u32, part: u32) -> Option<Arc<dyn HostHandle>>;
     /// Makes sure `space`'s partitions run on their hosts (placed and started on first use).
     fn open_space(&self, space: &SpaceDesc) -> QResult<()>;
+    /// Whether `space` is still in the catalog (a dropped space's partitions are dropped by their hosts).
+    fn space_exists(&self, _space: &SpaceDesc) -> bool {
+        true
+    }
 }
 
 /// How many times a read-modify-write decides again on a row that changed under it before it gives up.
@@ -595,6 +599,10 @@ impl StorageClient for ClusterStorage {
     }
 
     fn clear_space(&self, space: &SpaceDesc) -> QResult<()> {
+        if !self.cluster.space_exists(space) {
+            // DROP SPACE: the storage hosts close its partitions and delete their data as they see the catalog.
+            return Ok(());
+        }
         match self.on_whole_space_if_carried(space, &|| SpaceOp::ClearSpace)? {
             Some(answer) => done(answer),
             // A range delete reads nothing: partition 1's leader coordinates it as a chain over every partition.

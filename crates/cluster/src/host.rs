@@ -275,6 +275,15 @@ impl StorageHost {
         Ok(replica)
     }
 
+    /// Stops this host's replica of `space`'s partition `part` for good and deletes its log and data (its space was
+    /// dropped). `false` if it did not carry it.
+    pub fn close_part(&self, space: u32, part: u32) -> QResult<bool> {
+        let group = partition_group(space, part);
+        self.parts.write().expect("lock poisoned").remove(&group);
+        self.block_on(self.raft.close_group(group, &part_range(space, part)))
+            .map_err(|e| QError::storage(format!("part {part} of space {space}: {e}")))
+    }
+
     /// This host's replica of a partition, if it carries one.
     pub fn replica(&self, space: u32, part: u32) -> Option<Arc<Replica>> {
         self.parts.read().expect("lock poisoned").get(&partition_group(space, part)).cloned()

@@ -218,6 +218,10 @@ impl Cluster for ProcessCluster {
         self.remote(addr)
     }
 
+    fn space_exists(&self, space: &SpaceDesc) -> bool {
+        self.catalog.spaces().iter().any(|s| s.id == space.id)
+    }
+
     fn open_space(&self, space: &SpaceDesc) -> QResult<()> {
         // Storage hosts open the partitions placed on them as they see the catalog (Storaged::tick); a new space's
         // first request waits until every partition has elected a leader.
@@ -343,11 +347,20 @@ impl Storaged {
         Ok(Arc::new(Storaged { addr: addr.to_string(), host, cluster, catalog, transport, opened: Mutex::default() }))
     }
 
-    /// One heartbeat: tells the meta service this host is alive, takes the catalog, and opens the partitions
-    /// placed here that are not open yet (one replica of each new partition, in turn, makes its group).
+    /// One heartbeat: tells the meta service this host is alive, takes the catalog, opens the partitions placed
+    /// here that are not open yet (one replica of each new partition, in turn, makes its group), and closes those of
+    /// dropped spaces, deleting their data (NebulaGraph's storaged does the same on its heartbeat).
     pub fn tick(&self) -> QResult<()> {
         self.catalog.client().call(&MetaRequest::Heartbeat { host: self.addr.clone() })?;
         self.catalog.refresh()?;
+        let live: std::collections::BTreeSet<u32> = self.catalog.spaces().iter().map(|s| s.id).collect();
+        let dropped: Vec<(u32, u32)> =
+            self.opened.lock().expect("lock poisoned").keys().filter(|(s, _)| !live.contains(s)).copied().collect();
+        for (space, part) in dropped {
+            self.host.close_part(space, part)?;
+            self.opened.lock().expect("lock poisoned").remove(&(space, part));
+            log::info!("closed part {part} of dropped space {space}");
+        }
         for space in self.catalog.spaces() {
             let Ok(placed) = self.catalog.parts_of(&space.name) else { continue };
             for (i, replicas) in placed.iter().enumerate() {

@@ -267,6 +267,20 @@ fn a_storage_host_cut_off_stops_acknowledging_and_nothing_acknowledged_is_lost()
     let keys: Vec<String> = refused.iter().map(|v| format!("{v}->{v}")).collect();
     let r = pg.exec_ok(&format!("FETCH PROP ON e {} YIELD e.w", keys.join(",")), Duration::from_secs(30));
     assert_eq!(rows(&r), Vec::<Vec<J>>::new(), "a write the cut-off host refused was applied");
+
+    // DROP SPACE: every host closes the space's partitions (their groups stop leading anything) within a heartbeat
+    // or two.
+    pg.exec_ok("DROP SPACE c", Duration::from_secs(30));
+    let stores: Vec<String> = (1..=3).map(|n| pg.proc("storaged", n).0).collect();
+    let started = Instant::now();
+    loop {
+        let led = cluster.claims(&stores);
+        if !led.keys().any(|(s, _)| *s == space.id) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "dropped space {} still led: {led:?}", space.id);
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// A storage or meta port given a service request that does not decode answers with an error and keeps the

@@ -115,6 +115,25 @@ impl RaftHost {
         self.groups.read().expect("groups lock").get(&group).cloned()
     }
 
+    /// Stops this host's replica of `group` for good and deletes its Raft state (log, vote, applied id) and the data
+    /// in `data` (the group's range): what a dropped space's partitions leave. `false` if it did not run here.
+    pub async fn close_group(&self, group: GroupId, data: &DataRange) -> Result<bool, ReplicaError> {
+        let replica = self.groups.write().expect("groups lock").remove(&group);
+        let Some(replica) = replica else { return Ok(false) };
+        let _ = replica.raft.shutdown().await;
+        let mut batch = WriteBatch::new();
+        let log = crate::keys::state_key(crate::keys::LOG, group);
+        batch.delete_range(log.clone(), quiver_kv::prefix_end(&log).expect("a log prefix ends"));
+        for kind in [crate::keys::VOTE, crate::keys::COMMITTED, crate::keys::PURGED, crate::keys::APPLIED] {
+            batch.delete(crate::keys::state_key(kind, group));
+        }
+        batch.delete_range(data.start.clone(), data.end.clone());
+        self.engine
+            .write(batch)
+            .map_err(|e| ReplicaError::Stopped { group, reason: format!("its state was not deleted: {e}") })?;
+        Ok(true)
+    }
+
     /// Stops every group (their state stays in the engine; [`RaftHost::open_group`] resumes it).
     pub async fn shutdown(&self) {
         let groups: Vec<_> = self.groups.write().expect("groups lock").drain().map(|(_, r)| r).collect();
