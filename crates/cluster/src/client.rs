@@ -304,24 +304,13 @@ impl ClusterStorage {
                 }
             }
             if count_only {
-                if result.paths == u64::MAX {
-                    return Err(QError::execution(
-                        "The traversal reaches more than 18446744073709551614 paths, which cannot be counted",
-                    ));
-                }
-                return Ok(result);
+                return quiver_storage::check_expand_counts(result);
             }
             frontier = next;
         }
         result.paths = frontier.iter().fold(0u64, |s, (_, m)| s.saturating_add(*m));
         result.ends = frontier;
-        if result.paths == u64::MAX || result.ends.iter().any(|(_, m)| *m == u64::MAX) {
-            // As the storage's own walk says it.
-            return Err(QError::execution(
-                "The traversal reaches more than 18446744073709551614 paths, which cannot be counted",
-            ));
-        }
-        Ok(result)
+        quiver_storage::check_expand_counts(result)
     }
 
     /// A read-modify-write of one row as a compare-and-set loop ([`RmwStep`]).
@@ -636,10 +625,9 @@ impl StorageClient for ClusterStorage {
     // it fails lists none of them), and COMPACT and FLUSH act on that host's engine only.
     fn submit_job(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {
         let op = || SpaceOp::SubmitJob { kind, indexes: indexes.clone() };
-        let Some((serving, _)) = self.on_whole_space_by(space, &|| SpaceOp::Jobs)? else {
-            return Err(QError::not_supported("a job of a space no storage host carries whole"));
-        };
+        let refused = || QError::not_supported("a job of a space no storage host carries whole");
         if matches!(kind, JobKind::Compact | JobKind::Flush) {
+            let (serving, _) = self.on_whole_space_by(space, &|| SpaceOp::Jobs)?.ok_or_else(refused)?;
             // Every replica compacts (or flushes) its own engine: the other hosts first, each answering once done,
             // so the job listed (the serving host's) is over only once all are. A host that does not answer now
             // compacts at the next COMPACT.
@@ -647,7 +635,7 @@ impl StorageClient for ClusterStorage {
                 let _ = host.call(HostRequest::EngineJob { space: space.clone(), kind });
             }
         }
-        answer!(self.on_whole_space(space, &op)?, Answer::JobId)
+        answer!(self.on_whole_space_if_carried(space, &op)?.ok_or_else(refused)?, Answer::JobId)
     }
 
     fn jobs(&self, space: &SpaceDesc) -> QResult<Vec<JobInfo>> {

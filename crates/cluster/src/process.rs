@@ -181,6 +181,14 @@ impl ProcessCluster {
         led
     }
 
+    /// The hosts `space`'s partition `part` is placed on, as the catalog says.
+    fn peers(&self, space: u32, part: u32) -> Option<Vec<String>> {
+        let desc = self.catalog.spaces().into_iter().find(|s| s.id == space)?;
+        let mut placed = self.catalog.parts_of(&desc.name).ok()?;
+        let i = part.checked_sub(1)? as usize;
+        (i < placed.len()).then(|| placed.swap_remove(i))
+    }
+
     /// A storage host at `addr`, as this process reaches it.
     pub fn remote(&self, addr: &str) -> Option<Arc<dyn HostHandle>> {
         let id = node_id(addr).ok()?;
@@ -210,10 +218,7 @@ impl Cluster for ProcessCluster {
 
     fn leader_of(&self, space: u32, part: u32) -> Option<Arc<dyn HostHandle>> {
         // Of the hosts carrying the partition, the one that claims it in the latest term.
-        let desc = self.catalog.spaces().into_iter().find(|s| s.id == space)?;
-        let placed = self.catalog.parts_of(&desc.name).ok()?;
-        let replicas = placed.get(part.checked_sub(1)? as usize)?;
-        let claims = self.claims(replicas);
+        let claims = self.claims(&self.peers(space, part)?);
         let (addr, _) = claims.get(&(space, part))?;
         self.remote(addr)
     }
@@ -257,9 +262,7 @@ impl Hosts for ProcessCluster {
             Some(replica) => node_addr(replica.leader()?),
             // Not carried here: a replica as placed (one that does not lead refuses, and the caller asks again).
             None => {
-                let desc = self.catalog.spaces().into_iter().find(|s| s.id == space)?;
-                let placed = self.catalog.parts_of(&desc.name).ok()?;
-                let peers = placed.get(part.checked_sub(1)? as usize)?;
+                let peers = self.peers(space, part)?;
                 let turn = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.subsec_nanos() as usize);

@@ -255,17 +255,11 @@ impl From<Refusal> for HostError {
     }
 }
 
-pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
-    postcard::to_allocvec(value).expect("an in-memory value encodes")
-}
+pub use quiver_metad::service::encode;
 
-/// Decodes a whole message: an error if it does not decode or leaves bytes over.
+/// Decodes a whole message: a storage error if it does not decode or leaves bytes over.
 pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> QResult<T> {
-    match postcard::take_from_bytes(bytes) {
-        Ok((value, [])) => Ok(value),
-        Ok((_, rest)) => Err(QError::storage(format!("a {what} with {} bytes after its end", rest.len()))),
-        Err(e) => Err(QError::storage(format!("a {what} that does not decode: {e}"))),
-    }
+    quiver_metad::service::decode_message(bytes, what).map_err(QError::storage)
 }
 
 pub fn batch_bytes(batch: &WriteBatch) -> Vec<u8> {

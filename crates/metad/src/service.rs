@@ -149,16 +149,22 @@ pub enum MetaRefusal {
 
 pub type MetaReply = Result<MetaAnswer, MetaRefusal>;
 
-fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+/// A message between Quiver's processes, encoded (postcard over serde; the storage service's too).
+pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     postcard::to_allocvec(value).expect("an in-memory value encodes")
 }
 
-fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> QResult<T> {
+/// Decodes a whole message (`what`, for the error): why not if it does not decode or leaves bytes over.
+pub fn decode_message<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> Result<T, String> {
     match postcard::take_from_bytes(bytes) {
         Ok((value, [])) => Ok(value),
-        Ok((_, rest)) => Err(QError::execution(format!("a {what} with {} bytes after its end", rest.len()))),
-        Err(e) => Err(QError::execution(format!("a {what} that does not decode: {e}"))),
+        Ok((_, rest)) => Err(format!("a {what} with {} bytes after its end", rest.len())),
+        Err(e) => Err(format!("a {what} that does not decode: {e}")),
     }
+}
+
+fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> QResult<T> {
+    decode_message(bytes, what).map_err(QError::execution)
 }
 
 /// A metad's side: answers on the meta group's leader.

@@ -5,6 +5,7 @@
 //! at a time, so writers (and the background merger) get in between, and the query's budget is checked before
 //! each batch, so a traversal that reaches a super vertex or runs past its deadline stops there.
 
+use crate::topology::{Adjacency, SpaceTopology};
 use crate::EmbeddedStorage;
 use quiver_api::*;
 use quiver_common::budget::Meter;
@@ -179,36 +180,19 @@ impl EmbeddedStorage {
                 for batch in frontier.chunks(FRONTIER_BATCH) {
                     req.budget.check()?;
                     let t = topo.read().expect("lock poisoned");
-                    let adjs: Vec<_> = hop.edge_types.iter().filter_map(|et| t.adjacency(*et)).collect();
-                    for &(v, m) in batch {
-                        let degree: u64 = adjs.iter().map(|a| a.degree(v) as u64).sum();
-                        result.edges_read += degree;
-                        result.paths = result.paths.saturating_add(m.saturating_mul(degree));
-                    }
+                    count_through(&adjacencies(&t, &hop.edge_types), batch, &mut result);
                 }
                 return finish(result);
             }
             for batch in frontier.chunks(FRONTIER_BATCH) {
                 req.budget.check()?;
                 let t = topo.read().expect("lock poisoned");
-                for et in &hop.edge_types {
-                    let Some(adj) = t.adjacency(*et) else {
-                        continue;
-                    };
-                    for &(v, m) in batch {
-                        adj.for_each_target(v, |to| {
-                            result.edges_read += 1;
-                            tally.bump(to, m);
-                        });
-                    }
-                }
+                walk_step(&adjacencies(&t, &hop.edge_types), batch, &mut tally, &mut result.edges_read);
             }
             req.budget.check()?;
             tally.drain_into(&mut frontier);
         }
-        result.paths = frontier.iter().fold(0u64, |s, (_, m)| s.saturating_add(*m));
-        let t = topo.read().expect("lock poisoned");
-        result.ends = frontier.iter().map(|&(v, m)| (t.dict.value(v), m)).collect();
+        set_ends(&topo.read().expect("lock poisoned"), frontier, &mut result);
         finish(result)
     }
 }
@@ -234,31 +218,18 @@ impl EmbeddedStorage {
             budget.check()?;
             let t = topo.read().expect("lock poisoned");
             let ids: Vec<(u32, u64)> = batch.iter().filter_map(|(v, m)| t.dict.get(v).map(|id| (id, *m))).collect();
-            let adjs: Vec<_> = edge_types.iter().filter_map(|et| t.adjacency(*et)).collect();
+            let adjs = adjacencies(&t, edge_types);
             if count_only {
-                for &(v, m) in &ids {
-                    let degree: u64 = adjs.iter().map(|a| a.degree(v) as u64).sum();
-                    result.edges_read += degree;
-                    result.paths = result.paths.saturating_add(m.saturating_mul(degree));
-                }
+                count_through(&adjs, &ids, &mut result);
                 continue;
             }
             let tally = tally.get_or_insert_with(|| Tally::new(t.dict.len()));
-            for adj in &adjs {
-                for &(v, m) in &ids {
-                    adj.for_each_target(v, |to| {
-                        result.edges_read += 1;
-                        tally.bump(to, m);
-                    });
-                }
-            }
+            walk_step(&adjs, &ids, tally, &mut result.edges_read);
         }
         if let Some(mut tally) = tally {
             let mut reached = Vec::new();
             tally.drain_into(&mut reached);
-            let t = topo.read().expect("lock poisoned");
-            result.paths = reached.iter().fold(0u64, |s, (_, m)| s.saturating_add(*m));
-            result.ends = reached.into_iter().map(|(v, m)| (t.dict.value(v), m)).collect();
+            set_ends(&topo.read().expect("lock poisoned"), reached, &mut result);
         }
         finish(result)
     }
@@ -390,7 +361,41 @@ impl EmbeddedStorage {
     }
 }
 
-fn finish(r: ExpandResult) -> QResult<ExpandResult> {
+/// The adjacencies of `edge_types` (signed) that have edges.
+fn adjacencies<'t>(t: &'t SpaceTopology, edge_types: &[i32]) -> Vec<&'t Adjacency> {
+    edge_types.iter().filter_map(|et| t.adjacency(*et)).collect()
+}
+
+/// The last step of a count: the walks through it from `batch` (each vertex with the walks reaching it), from
+/// degrees over `adjs`.
+fn count_through(adjs: &[&Adjacency], batch: &[(u32, u64)], result: &mut ExpandResult) {
+    for &(v, m) in batch {
+        let degree: u64 = adjs.iter().map(|a| a.degree(v) as u64).sum();
+        result.edges_read += degree;
+        result.paths = result.paths.saturating_add(m.saturating_mul(degree));
+    }
+}
+
+/// One step from `batch` over `adjs`: each far end tallied with the walks reaching its near end.
+fn walk_step(adjs: &[&Adjacency], batch: &[(u32, u64)], tally: &mut Tally, edges_read: &mut u64) {
+    for adj in adjs {
+        for &(v, m) in batch {
+            adj.for_each_target(v, |to| {
+                *edges_read += 1;
+                tally.bump(to, m);
+            });
+        }
+    }
+}
+
+/// The walk's far ends with their walk counts, and the walks in all.
+fn set_ends(t: &SpaceTopology, reached: Vec<(u32, u64)>, result: &mut ExpandResult) {
+    result.paths = reached.iter().fold(0u64, |s, (_, m)| s.saturating_add(*m));
+    result.ends = reached.into_iter().map(|(v, m)| (t.dict.value(v), m)).collect();
+}
+
+/// Refuses a result whose counts saturated (a cluster's client checks the counts it sums with it too).
+pub fn finish(r: ExpandResult) -> QResult<ExpandResult> {
     if r.paths == u64::MAX || r.ends.iter().any(|(_, m)| *m == u64::MAX) {
         return Err(QError::execution(
             "The traversal reaches more than 18446744073709551614 paths, which cannot be counted",

@@ -27,6 +27,7 @@ mod ttl;
 pub mod vcache;
 mod write;
 
+pub use expand::finish as check_expand_counts;
 pub use replica::{CommitObserver, Proposer};
 pub use write::PartCounters;
 
