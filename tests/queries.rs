@@ -59,6 +59,7 @@ query_files!(
     get_subgraph,
     lookup,
     index,
+    partitioned,
     stats_jobs,
     ttl,
     configs,

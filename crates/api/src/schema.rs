@@ -40,6 +40,11 @@ pub struct SpaceDesc {
 }
 
 impl SpaceDesc {
+    /// The space's partition ids, 1 to `partition_num`.
+    pub fn all_parts(&self) -> Vec<u32> {
+        (1..=self.partition_num).collect()
+    }
+
     /// Whether `vid` has the space's VID type (its length is checked by [`SpaceDesc::check_vid_len`]).
     pub fn vid_type_matches(&self, vid: &Value) -> bool {
         matches!((self.vid_type, vid), (VidType::Int64, Value::Int(_)) | (VidType::FixedString(_), Value::String(_)))

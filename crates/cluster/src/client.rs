@@ -8,11 +8,16 @@
 //! leader ([`crate::StorageHost::catch_up`]).
 //!
 //! Hosts are reached through [`HostHandle`]: in process, or behind the network ([`crate::process`]); every request
-//! is a [`HostRequest`] value either way. Not yet: multi-hop reads need a host that carries every partition (graphd driving them step by step does
-//! not); a statement's writes are atomic per partition (each partition's share is one write, coordinated by that
-//! partition, all its copies written by [`crate::chain`]); a failure in one partition fails the statement, with
-//! the others' shares written, as NebulaGraph answers a write that is not 100 % complete; jobs run on the host
-//! that serves the space whole, their records not replicated; snapshots are refused.
+//! is a [`HostRequest`] value either way.
+//!
+//! When no host carries every partition (NebulaGraph's default `replica_factor = 1` on several hosts), the reads
+//! over a whole space are driven from here: GO walks step by step, path searches and subgraphs level by level
+//! (their neighbours read from the partitions' leaders), and scans, counts, index builds and index scans per
+//! partition leader. Not yet: MATCH's path counts then; jobs run on the host that serves the space whole, their
+//! records not replicated, and are refused without one; a statement's writes are atomic per partition (each
+//! partition's share is one write, coordinated by that partition, all its copies written by [`crate::chain`]); a
+//! failure in one partition fails the statement, with the others' shares written, as NebulaGraph answers a write
+//! that is not 100 % complete; snapshots are refused.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -489,7 +494,12 @@ impl StorageClient for ClusterStorage {
     }
 
     fn find_paths(&self, space: &SpaceDesc, req: &PathSearchRequest) -> QResult<PathSearchResult> {
-        answer!(self.on_whole_space(space, &|| SpaceOp::FindPaths(req.clone()))?, Answer::Paths)
+        match self.on_whole_space_if_carried(space, &|| SpaceOp::FindPaths(req.clone()))? {
+            Some(answer) => answer!(answer, Answer::Paths),
+            // No host carries the whole space: the search runs here, each level's neighbours read from the
+            // partitions' leaders (one request per leader host per level).
+            None => quiver_storage::search_paths_by_reads(req, &mut |r| self.get_neighbors(space, r)),
+        }
     }
 
     fn subgraph(
@@ -503,7 +513,12 @@ impl StorageClient for ClusterStorage {
         let mut decided: Vec<(Vec<Value>, Vec<bool>)> = Vec::new();
         loop {
             let op = || SpaceOp::Subgraph { req: req.clone(), decided: decided.clone() };
-            match answer!(self.on_whole_space(space, &op)?, Answer::Subgraph)? {
+            let Some(answer) = self.on_whole_space_if_carried(space, &op)? else {
+                // No host carries the whole space: the rounds run here, each one's neighbours read from the
+                // partitions' leaders (one request per leader host per round).
+                return quiver_storage::subgraph_by_reads(req, &mut |r| self.get_neighbors(space, r), expandable);
+            };
+            match answer!(answer, Answer::Subgraph)? {
                 SubgraphAnswer::Rounds(rounds) => return Ok(rounds),
                 SubgraphAnswer::Decide { round, vertices } => {
                     let keep = expandable(&vertices)?;
@@ -578,7 +593,7 @@ impl StorageClient for ClusterStorage {
         }
         // No host carries the whole space: each partition's leader scans its own, in partition order here.
         let op = |_: &[u32]| PartOp::ScanVertices { schema: schema.cloned(), limit: limit as u64 };
-        let answers = self.on_leaders(space, (1..=space.partition_num).collect(), &op)?;
+        let answers = self.on_leaders(space, space.all_parts(), &op)?;
         let mut by_part: Vec<(u32, Vec<Value>)> = Vec::new();
         for (_, answer) in answers {
             by_part.extend(answer!(answer, Answer::PartVids)?);
@@ -600,16 +615,64 @@ impl StorageClient for ClusterStorage {
     }
 
     fn drop_schema_data(&self, space: &SpaceDesc, schema: &SchemaRef) -> QResult<()> {
-        done(self.on_whole_space(space, &|| SpaceOp::DropSchemaData(schema.clone()))?)
+        match self.on_whole_space_if_carried(space, &|| SpaceOp::DropSchemaData(schema.clone()))? {
+            Some(answer) => done(answer),
+            // No host carries the whole space: each partition's leader deletes its partitions' rows.
+            None => self
+                .on_leaders(space, space.all_parts(), &|_| PartOp::DropSchemaData(schema.clone()))?
+                .into_iter()
+                .try_for_each(|(_, answer)| done(answer)),
+        }
     }
 
     fn scan_index(&self, space: &SpaceDesc, scans: &[IndexScan], budget: &Budget) -> QResult<Vec<IndexHit>> {
         let op = || SpaceOp::ScanIndex { scans: scans.to_vec(), budget: budget.clone() };
-        answer!(self.on_whole_space(space, &op)?, Answer::Hits)
+        if let Some(answer) = self.on_whole_space_if_carried(space, &op)? {
+            return answer!(answer, Answer::Hits);
+        }
+        // No host carries the whole space: each partition's leader scans its own; the hits are put in the order one
+        // host gives them (by scan, then partition).
+        let op = |_: &[u32]| PartOp::ScanIndex { scans: scans.to_vec(), budget: budget.clone() };
+        let mut by_part: Vec<(u32, Vec<Vec<IndexHit>>)> = Vec::new();
+        for (_, answer) in self.on_leaders(space, space.all_parts(), &op)? {
+            by_part.extend(answer!(answer, Answer::PartHits)?);
+        }
+        by_part.sort_by_key(|(part, _)| *part);
+        let mut hits = Vec::new();
+        for scan in 0..scans.len() {
+            for (_, per_scan) in &mut by_part {
+                hits.append(
+                    per_scan
+                        .get_mut(scan)
+                        .ok_or_else(|| QError::storage("a host answered fewer index scans than asked"))?,
+                );
+            }
+        }
+        Ok(hits)
     }
 
     fn index_created(&self, space: &SpaceDesc, index: &IndexRef) -> QResult<Option<i64>> {
-        answer!(self.on_whole_space(space, &|| SpaceOp::IndexCreated(index.clone()))?, Answer::Created)
+        if let Some(answer) = self.on_whole_space_if_carried(space, &|| SpaceOp::IndexCreated(index.clone()))? {
+            return answer!(answer, Answer::Created);
+        }
+        // No host carries the whole space: each partition's leader writes its partitions' entries, then the index is
+        // ready. A build too large to run inside the statement would be a job, and jobs need a host that carries
+        // the whole space.
+        let stats = self.stats(space)?;
+        let counts = if index.kind == SchemaKind::Tag { &stats.tags } else { &stats.edges };
+        let rows = counts.iter().find(|(id, _)| *id == index.schema_id).map_or(0, |(_, n)| *n);
+        if rows > quiver_storage::jobs::INLINE_BUILD_ROWS {
+            return Err(QError::not_supported(format!(
+                "building an index over more than {} existing rows of a space no storage host carries whole \
+                 (the index stays in the building state: drop it, or create it before loading the data)",
+                quiver_storage::jobs::INLINE_BUILD_ROWS
+            )));
+        }
+        self.on_leaders(space, space.all_parts(), &|_| PartOp::BuildIndex(index.clone()))?
+            .into_iter()
+            .try_for_each(|(_, answer)| done(answer))?;
+        done(self.on_part(space, 1, &|| PartOp::IndexReady(index.id))?)?;
+        Ok(None)
     }
 
     fn drop_index_data(&self, space: &SpaceDesc, index_id: i32) -> QResult<()> {
@@ -656,7 +719,7 @@ impl StorageClient for ClusterStorage {
             return answer!(answer, Answer::Stats);
         }
         // No host carries the whole space: each partition's leader counts its own partitions, summed here.
-        let answers = self.on_leaders(space, (1..=space.partition_num).collect(), &|_| PartOp::Stats)?;
+        let answers = self.on_leaders(space, space.all_parts(), &|_| PartOp::Stats)?;
         let (mut tags, mut edges) = (BTreeMap::<i32, i64>::new(), BTreeMap::<i32, i64>::new());
         let mut total = SpaceStats::default();
         for (_, answer) in answers {

@@ -364,40 +364,56 @@ impl Storaged {
             self.opened.lock().expect("lock poisoned").remove(&(space, part));
             log::info!("closed part {part} of dropped space {space}");
         }
+        let mut to_open = Vec::new();
         for space in self.catalog.spaces() {
             let Ok(placed) = self.catalog.parts_of(&space.name) else { continue };
-            for (i, replicas) in placed.iter().enumerate() {
+            for (i, replicas) in placed.into_iter().enumerate() {
                 let part = i as u32 + 1;
-                if !replicas.contains(&self.addr)
-                    || self.opened.lock().expect("lock poisoned").contains_key(&(space.id, part))
+                if replicas.contains(&self.addr)
+                    && !self.opened.lock().expect("lock poisoned").contains_key(&(space.id, part))
                 {
-                    continue;
+                    to_open.push((space.clone(), part, replicas));
                 }
-                self.open(&space, part, replicas)?;
-                self.opened.lock().expect("lock poisoned").insert((space.id, part), ());
             }
         }
-        Ok(())
+        self.open_together(to_open)
     }
 
-    fn open(&self, space: &Arc<SpaceDesc>, part: u32, replicas: &[String]) -> QResult<()> {
-        let members: BTreeMap<NodeId, BasicNode> =
-            replicas.iter().map(|a| Ok((node_id(a)?, BasicNode::new(a.clone())))).collect::<QResult<_>>()?;
-        // The replica that makes a group usually wins its first election: taking turns by partition spreads the
-        // leaders over the hosts (NebulaGraph balances leaders the same way).
-        let first = replicas.get((part as usize - 1) % replicas.len().max(1)) == Some(&self.addr);
-        self.host.block_on(async {
-            let replica = self.host.open_part(space.clone(), part, self.transport.clone()).await?;
-            if first {
-                // Once: a group that was made already (a restart) refuses, which is fine.
-                if let Err(e) = replica.initialize(members).await {
-                    log::debug!("part {part} of space {}: {e}", space.id);
+    /// Opens these partitions' replicas here, all at once, their starts staggered over one Raft tick interval
+    /// (`Timing::staggered_starts`): groups started together would otherwise tick, send their heartbeats and check
+    /// their election timeouts on the same instants, for as long as they run. The first error is returned once all
+    /// were tried; those opened are not opened again.
+    fn open_together(&self, placed: Vec<(Arc<SpaceDesc>, u32, Vec<String>)>) -> QResult<()> {
+        let starts = self.host.raft().timing().staggered_starts(placed.len());
+        let results = self.host.block_on(async {
+            let mut running = tokio::task::JoinSet::new();
+            for ((space, part, replicas), start) in placed.into_iter().zip(starts) {
+                let (host, transport, addr) = (self.host.clone(), self.transport.clone(), self.addr.clone());
+                running.spawn(async move {
+                    tokio::time::sleep(start).await;
+                    let opened = open_replica(&host, transport, &addr, &space, part, &replicas).await;
+                    (space, part, replicas.len(), opened)
+                });
+            }
+            let mut results = Vec::new();
+            while let Some(done) = running.join_next().await {
+                results.push(done.map_err(|e| QError::storage(format!("opening a partition's replica: {e}"))));
+            }
+            results
+        });
+        let mut first_error = None;
+        for result in results {
+            match result {
+                Ok((space, part, replicas, Ok(()))) => {
+                    self.opened.lock().expect("lock poisoned").insert((space.id, part), ());
+                    log::info!("opened part {part} of space {} ({replicas} replicas)", space.name);
+                }
+                Ok((_, _, _, Err(e))) | Err(e) => {
+                    first_error.get_or_insert(e);
                 }
             }
-            QResult::Ok(())
-        })?;
-        log::info!("opened part {part} of space {} ({} replicas)", space.name, replicas.len());
-        Ok(())
+        }
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Heartbeats every [`HEARTBEAT_EVERY`] on this thread, forever.
@@ -409,6 +425,30 @@ impl Storaged {
             std::thread::sleep(HEARTBEAT_EVERY);
         }
     }
+}
+
+/// Opens `host`'s replica of a partition; the replica that takes its turn (partition N by replica N mod R) makes the
+/// group: it usually wins the first election, so leaders spread over the hosts (NebulaGraph balances leaders the same
+/// way).
+async fn open_replica(
+    host: &StorageHost,
+    transport: Arc<TcpTransport>,
+    addr: &str,
+    space: &Arc<SpaceDesc>,
+    part: u32,
+    replicas: &[String],
+) -> QResult<()> {
+    let members: BTreeMap<NodeId, BasicNode> =
+        replicas.iter().map(|a| Ok((node_id(a)?, BasicNode::new(a.clone())))).collect::<QResult<_>>()?;
+    let first = replicas.get((part as usize - 1) % replicas.len().max(1)).map(String::as_str) == Some(addr);
+    let replica = host.open_part(space.clone(), part, transport).await?;
+    if first {
+        // Once: a group that was made already (a restart) refuses, which is fine.
+        if let Err(e) = replica.initialize(members).await {
+            log::debug!("part {part} of space {}: {e}", space.id);
+        }
+    }
+    Ok(())
 }
 
 /// What a cluster's graphd shows of its machines (SHOW HOSTS, SHOW PARTS, SHOW META LEADER, ADD/DROP HOSTS).

@@ -93,6 +93,17 @@ pub enum PartOp {
     ClearSpace,
     /// An index's entries deleted, coordinated by this partition.
     DropIndexData(i32),
+    /// The rows of a dropped tag or edge type in these partitions deleted.
+    DropSchemaData(SchemaRef),
+    /// The index hits in each of these partitions, per scan ([`quiver_storage::EmbeddedStorage::scan_index_in`]).
+    ScanIndex {
+        scans: Vec<IndexScan>,
+        budget: Budget,
+    },
+    /// An index's entries for the rows of these partitions, written anew.
+    BuildIndex(IndexRef),
+    /// The index is marked ready in the catalog (once every partition's entries are built).
+    IndexReady(i32),
     /// One step of a read-modify-write of one row (see [`RmwStep`]).
     Rmw {
         target: RmwTarget,
@@ -211,6 +222,8 @@ pub enum Answer {
     Count(u64),
     /// Vertices by partition ([`PartOp::ScanVertices`]).
     PartVids(Vec<(u32, Vec<Value>)>),
+    /// Index hits by partition, per scan ([`PartOp::ScanIndex`]).
+    PartHits(Vec<(u32, Vec<Vec<IndexHit>>)>),
     /// `(space, part, term)` of each partition whose replica here believes it leads, in that term.
     Leaders(Vec<(u32, u32, u64)>),
 }
@@ -391,6 +404,25 @@ impl StorageHost {
             PartOp::ClearSpace => {
                 let part = parts.first().copied().unwrap_or(1);
                 self.coordinate(part, || storage.clear_space(space))?;
+                Answer::Done
+            }
+            PartOp::ScanIndex { scans, budget } => {
+                Answer::PartHits(storage.scan_index_in(space, parts, &scans, &budget)?)
+            }
+            PartOp::DropSchemaData(schema) => {
+                for &part in parts {
+                    self.coordinate(part, || storage.drop_schema_data_in(space, &schema, &[part]))?;
+                }
+                Answer::Done
+            }
+            PartOp::BuildIndex(index) => {
+                for &part in parts {
+                    self.coordinate(part, || storage.build_index_in(space, &index, &[part]))?;
+                }
+                Answer::Done
+            }
+            PartOp::IndexReady(id) => {
+                storage.index_ready(space, id)?;
                 Answer::Done
             }
             PartOp::DropIndexData(id) => {

@@ -175,14 +175,27 @@ impl Drop for Playground {
 
 /// Query files run by a query engine in this process over a playground's meta service and storage hosts (the
 /// remote catalog and storage client a graphd uses; a graphd adds only its ports). A representative subset: the
-/// nba graph through GO, FETCH, LOOKUP, MATCH and FIND PATH; every file loads `nba` (one partition, one replica)
-/// itself. `tests/cluster_queries.rs` runs every file on the simulated cluster.
+/// nba graph through GO, FETCH, LOOKUP, MATCH and FIND PATH (each file loads `nba`, one partition, one replica,
+/// itself), and indexes on a space spread over the hosts (`partitioned`). `tests/cluster_queries.rs` runs every file
+/// on the simulated cluster.
 #[test]
 fn query_files_on_a_playground() {
     let _one = one_at_a_time();
-    // (go.test's `tree` space has 3 partitions of one replica, on different hosts: its multi-hop GOs are walked
-    // step by step from the client.)
-    let files = ["nba", "go", "match_basic", "match_multi_hop", "lookup", "find_path", "fetch", "insert", "update"];
+    // (go.test's `tree` space and partitioned.test's `spread` have 3 partitions of one replica, on different hosts:
+    // the multi-hop GOs are walked step by step from the client, and the index builds and scans are each partition
+    // leader's.)
+    let files = [
+        "nba",
+        "go",
+        "match_basic",
+        "match_multi_hop",
+        "lookup",
+        "find_path",
+        "fetch",
+        "insert",
+        "update",
+        "partitioned",
+    ];
     let base = base_offset() + 7;
     let rt = tokio::runtime::Runtime::new().unwrap();
     for (i, file) in files.iter().enumerate() {

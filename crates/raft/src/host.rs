@@ -67,6 +67,11 @@ impl RaftHost {
         self.id
     }
 
+    /// The timing every group here runs with.
+    pub fn timing(&self) -> &Timing {
+        &self.timing
+    }
+
     /// Starts a group's replica from what the engine holds of it (nothing for a new group; then
     /// [`Replica::initialize`] on one replica, or membership changes, make it part of a cluster).
     pub async fn open_group<T: Transport>(

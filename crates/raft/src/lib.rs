@@ -211,6 +211,20 @@ impl Default for Timing {
 }
 
 impl Timing {
+    /// How often each group's openraft core ticks (its `heartbeat_interval × 3 / 2`): on a tick a leader sends the
+    /// heartbeats that are due and a follower checks its election timeout. A group's ticks keep the phase of its
+    /// start.
+    pub fn tick_interval(&self) -> Duration {
+        self.heartbeat * 3 / 2
+    }
+
+    /// When each of `n` groups started together should start so their ticks are spread evenly over one tick
+    /// interval, not all on one instant (a host opening its partitions, a space's partitions created).
+    pub fn staggered_starts(&self, n: usize) -> Vec<Duration> {
+        let interval = self.tick_interval();
+        (0..n).map(|i| interval * i as u32 / n.max(1) as u32).collect()
+    }
+
     fn config(&self, group: GroupId) -> Result<openraft::Config, String> {
         let ms = |d: Duration| d.as_millis() as u64;
         let config = openraft::Config {
@@ -258,5 +272,36 @@ mod store_suite {
     #[test]
     fn openraft_storage_suite() {
         Suite::test_all(Builder).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod timing_tests {
+    use std::time::Duration;
+
+    use super::Timing;
+
+    #[test]
+    fn tick_interval_is_openraft_s() {
+        let t = Timing { heartbeat: Duration::from_millis(300), ..Timing::default() };
+        assert_eq!(t.tick_interval(), Duration::from_millis(450));
+    }
+
+    #[test]
+    fn groups_started_together_spread_over_one_tick() {
+        let t = Timing::default();
+        assert!(t.staggered_starts(0).is_empty());
+        assert_eq!(t.staggered_starts(1), vec![Duration::ZERO]);
+        for n in [2, 3, 7, 1000] {
+            let starts = t.staggered_starts(n);
+            assert_eq!(starts.len(), n);
+            assert_eq!(starts[0], Duration::ZERO);
+            assert!(*starts.last().unwrap() < t.tick_interval());
+            let step = t.tick_interval() / n as u32;
+            for w in starts.windows(2) {
+                let gap = w[1] - w[0];
+                assert!(gap.abs_diff(step) <= Duration::from_nanos(1), "n = {n}: gap {gap:?}, step {step:?}");
+            }
+        }
     }
 }

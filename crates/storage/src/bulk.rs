@@ -152,7 +152,7 @@ impl EmbeddedStorage {
         {
             let mut guard = self.lock_writers();
             // Partitions are counted on every core: this scan is most of a load's tail.
-            let parts: Vec<u32> = (1..=space.partition_num).collect();
+            let parts = space.all_parts();
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(parts.len()).max(1);
             let counted: Vec<QResult<Vec<(u32, PartCounters)>>> = std::thread::scope(|s| {
                 let handles: Vec<_> = parts
@@ -183,7 +183,7 @@ impl EmbeddedStorage {
         log::debug!("bulk: recounted in {:.2} s", t.elapsed().as_secs_f64());
         if let Some(catalog) = self.catalog() {
             for i in catalog.indexes(space) {
-                self.build_index(space, &i, None, &|_, _| {})?;
+                self.build_index(space, &i, &space.all_parts(), None, &|_, _| {})?;
                 catalog.set_index_state(space, i.id, IndexState::Ready)?;
             }
         }

@@ -310,7 +310,7 @@ impl EmbeddedStorage {
                         .iter()
                         .find(|i| i.id == *id && i.kind == kind)
                         .ok_or_else(|| QError::execution("Index not existed!"))?;
-                    self.build_index(&space, index, Some(cancel), progress)?;
+                    self.build_index(&space, index, &space.all_parts(), Some(cancel), progress)?;
                     catalog.set_index_state(&space, index.id, IndexState::Ready)?;
                 }
                 Ok(())
@@ -329,22 +329,25 @@ impl EmbeddedStorage {
         self.commit(guard, space, b)
     }
 
-    /// Removes an index's entries and writes one for every row of its tag or edge type, chunk by chunk under the
-    /// writers' lock. `progress` gets (rows done, rows expected).
+    /// Removes an index's entries in partitions `parts` and writes one for every row there of its tag or edge type,
+    /// chunk by chunk under the writers' lock. `progress` gets (rows done, rows expected).
     pub(crate) fn build_index(
         &self,
         space: &SpaceDesc,
         index: &IndexDesc,
+        parts: &[u32],
         cancel: Option<&AtomicBool>,
         progress: &dyn Fn(u64, u64),
     ) -> QResult<()> {
         let catalog = self.catalog().ok_or_else(|| QError::storage("index builds need the catalog"))?;
-        let expected = self.rows_of(space, index.kind, index.schema_id)?.max(0) as u64;
-        self.drop_index_data(space, index.id)?;
+        let counted = self.stats_of_parts(space, parts)?;
+        let counts = if index.kind == SchemaKind::Tag { &counted.tags } else { &counted.edges };
+        let expected = counts.iter().find(|(id, _)| *id == index.schema_id).map_or(0, |(_, n)| *n).max(0) as u64;
+        self.drop_index_data_in(space, index.id, parts)?;
         let kind = if index.kind == SchemaKind::Tag { KIND_TAG } else { KIND_EDGE };
         let vl = space.vid_type.key_len();
         let mut done = 0u64;
-        for part in 1..=space.partition_num {
+        for &part in parts {
             let mut cursor = keys::prefix(space.id, part, kind);
             let end = quiver_kv::prefix_end(&cursor).expect("kind prefix ends");
             loop {

@@ -29,6 +29,7 @@ mod write;
 
 pub use expand::finish as check_expand_counts;
 pub use replica::{CommitObserver, Proposer};
+pub use search::{search_paths_by_reads, subgraph_by_reads, NeighborRead};
 pub use write::PartCounters;
 
 use quiver_api::*;
@@ -276,6 +277,132 @@ impl EmbeddedStorage {
         Ok(out)
     }
 
+    /// `scan_index` over partitions `parts` only: each partition's hits, per scan (a cluster's client asks each
+    /// partition's leader for its partitions and puts the hits in `scan_index`'s order, by scan, then partition).
+    /// A row's entries are all in its partition (an edge's in its source's), so no target repeats across partitions.
+    pub fn scan_index_in(
+        &self,
+        space: &SpaceDesc,
+        parts: &[u32],
+        scans: &[IndexScan],
+        budget: &quiver_common::budget::Budget,
+    ) -> QResult<Vec<(u32, Vec<Vec<IndexHit>>)>> {
+        let mut out: Vec<(u32, Vec<Vec<IndexHit>>)> =
+            parts.iter().map(|&p| (p, vec![Vec::new(); scans.len()])).collect();
+        self.scan_index_each(space, parts, scans, budget, &mut |scan, at, hit| out[at].1[scan].push(hit))?;
+        Ok(out)
+    }
+
+    /// Every hit of `scans` in partitions `parts`, by scan, then partition (`parts`' order), then range, each target
+    /// once; `emit` gets (the scan's position, the partition's position in `parts`, the hit).
+    fn scan_index_each(
+        &self,
+        space: &SpaceDesc,
+        parts: &[u32],
+        scans: &[IndexScan],
+        budget: &quiver_common::budget::Budget,
+        emit: &mut dyn FnMut(usize, usize, IndexHit),
+    ) -> QResult<()> {
+        let mut seen = std::collections::HashSet::new();
+        let mut meter = quiver_common::budget::Meter::new(budget);
+        for (i, scan) in scans.iter().enumerate() {
+            // Where an entry's target (VID, or src, rank, dst) starts: what identifies a hit across scans.
+            let target_at = keys::PREFIX_LEN + 4 + index::fields_width(&scan.index);
+            // One scan meets each target once, but for a geo index, whose rows have an entry per cell.
+            let once = scans.len() == 1 && !scan.index.is_geo();
+            for (at, &part) in parts.iter().enumerate() {
+                for (start, end) in index::scan_ranges(space.id, part, scan)? {
+                    let mut err = None;
+                    self.kv
+                        .scan_range(&start, &end, &mut |k, _| {
+                            match index::entry_target(space, &scan.index, k).and_then(|hit| meter.tick().map(|_| hit)) {
+                                Ok(hit) => {
+                                    if once || seen.insert(k[target_at..].to_vec()) {
+                                        emit(i, at, hit);
+                                    }
+                                }
+                                Err(e) => err = Some(e),
+                            }
+                            err.is_none()
+                        })
+                        .map_err(kv_err)?;
+                    if let Some(e) = err {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        budget.check()
+    }
+
+    /// An index's entries in partitions `parts` deleted, in one write.
+    pub(crate) fn drop_index_data_in(&self, space: &SpaceDesc, index_id: i32, parts: &[u32]) -> QResult<()> {
+        let guard = self.lock_writers();
+        let mut b = Batch::default();
+        for &part in parts {
+            let p = index::index_prefix(space.id, part, index_id);
+            let end = quiver_kv::prefix_end(&p).expect("index prefix ends");
+            b.kv.delete_range(p, end);
+        }
+        self.commit(guard, space, b)
+    }
+
+    /// An index's entries for the rows of partitions `parts`, written anew (a cluster's client asks each
+    /// partition's leader to build its partitions, then marks the index ready itself).
+    pub fn build_index_in(&self, space: &SpaceDesc, index: &IndexDesc, parts: &[u32]) -> QResult<()> {
+        self.build_index(space, index, parts, None, &|_, _| {})
+    }
+
+    /// Marks an index ready in the catalog, once every partition's entries are built ([`Self::build_index_in`]).
+    pub fn index_ready(&self, space: &SpaceDesc, index_id: i32) -> QResult<()> {
+        let catalog = self.catalog().ok_or_else(|| QError::storage("indexes need the catalog"))?;
+        catalog.set_index_state(space, index_id, IndexState::Ready)
+    }
+
+    /// The rows of a dropped tag or edge type in partitions `parts` deleted, in one write (a cluster's client asks
+    /// each partition's leader for its partitions).
+    pub fn drop_schema_data_in(&self, space: &SpaceDesc, schema: &SchemaRef, parts: &[u32]) -> QResult<()> {
+        let mut guard = self.lock_writers();
+        self.load_counters(space, &mut guard)?;
+        let mut b = Batch::default();
+        for (i, c) in guard.counters.get_mut(&space.id).expect("loaded above").iter_mut().enumerate() {
+            if !parts.contains(&(i as u32 + 1)) {
+                continue;
+            }
+            let removed = match schema.kind {
+                SchemaKind::Tag => c.tags.remove(&schema.id).is_some(),
+                SchemaKind::Edge => c.edges.remove(&schema.id).is_some(),
+            };
+            if removed {
+                write::put_counters(&mut b.kv, space.id, i as u32 + 1, c);
+            }
+        }
+        let vl = space.vid_type.key_len();
+        for &part in parts {
+            let kind = if schema.kind == SchemaKind::Tag { keys::KIND_TAG } else { keys::KIND_EDGE };
+            self.kv
+                .scan_prefix(&keys::prefix(space.id, part, kind), &mut |k, _| {
+                    let off = keys::PREFIX_LEN + vl;
+                    let id = if kind == keys::KIND_TAG {
+                        keys::tag_id_of_key(space, k)
+                    } else {
+                        ((u32::from_be_bytes(k[off..off + 4].try_into().expect("edge key")) ^ (1 << 31)) as i32).abs()
+                    };
+                    if id == schema.id {
+                        b.kv.delete(k.to_vec());
+                    }
+                    true
+                })
+                .map_err(kv_err)?;
+        }
+        b.topo.push(if schema.kind == SchemaKind::Edge {
+            TopoOp::DropEdgeType(schema.id)
+        } else {
+            TopoOp::DropTag(schema.id)
+        });
+        self.commit(guard, space, b)
+    }
+
     fn counted_in(&self, space: &SpaceDesc, only: Option<&[u32]>) -> QResult<SpaceStats> {
         let mut w = self.lock_writers();
         self.load_counters(space, &mut w)?;
@@ -344,7 +471,7 @@ impl EmbeddedStorage {
     /// Calls `visit` with every key of `kind` in `space`, partition by partition, until it returns `false`; its
     /// first error stops the scan and is returned.
     fn scan_parts(&self, space: &SpaceDesc, kind: u8, visit: &mut dyn FnMut(&[u8]) -> QResult<bool>) -> QResult<()> {
-        let all: Vec<u32> = (1..=space.partition_num).collect();
+        let all = space.all_parts();
         self.scan_these_parts(space, &all, kind, visit)
     }
 
@@ -1052,7 +1179,7 @@ impl StorageClient for EmbeddedStorage {
     }
 
     fn scan_vertices(&self, space: &SpaceDesc, schema: Option<&SchemaRef>, limit: usize) -> QResult<Vec<Value>> {
-        let all: Vec<u32> = (1..=space.partition_num).collect();
+        let all = space.all_parts();
         self.scan_vertices_in(space, &all, schema, limit)
     }
 
@@ -1068,42 +1195,7 @@ impl StorageClient for EmbeddedStorage {
     }
 
     fn drop_schema_data(&self, space: &SpaceDesc, schema: &SchemaRef) -> QResult<()> {
-        let mut guard = self.lock_writers();
-        self.load_counters(space, &mut guard)?;
-        let mut b = Batch::default();
-        for (i, c) in guard.counters.get_mut(&space.id).expect("loaded above").iter_mut().enumerate() {
-            let removed = match schema.kind {
-                SchemaKind::Tag => c.tags.remove(&schema.id).is_some(),
-                SchemaKind::Edge => c.edges.remove(&schema.id).is_some(),
-            };
-            if removed {
-                write::put_counters(&mut b.kv, space.id, i as u32 + 1, c);
-            }
-        }
-        let vl = space.vid_type.key_len();
-        for part in 1..=space.partition_num {
-            let kind = if schema.kind == SchemaKind::Tag { keys::KIND_TAG } else { keys::KIND_EDGE };
-            self.kv
-                .scan_prefix(&keys::prefix(space.id, part, kind), &mut |k, _| {
-                    let off = keys::PREFIX_LEN + vl;
-                    let id = if kind == keys::KIND_TAG {
-                        keys::tag_id_of_key(space, k)
-                    } else {
-                        ((u32::from_be_bytes(k[off..off + 4].try_into().expect("edge key")) ^ (1 << 31)) as i32).abs()
-                    };
-                    if id == schema.id {
-                        b.kv.delete(k.to_vec());
-                    }
-                    true
-                })
-                .map_err(kv_err)?;
-        }
-        b.topo.push(if schema.kind == SchemaKind::Edge {
-            TopoOp::DropEdgeType(schema.id)
-        } else {
-            TopoOp::DropTag(schema.id)
-        });
-        self.commit(guard, space, b)
+        self.drop_schema_data_in(space, schema, &space.all_parts())
     }
 
     fn scan_index(
@@ -1112,37 +1204,9 @@ impl StorageClient for EmbeddedStorage {
         scans: &[IndexScan],
         budget: &quiver_common::budget::Budget,
     ) -> QResult<Vec<IndexHit>> {
-        let mut seen = std::collections::HashSet::new();
+        let all = space.all_parts();
         let mut out = Vec::new();
-        let mut meter = quiver_common::budget::Meter::new(budget);
-        for scan in scans {
-            // Where an entry's target (VID, or src, rank, dst) starts: what identifies a hit across scans.
-            let target_at = keys::PREFIX_LEN + 4 + index::fields_width(&scan.index);
-            // One scan meets each target once, but for a geo index, whose rows have an entry per cell.
-            let once = scans.len() == 1 && !scan.index.is_geo();
-            for part in 1..=space.partition_num {
-                for (start, end) in index::scan_ranges(space.id, part, scan)? {
-                    let mut err = None;
-                    self.kv
-                        .scan_range(&start, &end, &mut |k, _| {
-                            match index::entry_target(space, &scan.index, k).and_then(|hit| meter.tick().map(|_| hit)) {
-                                Ok(hit) => {
-                                    if once || seen.insert(k[target_at..].to_vec()) {
-                                        out.push(hit);
-                                    }
-                                }
-                                Err(e) => err = Some(e),
-                            }
-                            err.is_none()
-                        })
-                        .map_err(kv_err)?;
-                    if let Some(e) = err {
-                        return Err(e);
-                    }
-                }
-            }
-        }
-        budget.check()?;
+        self.scan_index_each(space, &all, scans, budget, &mut |_, _, hit| out.push(hit))?;
         Ok(out)
     }
 
@@ -1152,20 +1216,14 @@ impl StorageClient for EmbeddedStorage {
         if rows > jobs::INLINE_BUILD_ROWS {
             return self.submit_job_internal(space, JobKind::RebuildIndex(index.kind), vec![index.id]).map(Some);
         }
-        self.build_index(space, index, None, &|_, _| {})?;
+        self.build_index(space, index, &space.all_parts(), None, &|_, _| {})?;
         catalog.set_index_state(space, index.id, IndexState::Ready)?;
         Ok(None)
     }
 
     fn drop_index_data(&self, space: &SpaceDesc, index_id: i32) -> QResult<()> {
-        let guard = self.lock_writers();
-        let mut b = Batch::default();
-        for part in 1..=space.partition_num {
-            let p = index::index_prefix(space.id, part, index_id);
-            let end = quiver_kv::prefix_end(&p).expect("index prefix ends");
-            b.kv.delete_range(p, end);
-        }
-        self.commit(guard, space, b)
+        let all = space.all_parts();
+        self.drop_index_data_in(space, index_id, &all)
     }
 
     fn submit_job(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {

@@ -53,8 +53,37 @@ trait Source {
     }
     /// The same, only the edges whose far end `to` accepts.
     fn expand_to(&mut self, vs: &[u32], backward: bool, to: &dyn Fn(u32) -> bool, out: &mut Vec<Hit>) -> QResult<()>;
+    /// A vertex's id, `None` if the search cannot meet it.
+    fn id_of(&mut self, v: &Value) -> Option<u32>;
     fn vid(&self, id: u32) -> Value;
     fn edges_read(&self) -> u64;
+}
+
+/// How a search numbers the vertices it meets: by the topology's dictionary, or by its own, in the order met.
+enum Ids<'a> {
+    Topology(&'a RwLock<SpaceTopology>),
+    Own { ids: HashMap<Value, u32>, values: Vec<Value> },
+}
+
+impl Ids<'_> {
+    /// The topology's id of `v` (`None` for a vertex written after it was read), or the search's own (numbered now
+    /// if new).
+    fn get(&mut self, v: &Value) -> Option<u32> {
+        match self {
+            Ids::Topology(topo) => topo.read().expect("lock poisoned").dict.get(v),
+            Ids::Own { ids, values } => Some(*ids.entry(v.clone()).or_insert_with(|| {
+                values.push(v.clone());
+                values.len() as u32 - 1
+            })),
+        }
+    }
+
+    fn value(&self, id: u32) -> Value {
+        match self {
+            Ids::Topology(topo) => topo.read().expect("lock poisoned").dict.value(id),
+            Ids::Own { values, .. } => values[id as usize].clone(),
+        }
+    }
 }
 
 /// Neighbours straight from the topology's adjacency, the read lock held per batch of vertices.
@@ -89,6 +118,10 @@ impl Source for TopoSource<'_> {
         Ok(())
     }
 
+    fn id_of(&mut self, v: &Value) -> Option<u32> {
+        self.topo.read().expect("lock poisoned").dict.get(v)
+    }
+
     fn vid(&self, id: u32) -> Value {
         self.topo.read().expect("lock poisoned").dict.value(id)
     }
@@ -98,43 +131,38 @@ impl Source for TopoSource<'_> {
     }
 }
 
-/// Neighbours through storage's neighbour read (a filter evaluated per edge, expired edges left out), their ends
-/// numbered by the topology's dictionary.
+/// Neighbours through a neighbour read (a filter evaluated per edge, expired edges left out): this storage's,
+/// their ends numbered by the topology's dictionary, or a cluster's client's, numbered as met.
 struct ReadSource<'a> {
-    storage: &'a EmbeddedStorage,
-    space: &'a SpaceDesc,
-    topo: &'a RwLock<SpaceTopology>,
+    read: Box<NeighborRead<'a>>,
+    ids: Ids<'a>,
     edge_types: &'a [(i32, SchemaRef)],
     filter: Option<&'a Expr>,
     budget: &'a Budget,
     edges_read: u64,
 }
 
+/// A neighbour read ([`StorageClient::get_neighbors`] of one space).
+pub type NeighborRead<'a> = dyn FnMut(&NeighborsRequest) -> QResult<Vec<NeighborEdge>> + 'a;
+
 impl Source for ReadSource<'_> {
     fn expand_to(&mut self, vs: &[u32], backward: bool, keep: &dyn Fn(u32) -> bool, out: &mut Vec<Hit>) -> QResult<()> {
         let edge_types: Vec<(i32, SchemaRef)> =
             self.edge_types.iter().map(|(et, s)| (if backward { -*et } else { *et }, s.clone())).collect();
         for batch in vs.chunks(FRONTIER_BATCH) {
-            let vids: Vec<Value> = {
-                let t = self.topo.read().expect("lock poisoned");
-                batch.iter().map(|&v| t.dict.value(v)).collect()
-            };
-            let read = self.storage.get_neighbors(
-                self.space,
-                &NeighborsRequest {
-                    vids,
-                    edge_types: edge_types.clone(),
-                    props: PropSelection::None,
-                    filter: self.filter.cloned(),
-                    limit: None,
-                    budget: self.budget.clone(),
-                },
-            )?;
+            let vids: Vec<Value> = batch.iter().map(|&v| self.ids.value(v)).collect();
+            let read = (self.read)(&NeighborsRequest {
+                vids,
+                edge_types: edge_types.clone(),
+                props: PropSelection::None,
+                filter: self.filter.cloned(),
+                limit: None,
+                budget: self.budget.clone(),
+            })?;
             self.edges_read += read.len() as u64;
-            let t = self.topo.read().expect("lock poisoned");
             for e in read {
                 // An edge written after the topology was read is not searched.
-                if let (Some(from), Some(to)) = (t.dict.get(&e.from), t.dict.get(&e.to)) {
+                if let (Some(from), Some(to)) = (self.ids.get(&e.from), self.ids.get(&e.to)) {
                     if keep(to) {
                         out.push(Hit { from, et: e.edge_type, rank: e.rank, to });
                     }
@@ -144,8 +172,12 @@ impl Source for ReadSource<'_> {
         Ok(())
     }
 
+    fn id_of(&mut self, v: &Value) -> Option<u32> {
+        self.ids.get(v)
+    }
+
     fn vid(&self, id: u32) -> Value {
-        self.topo.read().expect("lock poisoned").dict.value(id)
+        self.ids.value(id)
     }
 
     fn edges_read(&self) -> u64 {
@@ -336,46 +368,78 @@ impl EmbeddedStorage {
         if filter.is_none() && !any_ttl {
             Box::new(TopoSource { topo, types: edge_types.iter().map(|(et, _)| *et).collect(), budget, edges_read: 0 })
         } else {
-            Box::new(ReadSource { storage: self, space, topo, edge_types, filter, budget, edges_read: 0 })
+            Box::new(ReadSource {
+                read: Box::new(move |req| self.get_neighbors(space, req)),
+                ids: Ids::Topology(topo),
+                edge_types,
+                filter,
+                budget,
+                edges_read: 0,
+            })
         }
     }
 
     pub(crate) fn search_paths(&self, space: &SpaceDesc, req: &PathSearchRequest) -> QResult<PathSearchResult> {
         let topo = self.topology(space)?;
-        let ids = |vids: &[Value]| -> Vec<u32> {
-            let t = topo.read().expect("lock poisoned");
-            let mut seen = HashSet::new();
-            vids.iter().filter_map(|v| t.dict.get(v)).filter(|id| seen.insert(*id)).collect()
-        };
-        let (sources, targets) = (ids(&req.sources), ids(&req.targets));
-        let mut sink =
-            Sink { paths: Vec::new(), limit: req.limit.unwrap_or(usize::MAX), meter: Meter::new(&req.budget) };
         let mut source = self.source(space, &topo, &req.edge_types, req.filter.as_ref(), &req.budget);
-        let src: &mut dyn Source = source.as_mut();
-        if !sources.is_empty() && !targets.is_empty() && req.max_steps > 0 && !sink.full() {
-            match req.kind {
-                PathKind::Shortest | PathKind::SingleShortest => {
-                    shortest(src, &sources, &targets, req.max_steps, req.kind == PathKind::SingleShortest, &mut sink)?
-                }
-                PathKind::All | PathKind::NoLoop => {
-                    all(src, &sources, &targets, req.max_steps, req.kind == PathKind::NoLoop, &mut sink)?
-                }
+        search_paths(source.as_mut(), req)
+    }
+}
+
+/// A reading source numbering vertices as it meets them: searches over a cluster's neighbour reads.
+fn client_source<'a>(
+    read: &'a mut NeighborRead<'a>,
+    edge_types: &'a [(i32, SchemaRef)],
+    filter: Option<&'a Expr>,
+    budget: &'a Budget,
+) -> ReadSource<'a> {
+    ReadSource {
+        read: Box::new(read),
+        ids: Ids::Own { ids: HashMap::new(), values: Vec::new() },
+        edge_types,
+        filter,
+        budget,
+        edges_read: 0,
+    }
+}
+
+/// `FIND PATH` over neighbour reads alone, one read per frontier batch: a cluster's client when no storage host
+/// carries the whole space (each read goes to the partitions' leaders).
+pub fn search_paths_by_reads<'a>(
+    req: &'a PathSearchRequest,
+    read: &'a mut NeighborRead<'a>,
+) -> QResult<PathSearchResult> {
+    let mut source = client_source(read, &req.edge_types, req.filter.as_ref(), &req.budget);
+    search_paths(&mut source, req)
+}
+
+fn search_paths(src: &mut dyn Source, req: &PathSearchRequest) -> QResult<PathSearchResult> {
+    let mut ids = |vids: &[Value]| -> Vec<u32> {
+        let mut seen = HashSet::new();
+        vids.iter().filter_map(|v| src.id_of(v)).filter(|id| seen.insert(*id)).collect()
+    };
+    let (sources, targets) = (ids(&req.sources), ids(&req.targets));
+    let mut sink = Sink { paths: Vec::new(), limit: req.limit.unwrap_or(usize::MAX), meter: Meter::new(&req.budget) };
+    if !sources.is_empty() && !targets.is_empty() && req.max_steps > 0 && !sink.full() {
+        match req.kind {
+            PathKind::Shortest | PathKind::SingleShortest => {
+                shortest(src, &sources, &targets, req.max_steps, req.kind == PathKind::SingleShortest, &mut sink)?
+            }
+            PathKind::All | PathKind::NoLoop => {
+                all(src, &sources, &targets, req.max_steps, req.kind == PathKind::NoLoop, &mut sink)?
             }
         }
-        let paths = sink
-            .paths
-            .iter()
-            .map(|(s, steps)| FoundPath {
-                src: src.vid(*s),
-                steps: steps
-                    .iter()
-                    .map(|&(et, rank, to)| FoundStep { edge_type: et, rank, dst: src.vid(to) })
-                    .collect(),
-            })
-            .collect();
-        req.budget.check()?;
-        Ok(PathSearchResult { paths, edges_read: src.edges_read() })
     }
+    let paths = sink
+        .paths
+        .iter()
+        .map(|(s, steps)| FoundPath {
+            src: src.vid(*s),
+            steps: steps.iter().map(|&(et, rank, to)| FoundStep { edge_type: et, rank, dst: src.vid(to) }).collect(),
+        })
+        .collect();
+    req.budget.check()?;
+    Ok(PathSearchResult { paths, edges_read: src.edges_read() })
 }
 
 fn shortest(
@@ -605,111 +669,124 @@ impl EmbeddedStorage {
     ) -> QResult<Vec<SubgraphRound>> {
         let topo = self.topology(space)?;
         let mut source = self.source(space, &topo, &req.edge_types, req.filter.as_ref(), &req.budget);
-        let src: &mut dyn Source = source.as_mut();
-        let mut seen = HashSet::new();
-        let starts: Vec<Value> = req.starts.iter().filter(|v| seen.insert((*v).clone())).cloned().collect();
-        let mut frontier: Vec<u32> = {
-            let t = topo.read().expect("lock poisoned");
-            starts.iter().filter_map(|v| t.dict.get(v)).collect()
-        };
-        // `STEPS 4294967295` walks until no new vertex is met (the rounds stop there whatever the count).
-        let total = req.steps.saturating_add(1);
-        // The round each vertex was met in, once that round is over (the starts: 0); NebulaGraph's `historyVids_`.
-        let mut history = Levels::new();
-        // Membership in the round being walked (the round's number), with what it adds to `history`.
-        let mut current = Levels::new();
-        let mut added: Vec<(u32, u32)> = Vec::new();
-        let mut expanded = Levels::new();
-        let mut rounds: Vec<(Vec<Value>, Vec<Hit>)> = Vec::new();
-        let mut hits = Vec::new();
-        for step in 1..=total {
-            req.budget.check()?;
-            let vertices = if step == 1 {
-                for &v in &frontier {
-                    current.set(v, 1);
-                    added.push((v, 0));
-                }
-                starts.clone()
-            } else {
-                let mut vertices: Vec<Value> = {
-                    let t = topo.read().expect("lock poisoned");
-                    frontier.iter().map(|&v| t.dict.value(v)).collect()
-                };
-                let keep = expandable(&vertices)?;
-                let mut k = keep.iter();
-                frontier.retain(|_| k.next().copied().unwrap_or(true));
-                let mut k = keep.iter();
-                vertices.retain(|_| k.next().copied().unwrap_or(true));
-                vertices
-            };
+        subgraph_rounds(source.as_mut(), req, expandable)
+    }
+}
+
+/// GET SUBGRAPH over neighbour reads alone, one read per round: a cluster's client when no storage host carries the
+/// whole space.
+pub fn subgraph_by_reads<'a>(
+    req: &'a SubgraphRequest,
+    read: &'a mut NeighborRead<'a>,
+    expandable: &mut dyn FnMut(&[Value]) -> QResult<Vec<bool>>,
+) -> QResult<Vec<SubgraphRound>> {
+    let mut source = client_source(read, &req.edge_types, req.filter.as_ref(), &req.budget);
+    subgraph_rounds(&mut source, req, expandable)
+}
+
+/// GET SUBGRAPH's rounds on dense ids: each round's edges are kept or dropped by a look at two arrays, and only the
+/// kept ones become values.
+fn subgraph_rounds(
+    src: &mut dyn Source,
+    req: &SubgraphRequest,
+    expandable: &mut dyn FnMut(&[Value]) -> QResult<Vec<bool>>,
+) -> QResult<Vec<SubgraphRound>> {
+    let mut seen = HashSet::new();
+    let starts: Vec<Value> = req.starts.iter().filter(|v| seen.insert((*v).clone())).cloned().collect();
+    let mut frontier: Vec<u32> = starts.iter().filter_map(|v| src.id_of(v)).collect();
+    // `STEPS 4294967295` walks until no new vertex is met (the rounds stop there whatever the count).
+    let total = req.steps.saturating_add(1);
+    // The round each vertex was met in, once that round is over (the starts: 0); NebulaGraph's `historyVids_`.
+    let mut history = Levels::new();
+    // Membership in the round being walked (the round's number), with what it adds to `history`.
+    let mut current = Levels::new();
+    let mut added: Vec<(u32, u32)> = Vec::new();
+    let mut expanded = Levels::new();
+    let mut rounds: Vec<(Vec<Value>, Vec<Hit>)> = Vec::new();
+    let mut hits = Vec::new();
+    for step in 1..=total {
+        req.budget.check()?;
+        let vertices = if step == 1 {
             for &v in &frontier {
-                expanded.set(v, 1);
+                current.set(v, 1);
+                added.push((v, 0));
             }
-            if step > 1 {
-                // Edges of the round before to a vertex refused just now go (`filterEdges(-1)`).
-                if let Some((_, edges)) = rounds.last_mut() {
-                    edges.retain(|h| expanded.get(h.to) != UNSEEN);
-                }
-                if frontier.is_empty() {
-                    break;
-                }
+            starts.clone()
+        } else {
+            let mut vertices: Vec<Value> = frontier.iter().map(|&v| src.vid(v)).collect();
+            let keep = expandable(&vertices)?;
+            let mut k = keep.iter();
+            frontier.retain(|_| k.next().copied().unwrap_or(true));
+            let mut k = keep.iter();
+            vertices.retain(|_| k.next().copied().unwrap_or(true));
+            vertices
+        };
+        for &v in &frontier {
+            expanded.set(v, 1);
+        }
+        if step > 1 {
+            // Edges of the round before to a vertex refused just now go (`filterEdges(-1)`).
+            if let Some((_, edges)) = rounds.last_mut() {
+                edges.retain(|h| expanded.get(h.to) != UNSEEN);
             }
-            hits.clear();
-            if step == total {
-                // The last round keeps only edges to vertices met before: the others are not even collected.
-                src.expand_to(&frontier, false, &|to| history.get(to) != UNSEEN, &mut hits)?;
-            } else {
-                src.expand(&frontier, false, &mut hits)?;
-            }
-            let mut next = Vec::new();
-            let mut edges = Vec::new();
-            for &h in &hits {
-                let found = history.get(h.to);
-                if found != UNSEEN {
-                    if req.bidirect.contains(&h.et) && (h.et < 0 || found + 2 == step) {
-                        continue;
-                    }
-                } else {
-                    if step == total {
-                        continue;
-                    }
-                    if current.get(h.to) != step {
-                        current.set(h.to, step);
-                        added.push((h.to, step));
-                        next.push(h.to);
-                    }
-                }
-                edges.push(h);
-            }
-            rounds.push((vertices, edges));
-            for (v, round) in added.drain(..) {
-                history.set(v, round);
-            }
-            if next.is_empty() {
+            if frontier.is_empty() {
                 break;
             }
-            frontier = next;
         }
-        // At the end, the last round's edges to a vertex never expanded go too (`filterEdges(0)`).
-        if let Some((_, edges)) = rounds.last_mut() {
-            edges.retain(|h| expanded.get(h.to) != UNSEEN);
+        hits.clear();
+        if step == total {
+            // The last round keeps only edges to vertices met before: the others are not even collected.
+            src.expand_to(&frontier, false, &|to| history.get(to) != UNSEEN, &mut hits)?;
+        } else {
+            src.expand(&frontier, false, &mut hits)?;
         }
-        let t = topo.read().expect("lock poisoned");
-        Ok(rounds
-            .into_iter()
-            .map(|(vertices, edges)| SubgraphRound {
-                vertices,
-                edges: edges
-                    .into_iter()
-                    .map(|h| NeighborEdge {
-                        from: t.dict.value(h.from),
-                        edge_type: h.et,
-                        rank: h.rank,
-                        to: t.dict.value(h.to),
-                        props: None,
-                    })
-                    .collect(),
-            })
-            .collect())
+        let mut next = Vec::new();
+        let mut edges = Vec::new();
+        for &h in &hits {
+            let found = history.get(h.to);
+            if found != UNSEEN {
+                if req.bidirect.contains(&h.et) && (h.et < 0 || found + 2 == step) {
+                    continue;
+                }
+            } else {
+                if step == total {
+                    continue;
+                }
+                if current.get(h.to) != step {
+                    current.set(h.to, step);
+                    added.push((h.to, step));
+                    next.push(h.to);
+                }
+            }
+            edges.push(h);
+        }
+        rounds.push((vertices, edges));
+        for (v, round) in added.drain(..) {
+            history.set(v, round);
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
     }
+    // At the end, the last round's edges to a vertex never expanded go too (`filterEdges(0)`).
+    if let Some((_, edges)) = rounds.last_mut() {
+        edges.retain(|h| expanded.get(h.to) != UNSEEN);
+    }
+    Ok(rounds
+        .into_iter()
+        .map(|(vertices, edges)| SubgraphRound {
+            vertices,
+            edges: edges
+                .into_iter()
+                .map(|h| NeighborEdge {
+                    from: src.vid(h.from),
+                    edge_type: h.et,
+                    rank: h.rank,
+                    to: src.vid(h.to),
+                    props: None,
+                })
+                .collect(),
+        })
+        .collect())
 }
