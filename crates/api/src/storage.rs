@@ -371,6 +371,13 @@ pub trait StorageClient: Send + Sync {
     /// Multi-hop expansion over whole frontiers, counting paths instead of producing rows.
     fn expand(&self, space: &SpaceDesc, req: &ExpandRequest) -> QResult<ExpandResult>;
 
+    /// Whether [`expand`](Self::expand) counts MATCH's paths (`ExpandRequest::paths`) in `space`: the optimizer
+    /// fuses a MATCH count into one only where it does (a cluster's storage does not when no host carries the whole
+    /// space), and the MATCH is walked row by row otherwise.
+    fn counts_paths(&self, _space: &SpaceDesc) -> bool {
+        true
+    }
+
     /// Paths from any of `sources` to any of `targets` (every pair answered by one search), as `kind` asks.
     fn find_paths(&self, space: &SpaceDesc, req: &PathSearchRequest) -> QResult<PathSearchResult>;
 

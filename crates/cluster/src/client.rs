@@ -13,8 +13,9 @@
 //! When no host carries every partition (NebulaGraph's default `replica_factor = 1` on several hosts), the reads
 //! over a whole space are driven from here: GO walks step by step, path searches and subgraphs level by level
 //! (their neighbours read from the partitions' leaders), and scans, counts, index builds and index scans per
-//! partition leader. Not yet: MATCH's path counts then; jobs run on the host that serves the space whole, their
-//! records not replicated, and are refused without one; a statement's writes are atomic per partition (each
+//! partition leader; MATCH counts are walked row by row (`counts_paths` is false, so the optimizer does not fuse
+//! them into a storage path count, which is refused). Not yet: jobs run on the host that serves the space whole,
+//! their records not replicated, and are refused without one; a statement's writes are atomic per partition (each
 //! partition's share is one write, coordinated by that partition, all its copies written by [`crate::chain`]); a
 //! failure in one partition fails the statement, with the others' shares written, as NebulaGraph answers a write
 //! that is not 100 % complete; snapshots are refused.
@@ -48,6 +49,8 @@ pub trait Cluster: Send + Sync {
     fn leader_of(&self, space: u32, part: u32) -> Option<Arc<dyn HostHandle>>;
     /// Makes sure `space`'s partitions run on their hosts (placed and started on first use).
     fn open_space(&self, space: &SpaceDesc) -> QResult<()>;
+    /// Whether some host carries every partition of `space` (it serves reads over the whole space).
+    fn carried_whole(&self, space: &SpaceDesc) -> bool;
     /// Whether `space` is still in the catalog (a dropped space's partitions are dropped by their hosts).
     fn space_exists(&self, _space: &SpaceDesc) -> bool {
         true
@@ -482,6 +485,10 @@ impl StorageClient for ClusterStorage {
         Ok(edges)
     }
 
+    fn counts_paths(&self, space: &SpaceDesc) -> bool {
+        self.cluster.carried_whole(space)
+    }
+
     fn expand(&self, space: &SpaceDesc, req: &ExpandRequest) -> QResult<ExpandResult> {
         match self.on_whole_space_if_carried(space, &|| SpaceOp::Expand(req.clone()))? {
             Some(answer) => answer!(answer, Answer::Expand),
@@ -737,4 +744,9 @@ impl StorageClient for ClusterStorage {
         total.edges = edges.into_iter().collect();
         Ok(total)
     }
+}
+
+/// Whether one host is among every partition's replicas (`parts`: each partition's hosts).
+pub(crate) fn one_host_in_all<H: PartialEq>(parts: &[Vec<H>]) -> bool {
+    parts.first().is_some_and(|first| first.iter().any(|h| parts.iter().all(|p| p.contains(h))))
 }

@@ -227,6 +227,10 @@ impl Cluster for ProcessCluster {
         self.catalog.spaces().iter().any(|s| s.id == space.id)
     }
 
+    fn carried_whole(&self, space: &SpaceDesc) -> bool {
+        self.catalog.parts_of(&space.name).is_ok_and(|placed| crate::client::one_host_in_all(&placed))
+    }
+
     fn open_space(&self, space: &SpaceDesc) -> QResult<()> {
         // Storage hosts open the partitions placed on them as they see the catalog (Storaged::tick); a new space's
         // first request waits until every partition has elected a leader.

@@ -160,6 +160,16 @@ impl Cluster for SimCluster {
         self.leader_host(space, part).map(handle)
     }
 
+    fn carried_whole(&self, space: &SpaceDesc) -> bool {
+        self.open_space(space).is_ok()
+            && self
+                .placed
+                .lock()
+                .expect("lock poisoned")
+                .get(&space.id)
+                .is_some_and(|(_, parts)| crate::client::one_host_in_all(parts))
+    }
+
     fn open_space(&self, space: &SpaceDesc) -> QResult<()> {
         let mut placed = self.placed.lock().expect("lock poisoned");
         if placed.contains_key(&space.id) {

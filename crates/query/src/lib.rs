@@ -252,11 +252,11 @@ impl QueryEngine {
     fn plan(&self, session: &Session, stmt: &Statement, req: &mut Request<'_>) -> QResult<PlanNode> {
         let space = self.current_space(session).ok();
         let mut assigned = std::mem::take(&mut req.assigned);
-        let bound = validator::Validator { engine: self, space, req }.statement(stmt, &mut assigned);
+        let bound = validator::Validator { engine: self, space: space.clone(), req }.statement(stmt, &mut assigned);
         req.assigned = assigned;
         let bound = bound?;
         let mut plan = PlanNode::build(bound);
-        let ctx = optimizer::RuleContext { req };
+        let ctx = optimizer::RuleContext { req, storage: self.storage.as_ref(), space: space.as_deref() };
         let disabled: Vec<String> = self.disabled_rules.iter().chain(&session.disabled_rules).cloned().collect();
         optimizer::optimize(&mut plan, &ctx, &disabled);
         Ok(plan)

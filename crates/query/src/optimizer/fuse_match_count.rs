@@ -9,7 +9,9 @@
 //!   range) with no property map;
 //! - no node after the start has a label or a property map or is bound earlier (no cycle), and no path alias,
 //!   WHERE or pattern predicate follows;
-//! - no tag or edge type it reads has a TTL (the in-memory topology cannot tell what expired).
+//! - no tag or edge type it reads has a TTL (the in-memory topology cannot tell what expired);
+//! - storage counts paths in the space (`StorageClient::counts_paths`: a cluster's does not when no host carries
+//!   the whole space).
 //!
 //! The count then needs no rows: storage enumerates only the paths one hop short of the end and counts the last
 //! hop from degrees, corrected for the path's own edges (see `quiver_api::ExpandRequest::paths`), so a 3-hop
@@ -122,7 +124,7 @@ impl Rule for FuseMatchCount {
         "fuse_match_count"
     }
 
-    fn apply(&self, node: &mut PlanNode, _ctx: &RuleContext<'_>) -> bool {
+    fn apply(&self, node: &mut PlanNode, ctx: &RuleContext<'_>) -> bool {
         let Op::Project { yield_clause: y, filter: None } = &node.op else { return false };
         let Some(input) = node.input.as_deref() else { return false };
         if y.distinct || !y.columns.iter().any(|c| is_count_star(&c.expr)) {
@@ -138,6 +140,9 @@ impl Rule for FuseMatchCount {
             CountOutput::GroupCount { columns: y.columns.iter().map(|c| (c.name(), is_count_star(&c.expr))).collect() }
         };
         let Some(Chain { start, hops, described }) = chain(input, false) else { return false };
+        if !ctx.counts_paths() {
+            return false;
+        }
         let start_node = start_of(node.input.take().expect("checked above"));
         *node = PlanNode {
             op: Op::PathCount(Box::new(PathCountNode { start, hops, described, output })),

@@ -185,7 +185,7 @@ impl Rule for FuseMatchRows {
         "fuse_match_rows"
     }
 
-    fn apply(&self, node: &mut PlanNode, _ctx: &RuleContext<'_>) -> bool {
+    fn apply(&self, node: &mut PlanNode, ctx: &RuleContext<'_>) -> bool {
         let Op::Project { yield_clause: y, filter: None } = &node.op else { return false };
         // The Filters between the Project and the chain, and the chain's last AppendVertices.
         let mut conditions: Vec<&Expr> = Vec::new();
@@ -207,6 +207,9 @@ impl Rule for FuseMatchRows {
         let (edge, types, edge_props) = (edge.to_string(), last_hop.signed_types(), last_hop.edge_props);
         let filters = conditions.len();
         let Some(Chain { start, hops, described }) = chain(append, true) else { return false };
+        if !ctx.counts_paths() {
+            return false;
+        }
         if hops.len() < 2 {
             // One hop has no paths that meet at a far end: nothing to share. What a count still gives is far ends
             // known to exist, so a far end read only as `d.tag.prop` (and `id(d)`) gets its properties as columns

@@ -32,6 +32,17 @@ use quiver_syntax::ast::{Direction, GoStatement};
 /// reads them from the nodes it rewrites, never from the catalog.
 pub(crate) struct RuleContext<'a> {
     pub req: &'a Request<'a>,
+    pub storage: &'a dyn quiver_api::StorageClient,
+    /// The space the statement reads, if one is chosen.
+    pub space: Option<&'a quiver_api::SpaceDesc>,
+}
+
+impl RuleContext<'_> {
+    /// Whether storage counts MATCH's paths in the statement's space (`StorageClient::counts_paths`): the rules that
+    /// fuse a MATCH into a path count apply only then.
+    pub fn counts_paths(&self) -> bool {
+        self.space.is_none_or(|s| self.storage.counts_paths(s))
+    }
 }
 
 pub(crate) trait Rule: Sync {
