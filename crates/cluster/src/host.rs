@@ -276,7 +276,7 @@ impl StorageHost {
     }
 
     /// Stops this host's replica of `space`'s partition `part` for good and deletes its log and data (its space was
-    /// dropped). `false` if it did not carry it.
+    /// dropped). Whether its replica was running here (what one that was not left is deleted too).
     pub fn close_part(&self, space: u32, part: u32) -> QResult<bool> {
         let group = partition_group(space, part);
         self.parts.write().expect("lock poisoned").remove(&group);

@@ -291,6 +291,8 @@ pub struct Storaged {
     pub catalog: Arc<RemoteCatalog>,
     transport: Arc<TcpTransport>,
     opened: Mutex<BTreeMap<(u32, u32), ()>>,
+    /// Whether the partitions of spaces dropped while this host was down were deleted (the first heartbeat does).
+    swept: std::sync::atomic::AtomicBool,
 }
 
 /// A storage host's requests from graphd and other hosts.
@@ -351,7 +353,15 @@ impl Storaged {
             Arc::new(StorageService { host: Arc::downgrade(&host), catalog: catalog.clone(), faults });
         let cut_off = transport.cut_off_flag();
         runtime.spawn(quiver_raft::tcp::serve_with(listener, host.raft().clone(), Some(service), cut_off));
-        Ok(Arc::new(Storaged { addr: addr.to_string(), host, cluster, catalog, transport, opened: Mutex::default() }))
+        Ok(Arc::new(Storaged {
+            addr: addr.to_string(),
+            host,
+            cluster,
+            catalog,
+            transport,
+            opened: Mutex::default(),
+            swept: Default::default(),
+        }))
     }
 
     /// One heartbeat: tells the meta service this host is alive, takes the catalog, opens the partitions placed
@@ -361,6 +371,10 @@ impl Storaged {
         self.catalog.client().call(&MetaRequest::Heartbeat { host: self.addr.clone() })?;
         self.catalog.refresh()?;
         let live: std::collections::BTreeSet<u32> = self.catalog.spaces().iter().map(|s| s.id).collect();
+        if !self.swept.load(std::sync::atomic::Ordering::Acquire) {
+            self.sweep_dropped(&live)?;
+            self.swept.store(true, std::sync::atomic::Ordering::Release);
+        }
         let dropped: Vec<(u32, u32)> =
             self.opened.lock().expect("lock poisoned").keys().filter(|(s, _)| !live.contains(s)).copied().collect();
         for (space, part) in dropped {
@@ -381,6 +395,23 @@ impl Storaged {
             }
         }
         self.open_together(to_open)
+    }
+
+    /// Once, at the first heartbeat: deletes what the engine holds of partitions of spaces dropped while this host
+    /// was down (it never opened them since its start, so the heartbeats' closing does not see them). Only a space
+    /// whose id the catalog has handed out and no longer lists is dropped: a catalog read from a meta leader behind
+    /// this host's last one (a space created since) deletes nothing of it.
+    fn sweep_dropped(&self, live: &std::collections::BTreeSet<u32>) -> QResult<()> {
+        let issued = self.catalog.space_ids_issued()?;
+        let stored = self.host.raft().stored_groups().map_err(QError::storage)?;
+        for group in stored {
+            let (space, part) = ((group >> 32) as u32, group as u32);
+            if space <= issued && !live.contains(&space) {
+                self.host.close_part(space, part)?;
+                log::info!("deleted part {part} of space {space}, dropped while this host was down");
+            }
+        }
+        Ok(())
     }
 
     /// Opens these partitions' replicas here, all at once, their starts staggered over one Raft tick interval

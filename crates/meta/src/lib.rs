@@ -103,6 +103,13 @@ impl MetaLog for LocalLog {
 }
 
 /// The catalog's key range: every record it writes lies in it (a replicated catalog's Raft group owns it).
+/// Where the last space id handed out is kept.
+fn next_space_id_key() -> Vec<u8> {
+    let mut key = META_PREFIX.to_vec();
+    key.extend_from_slice(b"next_space_id");
+    key
+}
+
 pub fn meta_range() -> (Vec<u8>, Vec<u8>) {
     let mut end = META_PREFIX.to_vec();
     *end.last_mut().expect("a prefix") += 1;
@@ -254,13 +261,7 @@ impl MetaStore {
             return if if_not_exists { Ok(false) } else { Err(QError::execution("Existed!")) };
         }
         // Ids are never reused, so no stale data of a dropped space can show up in a new one.
-        let mut max_id = 0u32;
-        let mut prefix = META_PREFIX.to_vec();
-        prefix.extend_from_slice(b"next_space_id");
-        if let Some(v) = self.kv.get(&prefix).map_err(kv_err)? {
-            max_id = u32::from_be_bytes(v.as_slice().try_into().map_err(|_| QError::storage("corrupt next_space_id"))?);
-        }
-        let last = max_id.max(spaces.values().map(|s| s.desc.id).max().unwrap_or(0));
+        let last = self.issued_space_ids(&spaces)?;
         if last >= quiver_common::limits::SPACE_ID_MAX {
             return Err(QError::execution("No space id is left: space ids are never reused"));
         }
@@ -276,12 +277,29 @@ impl MetaStore {
         let st =
             SpaceState { desc: Arc::new(desc), schemas: Vec::new(), next_schema_id: 1, indexes: Vec::new(), parts };
         let mut b = WriteBatch::new();
-        b.put(prefix, id.to_be_bytes().to_vec());
+        b.put(next_space_id_key(), id.to_be_bytes().to_vec());
         let (k, v) = self.space_record(&st);
         b.put(k, v);
         self.log.commit(b)?;
         spaces.insert(space.name, st);
         Ok(true)
+    }
+
+    /// The highest space id handed out so far (0 before the first): a space of a lower or equal id that is not in
+    /// the catalog was dropped (ids are never reused).
+    pub fn space_ids_issued(&self) -> QResult<u32> {
+        self.refresh();
+        self.issued_space_ids(&self.spaces.read().expect("lock poisoned"))
+    }
+
+    fn issued_space_ids(&self, spaces: &BTreeMap<String, SpaceState>) -> QResult<u32> {
+        let stored = match self.kv.get(&next_space_id_key()).map_err(kv_err)? {
+            Some(v) => {
+                u32::from_be_bytes(v.as_slice().try_into().map_err(|_| QError::storage("corrupt next_space_id"))?)
+            }
+            None => 0,
+        };
+        Ok(stored.max(spaces.values().map(|s| s.desc.id).max().unwrap_or(0)))
     }
 
     /// The storage hosts of each partition of a space (empty in one process).
@@ -889,6 +907,21 @@ mod tests {
             vid_type: quiver_api::VidType::Int64,
             comment: None,
         }
+    }
+
+    #[test]
+    fn issued_space_ids_outlive_their_spaces() {
+        let meta = MetaStore::open(Arc::new(quiver_kv::MemEngine::new())).unwrap();
+        assert_eq!(meta.space_ids_issued().unwrap(), 0);
+        assert!(meta.create_space(space("a"), false).unwrap());
+        assert!(meta.create_space(space("b"), false).unwrap());
+        assert_eq!(meta.space_ids_issued().unwrap(), 2);
+        meta.drop_space("b", false).unwrap();
+        meta.drop_space("a", false).unwrap();
+        assert_eq!(meta.space_ids_issued().unwrap(), 2, "a dropped space's id stays issued");
+        assert!(meta.create_space(space("c"), false).unwrap());
+        assert_eq!(meta.space("c").unwrap().id, 3);
+        assert_eq!(meta.space_ids_issued().unwrap(), 3);
     }
 
     #[test]

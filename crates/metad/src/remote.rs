@@ -111,6 +111,11 @@ impl RemoteCatalog {
         self.store.parts_of(space)
     }
 
+    /// The highest space id handed out ([`MetaStore::space_ids_issued`]).
+    pub fn space_ids_issued(&self) -> QResult<u32> {
+        self.store.space_ids_issued()
+    }
+
     /// The registered storage hosts.
     pub fn hosts(&self) -> Vec<String> {
         self.store.hosts()

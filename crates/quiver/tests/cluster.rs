@@ -269,7 +269,7 @@ fn a_storage_host_cut_off_stops_acknowledging_and_nothing_acknowledged_is_lost()
     host.call(HostRequest::CutOff(false)).unwrap();
     std::thread::sleep(Duration::from_secs(3));
     let (acked, longest) = writers.stop();
-    let pg = Arc::try_unwrap(pg).ok().expect("writers are done");
+    let mut pg = Arc::try_unwrap(pg).ok().expect("writers are done");
     eprintln!(
         "the cut-off host led {led} of 6 partitions; {cut} writes before, {during} while cut off, {} in all; \
          longest wait of a writer {longest:?}",
@@ -281,10 +281,12 @@ fn a_storage_host_cut_off_stops_acknowledging_and_nothing_acknowledged_is_lost()
     let r = pg.exec_ok(&format!("FETCH PROP ON e {} YIELD e.w", keys.join(",")), Duration::from_secs(30));
     assert_eq!(rows(&r), Vec::<Vec<J>>::new(), "a write the cut-off host refused was applied");
 
-    // DROP SPACE: every host closes the space's partitions (their groups stop leading anything) within a heartbeat
-    // or two.
+    // DROP SPACE with one storage host down: the others close the space's partitions (their groups stop leading
+    // anything) within a heartbeat or two; the one that was down deletes what it holds of the space at its first
+    // heartbeat after it restarts.
+    pg.kill9("storaged", 3);
     pg.exec_ok("DROP SPACE c", Duration::from_secs(30));
-    let stores: Vec<String> = (1..=3).map(|n| pg.proc("storaged", n).0).collect();
+    let stores: Vec<String> = (1..=2).map(|n| pg.proc("storaged", n).0).collect();
     let started = Instant::now();
     loop {
         let led = cluster.claims(&stores);
@@ -294,6 +296,47 @@ fn a_storage_host_cut_off_stops_acknowledging_and_nothing_acknowledged_is_lost()
         assert!(started.elapsed() < Duration::from_secs(15), "dropped space {} still led: {led:?}", space.id);
         std::thread::sleep(Duration::from_millis(200));
     }
+    let engine_of_3 = pg.dir.path().join("storaged-3/kv");
+    let held = stored_keys_of_space(&engine_of_3, &space);
+    assert!(held > 0, "the host down held nothing of the space: the check below would prove nothing");
+    pg.restart_storaged(3);
+    let log = pg.dir.path().join("logs/storaged-3-again.log");
+    let started = Instant::now();
+    while !std::fs::read_to_string(&log).unwrap_or_default().contains("dropped while this host was down") {
+        assert!(started.elapsed() < Duration::from_secs(20), "the restarted host deleted nothing:\n{}", pg.logs());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let mut restarted = pg.extra.pop().expect("the restarted host");
+    restarted.kill().unwrap();
+    restarted.wait().unwrap();
+    assert_eq!(stored_keys_of_space(&engine_of_3, &space), 0, "of {held} keys of the dropped space, some are left");
+}
+
+/// How many keys a storage host's engine (at `path`, the process stopped) holds of `space`: its partitions' rows and
+/// their Raft groups' logs and state.
+fn stored_keys_of_space(path: &std::path::Path, space: &quiver_api::SpaceDesc) -> usize {
+    use quiver_kv::KvEngine;
+    let engine = quiver_kv_rocks::RocksEngine::open(path).unwrap();
+    let mut n = 0;
+    for part in 1..=space.partition_num {
+        let (start, end) = quiver_storage::keys::part_range(space.id, part);
+        engine
+            .scan_range(&start, &end, &mut |_, _| {
+                n += 1;
+                true
+            })
+            .unwrap();
+        let group = quiver_raft::partition_group(space.id, part);
+        for kind in [quiver_raft::keys::LOG, quiver_raft::keys::VOTE, quiver_raft::keys::APPLIED] {
+            engine
+                .scan_prefix(&quiver_raft::keys::state_key(kind, group), &mut |_, _| {
+                    n += 1;
+                    true
+                })
+                .unwrap();
+        }
+    }
+    n
 }
 
 /// A storage or meta port given a service request that does not decode answers with an error and keeps the

@@ -121,11 +121,14 @@ impl RaftHost {
     }
 
     /// Stops this host's replica of `group` for good and deletes its Raft state (log, vote, applied id) and the data
-    /// in `data` (the group's range): what a dropped space's partitions leave. `false` if it did not run here.
+    /// in `data` (the group's range): what a dropped space's partitions leave. Whether it was running here (the
+    /// state of one that was not, left by a host down when its space was dropped, is deleted too).
     pub async fn close_group(&self, group: GroupId, data: &DataRange) -> Result<bool, ReplicaError> {
         let replica = self.groups.write().expect("groups lock").remove(&group);
-        let Some(replica) = replica else { return Ok(false) };
-        let _ = replica.raft.shutdown().await;
+        let running = replica.is_some();
+        if let Some(replica) = replica {
+            let _ = replica.raft.shutdown().await;
+        }
         let mut batch = WriteBatch::new();
         let log = crate::keys::state_key(crate::keys::LOG, group);
         batch.delete_range(log.clone(), quiver_kv::prefix_end(&log).expect("a log prefix ends"));
@@ -136,7 +139,25 @@ impl RaftHost {
         self.engine
             .write(batch)
             .map_err(|e| ReplicaError::Stopped { group, reason: format!("its state was not deleted: {e}") })?;
-        Ok(true)
+        Ok(running)
+    }
+
+    /// Every group whose state this host's engine holds (running or not): those that ever voted or applied here.
+    pub fn stored_groups(&self) -> Result<Vec<GroupId>, String> {
+        let mut groups = std::collections::BTreeSet::new();
+        for kind in [crate::keys::VOTE, crate::keys::APPLIED] {
+            let mut prefix = crate::keys::RAFT_PREFIX.to_vec();
+            prefix.push(kind);
+            self.engine
+                .scan_prefix(&prefix, &mut |k, _| {
+                    if let Some(id) = k.get(5..13).and_then(|b| b.try_into().ok()) {
+                        groups.insert(GroupId::from_be_bytes(id));
+                    }
+                    true
+                })
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(groups.into_iter().collect())
     }
 
     /// Stops every group (their state stays in the engine; [`RaftHost::open_group`] resumes it).
