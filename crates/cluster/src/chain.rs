@@ -5,18 +5,23 @@
 //! *chain*, coordinated by the partition `C` the write was routed by ([`StorageHost::coordinate`]: an edge's source
 //! partition), which this host leads:
 //!
-//! 1. **Prime.** `C` commits a record of the whole batch (every part's operations) under [`keys::chain_key`]. From
-//!    then on the write happens: whoever leads `C` finishes it. Nothing of the graph is visible yet.
+//! 1. **Prime.** `C` commits a record of the whole batch (every part's operations) under [`keys::chain_key`],
+//!    together with its own part, in one entry. From then on the write happens: whoever leads `C` finishes it.
+//!    `C`'s share is visible; the other partitions' is not yet.
 //! 2. **Remote parts.** Every other partition `Q` commits its part as a [`quiver_raft::Fenced`] write: the fence is
 //!    `Q`'s [`keys::fence_key`] for `C`, the term the one in which `C`'s leader committed the prime. A leader of
 //!    `C` in a later term raises the fence, so a late retry of a deposed leader can no longer overwrite what the
-//!    newer one's chains wrote.
-//! 3. **Resolve.** `C` commits its own part and deletes the record, in one entry; then the writer is answered.
+//!    newer one's chains wrote. Then the writer is answered: every part is written.
+//! 3. **Resolve.** The record is deleted by the next entry this host proposes to `C` (a write's prime or its only
+//!    part, or the sweep's within [`SWEEP_EVERY`]), in that entry: so no later write of `C` commits while the
+//!    record stands, and the writer waits for two commits in sequence, not three.
 //!
 //! A chain that stops part way (its host crashed, a message or a reply was lost, `C`'s leadership moved) leaves its
-//! record. `C`'s leader **settles** the partition (commits each record again in its own term, then runs steps 2 and
-//! 3 once more; parts already written are written again with the same bytes) before it proposes anything to `C` in
-//! a new term, after a chain of its own failed, and otherwise within [`SWEEP_EVERY`].
+//! record. `C`'s leader **settles** the partition (commits each record again in its own term, then runs step 2 and
+//! writes its own part again with the record's deletion; parts already written are written again with the same
+//! bytes) before it proposes anything to `C` in a new term, after a write of its own failed, and otherwise within
+//! [`SWEEP_EVERY`]. Rewriting a finished chain's parts is harmless: a record still standing means no later write of
+//! `C` has committed (step 3).
 //!
 //! **Invariants.**
 //! - Once quiet, every chain is resolved: each of its parts is written in its partition, and no record is left.
@@ -25,7 +30,7 @@
 //!   ([`crate::ClusterStorage`]), never by the vertex's own chain.
 //! - While a chain of `C` is pending, `C`'s leader proposes nothing else to `C`: chains, settling and sweeps run
 //!   under the storage's writers' lock, and every write settles the partitions it leads first. So a chain
-//!   finishes before any later write of the same edge.
+//!   finishes before any later write of the same edge, and its record is deleted in the same entry as that write.
 //! - A remote part is applied only at or above its fence's term, in log order on every replica alike.
 
 use std::cell::Cell;
@@ -60,10 +65,19 @@ const RECORD_FORMAT: u8 = 1;
 /// Where a chain can be made to stop as if its host had crashed there (the fault tests' fail points).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChainStep {
-    /// The prime is committed; no remote part is written.
+    /// The prime (with the coordinator's own part) is committed; no remote part is written.
     Primed,
-    /// Every remote part is written; the coordinator's own part is not.
+    /// Every remote part is written; the record is not deleted and the writer not answered.
     RemoteWritten,
+}
+
+/// How a chain's record is deleted once its remote parts are written.
+#[derive(Clone, Copy)]
+enum Resolve {
+    /// By the next entry this host proposes to the coordinator (its own part was committed with the prime).
+    Defer,
+    /// Now, in one entry with the coordinator's own part (settling a record found in the log).
+    Now,
 }
 
 /// Decides, at each [`ChainStep`], whether the chain stops there.
@@ -74,6 +88,9 @@ pub type ChainFault = Arc<dyn Fn(ChainStep) -> bool + Send + Sync>;
 pub(crate) struct Chains {
     /// Per partition led here: the term in which every pending chain of it was last finished.
     settled: Mutex<HashMap<GroupId, u64>>,
+    /// Per partition: records of chains whose every part is written, to be deleted by the next entry this host
+    /// proposes to it (step 3).
+    finished: Mutex<HashMap<GroupId, Vec<Vec<u8>>>>,
     /// The last chain id handed out.
     last_id: AtomicU64,
     fault: RwLock<Option<ChainFault>>,
@@ -93,8 +110,25 @@ impl Chains {
         self.settled.lock().expect("lock poisoned").get(&group) == Some(&term)
     }
 
-    fn unsettle(&self, group: GroupId) {
+    pub(crate) fn unsettle(&self, group: GroupId) {
         self.settled.lock().expect("lock poisoned").remove(&group);
+    }
+
+    /// Adds to `batch`, an entry about to be proposed to `group`, the deletion of every finished chain's record.
+    /// Deleting a finished record is harmless whenever it happens; not deleting it before a later write commits is
+    /// not (a settle would write its parts again over that write): a proposal that carried deletions and failed
+    /// must [`Chains::unsettle`] the group, so that the next write settles it first.
+    pub(crate) fn delete_finished(&self, group: GroupId, batch: &mut WriteBatch) -> bool {
+        let keys = self.finished.lock().expect("lock poisoned").remove(&group).unwrap_or_default();
+        let any = !keys.is_empty();
+        for key in keys {
+            batch.delete(key);
+        }
+        any
+    }
+
+    fn has_finished(&self, group: GroupId) -> bool {
+        self.finished.lock().expect("lock poisoned").get(&group).is_some_and(|k| !k.is_empty())
     }
 
     fn stop_at(&self, step: ChainStep) -> QResult<()> {
@@ -210,18 +244,21 @@ impl StorageHost {
                 detail(&e)
             ))
         })?;
+        let group = partition_group(space.id, coordinator);
         let key = keys::chain_key(space.id, coordinator, self.chains.next_id());
         let mut prime = WriteBatch::new();
+        self.chains.delete_finished(group, &mut prime);
         prime.put(key.clone(), encode_record(&parts));
+        prime.ops.extend(parts.get(&coordinator).map(|own| own.ops.clone()).unwrap_or_default());
         let term = match commit_in(c.as_ref(), coordinator, prime).await {
             Ok(term) => term,
             Err(e) => {
                 // The prime may yet commit: the partition is settled again before its next write.
-                self.chains.unsettle(partition_group(space.id, coordinator));
+                self.chains.unsettle(group);
                 return Err(e);
             }
         };
-        self.finish(space.id, coordinator, &c, key, parts, term, hosts).await
+        self.finish(space.id, coordinator, &c, key, parts, term, Resolve::Defer, hosts).await
     }
 
     /// Steps 2 and 3 of a primed chain, in `term`.
@@ -234,6 +271,7 @@ impl StorageHost {
         key: Vec<u8>,
         mut parts: BTreeMap<u32, WriteBatch>,
         term: u64,
+        resolve: Resolve,
         hosts: &Arc<dyn Hosts>,
     ) -> QResult<()> {
         let outcome = async {
@@ -245,8 +283,17 @@ impl StorageHost {
                 .collect();
             all(remote, |e| QError::storage(format!("a part of the write panicked: {e}"))).await?;
             self.chains.stop_at(ChainStep::RemoteWritten)?;
-            own.delete(key);
-            commit_in(c, coordinator, own).await.map(|_| ())
+            match resolve {
+                Resolve::Defer => {
+                    let group = partition_group(space, coordinator);
+                    self.chains.finished.lock().expect("lock poisoned").entry(group).or_default().push(key);
+                    Ok(())
+                }
+                Resolve::Now => {
+                    own.delete(key);
+                    commit_in(c, coordinator, own).await.map(|_| ())
+                }
+            }
         }
         .await;
         outcome.map_err(|e| {
@@ -288,13 +335,14 @@ impl StorageHost {
             again.put(key.clone(), record);
             let term = commit_in(c, part, again).await?;
             log::info!("part {part} of space {space}: finishing a chain left pending, in term {term}");
-            self.finish(space, part, c, key, parts, term, hosts).await?;
+            self.finish(space, part, c, key, parts, term, Resolve::Now, hosts).await?;
         }
         self.chains.settled.lock().expect("lock poisoned").insert(group, term);
         Ok(())
     }
 
-    /// Settles every partition led here that is not settled in its current term (see the module doc).
+    /// Settles every partition led here that is not settled in its current term, and deletes the records of
+    /// chains finished since the partition's last write (see the module doc).
     pub(crate) fn sweep(&self) {
         let Some(hosts) = self.hosts.upgrade() else { return };
         let due: Vec<(GroupId, Arc<Replica>)> = self
@@ -302,13 +350,25 @@ impl StorageHost {
             .read()
             .expect("lock poisoned")
             .iter()
-            .filter(|(g, r)| r.is_leader() && !self.chains.is_settled(**g, r.term()))
+            .filter(|(g, r)| r.is_leader() && (!self.chains.is_settled(**g, r.term()) || self.chains.has_finished(**g)))
             .map(|(g, r)| (*g, r.clone()))
             .collect();
         for (group, r) in due {
             let (space, part) = ((group >> 32) as u32, group as u32);
-            let settled = self.storage.as_writer(|| self.block_on(self.settle(space, part, &r, &hosts)));
-            if let Err(e) = settled {
+            let swept = self.storage.as_writer(|| {
+                self.block_on(async {
+                    self.settle(space, part, &r, &hosts).await?;
+                    let mut deletions = WriteBatch::new();
+                    if self.chains.delete_finished(group, &mut deletions) {
+                        if let Err(e) = commit_in(r.as_ref(), part, deletions).await {
+                            self.chains.unsettle(group);
+                            return Err(e);
+                        }
+                    }
+                    Ok(())
+                })
+            });
+            if let Err(e) = swept {
                 log::warn!("part {part} of space {space}: pending chains not finished yet: {}", detail(&e));
             }
         }

@@ -59,6 +59,27 @@ impl PartLeader for Replica {
     }
 }
 
+/// A partition's leader on this host as another host's writes reach it ([`Hosts::part_leader`]): its writes carry
+/// the deletion of the host's finished chains' records, as the host's own writes do ([`crate::chain`], step 3).
+pub struct LedPart {
+    pub host: Arc<StorageHost>,
+    pub replica: Arc<Replica>,
+}
+
+impl PartLeader for LedPart {
+    fn write(&self, batch: WriteBatch) -> LeaderFuture<'_, u64> {
+        Box::pin(self.host.write_forwarded(&self.replica, batch))
+    }
+
+    fn write_fenced(&self, fence: Vec<u8>, term: u64, batch: WriteBatch) -> LeaderFuture<'_, bool> {
+        Box::pin(self.replica.write_fenced(fence, term, batch))
+    }
+
+    fn read_index(&self) -> LeaderFuture<'_, u64> {
+        Box::pin(self.replica.read_index())
+    }
+}
+
 /// Why a host did not serve a request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostError {
@@ -362,6 +383,20 @@ impl StorageHost {
         self.block_on(all(work, |e| QError::storage(format!("a catch-up failed: {e}"))))
     }
 
+    /// Commits `batch`, another host's write, in `replica` (led here), with the deletion of the records of chains
+    /// finished here since the partition's last write ([`crate::chain`], step 3); the term it was committed in.
+    pub async fn write_forwarded(&self, replica: &Replica, batch: WriteBatch) -> Result<u64, ReplicaError> {
+        let group = replica.group();
+        let mut with = WriteBatch::new();
+        let deletes = self.chains.delete_finished(group, &mut with);
+        with.ops.extend(batch.ops);
+        let committed = replica.write(with).await.map(|id| id.leader_id.term);
+        if committed.is_err() && deletes {
+            self.chains.unsettle(group);
+        }
+        committed
+    }
+
     /// The proposer of this host's storage: `batch` split by partition; a batch of several partitions runs as a
     /// chain ([`crate::chain`]), one of a single partition is proposed to its group's leader (this host's replica,
     /// or the leader's host). Either way the partitions led here are settled first.
@@ -371,15 +406,26 @@ impl StorageHost {
         if parts.len() > 1 {
             return self.block_on(self.chain(space, parts, &hosts));
         }
-        let Some((part, sub)) = parts.into_iter().next() else { return Ok(()) };
-        let replica: Arc<dyn PartLeader> = match self.replica(space.id, part).filter(|r| r.is_leader()) {
-            Some(r) => {
-                self.block_on(self.settle(space.id, part, &r, &hosts))?;
-                r
-            }
-            None => leader_replica(hosts.as_ref(), space.id, part)?,
-        };
-        self.block_on(commit_in(replica.as_ref(), part, sub)).map(|_| ())
+        let Some((part, mut sub)) = parts.into_iter().next() else { return Ok(()) };
+        let group = partition_group(space.id, part);
+        let (replica, deletes): (Arc<dyn PartLeader>, bool) =
+            match self.replica(space.id, part).filter(|r| r.is_leader()) {
+                Some(r) => {
+                    self.block_on(self.settle(space.id, part, &r, &hosts))?;
+                    // The records of chains finished here since the partition's last write go with this one.
+                    let mut batch = WriteBatch::new();
+                    let deletes = self.chains.delete_finished(group, &mut batch);
+                    batch.ops.append(&mut sub.ops);
+                    sub = batch;
+                    (r, deletes)
+                }
+                None => (leader_replica(hosts.as_ref(), space.id, part)?, false),
+            };
+        let committed = self.block_on(commit_in(replica.as_ref(), part, sub)).map(|_| ());
+        if committed.is_err() && deletes {
+            self.chains.unsettle(group);
+        }
+        committed
     }
 }
 
