@@ -48,7 +48,11 @@ pub fn is_aggregate(name: &str) -> bool {
 }
 
 pub fn call(name: &str, args: Vec<Value>) -> QResult<Value> {
-    let lower = name.to_lowercase();
+    // Names are matched in lower case; most are written so already (no allocation per call, as per row).
+    let lower = match name.chars().any(char::is_uppercase) {
+        true => std::borrow::Cow::Owned(name.to_lowercase()),
+        false => std::borrow::Cow::Borrowed(name),
+    };
     match call_inner(&lower, Some(args)) {
         Some(r) => r,
         None => Err(QError::semantic(format!("Function `{name}' not defined"))),

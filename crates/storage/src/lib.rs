@@ -959,6 +959,17 @@ impl StorageClient for EmbeddedStorage {
             }
         }
         if !unknown.is_empty() {
+            // The topology's bits answer, if it is built (edges to vertices never inserted are common: each would
+            // be a point read of the store on every visit).
+            if let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() {
+                let t = t.read().expect("lock poisoned");
+                for &i in &unknown {
+                    if t.dict.get(&vids[i]).is_some_and(|id| t.vertex_exists(id)) {
+                        out[i] = Some(VertexData { vid: vids[i].clone(), tags: Vec::new() });
+                    }
+                }
+                return Ok(out);
+            }
             let keys: Vec<Vec<u8>> = unknown.iter().map(|&i| keys::vertex_key(space, &vids[i])).collect();
             for (&i, found) in unknown.iter().zip(self.kv.multi_get(&keys).map_err(kv_err)?) {
                 if found.is_some() {

@@ -394,3 +394,41 @@ fn a_super_vertex_is_read_under_the_budget() {
         assert!(e.message.starts_with("Execution had been killed"), "{props:?}: {}", e.message);
     }
 }
+
+/// Whether a vertex none of whose read tags is there exists is answered by the topology's bits once it is built,
+/// as the store answers before: a vertex with the tag, one whose tags were deleted (its vertex key stays), one
+/// deleted, and an edge's end never inserted.
+#[test]
+fn vertex_existence_is_the_same_from_the_topology() {
+    let space = support::int_space(9);
+    let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
+    let tag = support::schema(SchemaKind::Tag, 2, "t", vec![vec![support::prop("x", PropType::Int64)]], None);
+    let like = edge_schema(3, "like");
+    let insert = |v: i64| Mutation::InsertVertex {
+        vid: Value::Int(v),
+        tags: vec![(tag.clone(), vec![Value::Int(v)])],
+        if_not_exists: false,
+    };
+    let edge = |a: i64, b: i64| Mutation::InsertEdge {
+        key: EdgeKeyVal { src: Value::Int(a), edge_type: 3, rank: 0, dst: Value::Int(b) },
+        schema: like.clone(),
+        values: vec![Value::Int(1)],
+        if_not_exists: false,
+    };
+    s.write(&space, vec![insert(1), insert(2), insert(3), edge(1, 2), edge(1, 3), edge(1, 4)]).unwrap();
+    s.write(&space, vec![Mutation::DeleteTags { vid: Value::Int(2), tags: None }]).unwrap();
+    s.write(&space, vec![Mutation::DeleteVertex { vid: Value::Int(3), with_edges: false }]).unwrap();
+    let vids: Vec<Value> = (1..=5).map(Value::Int).collect();
+    let exists = |s: &EmbeddedStorage| -> Vec<bool> {
+        let got = s.get_vertices(&space, &vids, std::slice::from_ref(&tag), &PropSelection::All).unwrap();
+        got.iter().map(Option::is_some).collect()
+    };
+    let from_store = exists(&s);
+    assert_eq!(from_store, vec![true, true, false, false, false]);
+    // Once the topology is built, the same reads answer from its bits.
+    s.topology_stats(&space).unwrap();
+    assert_eq!(exists(&s), from_store);
+    // Writes after the build are mirrored in the bits.
+    s.write(&space, vec![insert(4), Mutation::DeleteVertex { vid: Value::Int(1), with_edges: true }]).unwrap();
+    assert_eq!(exists(&s), vec![false, true, false, true, false]);
+}
