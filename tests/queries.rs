@@ -76,6 +76,7 @@ rule_files!(
     fuse_match_count,
     fuse_match_rows,
     prune_match_reads,
+    prune_match_columns,
     push_filter_into_go,
     push_projection_into_go,
     sort_limit_to_topn,

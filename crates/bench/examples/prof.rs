@@ -2,6 +2,7 @@
 //! `perf record` (`cargo build --release --example prof -p quiver-bench`; usage: prof DIR SPACE V1,V2,.. N STMT,
 //! where `{v}` in STMT is replaced by each start vertex in turn; each start runs once before the measured runs).
 //! It times the engine alone: the result stays in the columns the engine returns (no rows built for a client).
+//! `PROF_DISABLE=rule,...` switches optimizer rules off for the run.
 use quiver_query::{Params, Session};
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -9,6 +10,10 @@ fn main() {
     let starts: Vec<i64> = a[3].split(',').map(|s| s.parse().unwrap()).collect();
     let n: usize = a[4].parse().unwrap();
     let mut session = Session { space: Some(a[2].clone()), ..Session::default() };
+    // With PROF_DISABLE=rule,rule, those optimizer rules are off (to compare plans).
+    if let Ok(rules) = std::env::var("PROF_DISABLE") {
+        session.disabled_rules = rules.split(',').map(str::to_string).collect();
+    }
     let mut run = |stmt: String| db.execute(&mut session, &stmt, &Params::new()).unwrap();
     // Warm-up: every start once (caches that turn hot on reads are built here, not in the measured runs).
     for v in &starts {

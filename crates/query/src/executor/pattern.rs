@@ -335,6 +335,14 @@ pub(super) struct AppendVerticesExecutor;
 
 impl AppendVerticesExecutor {
     pub fn execute(r: &Reads<'_>, a: &AppendNode, input: &DataSet) -> QResult<DataSet> {
+        let out = Self::append(r, a, input)?;
+        Ok(match &a.keep {
+            Some(keep) => keep_columns(out, keep),
+            None => out,
+        })
+    }
+
+    fn append(r: &Reads<'_>, a: &AppendNode, input: &DataSet) -> QResult<DataSet> {
         let check = NodeCheck::new(&a.node, r.req)?;
         let Some(from) = input.column_index(&a.from) else { return Ok(input.clone()) };
         let mut meter = Meter::new(&r.req.budget);
@@ -462,6 +470,19 @@ impl AppendVerticesExecutor {
         }
         Ok(out)
     }
+}
+
+/// Only the columns of `data` named in `keep`, in that order (a name it lacks is left out).
+fn keep_columns(data: DataSet, keep: &[String]) -> DataSet {
+    let (names, mut values) = data.into_columns();
+    let mut kept = (Vec::with_capacity(keep.len()), Vec::with_capacity(keep.len()));
+    for k in keep {
+        if let Some(i) = names.iter().position(|n| n == k) {
+            kept.0.push(names[i].clone());
+            kept.1.push(std::mem::take(&mut values[i]));
+        }
+    }
+    DataSet::from_columns(kept.0, kept.1)
 }
 
 fn drop_column(data: DataSet, c: usize) -> DataSet {

@@ -13,6 +13,7 @@ mod fuse_count_traversal;
 mod fuse_match_count;
 mod fuse_match_rows;
 mod merge_projections;
+mod prune_match_columns;
 mod prune_match_reads;
 mod push_filter_into_go;
 mod push_limit_into_find_path;
@@ -59,6 +60,7 @@ pub(crate) const RULES: &[&dyn Rule] = &[
     &fuse_match_count::FuseMatchCount,
     &fuse_match_rows::FuseMatchRows,
     &prune_match_reads::PruneMatchReads,
+    &prune_match_columns::PruneMatchColumns,
     &push_filter_into_go::PushFilterIntoGo,
     &push_projection_into_go::PushProjectionIntoGo,
     &sort_limit_to_topn::SortLimitToTopN,

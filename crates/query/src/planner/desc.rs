@@ -324,6 +324,9 @@ fn describe(op: &Op) -> Vec<(String, String)> {
                 d.push(("props".into(), if props.is_empty() { "tags only".into() } else { join(props) }));
             }
             describe_node(&a.node, &mut d);
+            if let Some(keep) = &a.keep {
+                d.push(("keep".into(), join(keep)));
+            }
         }
         Op::Filter(f) => d.push(("condition".into(), f.to_string())),
         Op::BuildPath(p) => d.push(("path".into(), p.alias.clone())),

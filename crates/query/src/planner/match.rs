@@ -90,12 +90,24 @@ pub(crate) struct AppendNode {
     /// With `exist`: properties read as columns of their own instead of into the vertex value, which then carries
     /// the VID only (`fuse_match_rows`, for a node read only as `n.tag.prop` and by `id()`).
     pub columns: Vec<PropColumn>,
+    /// Only these columns of the rows are output, in this order (`prune_match_columns`, where the walk ends and
+    /// what follows reads fewer); `None` outputs them all.
+    pub keep: Option<Vec<String>>,
 }
 
 impl AppendNode {
     /// The whole vertex of the VID in column `from` (the rules may narrow what is read later).
     fn whole(from: String, node: BoundNode, tags: &Tags) -> AppendNode {
-        AppendNode { from, node, tags: tags.clone(), id_only: false, props: None, exist: false, columns: Vec::new() }
+        AppendNode {
+            from,
+            node,
+            tags: tags.clone(),
+            id_only: false,
+            props: None,
+            exist: false,
+            columns: Vec::new(),
+            keep: None,
+        }
     }
 }
 
