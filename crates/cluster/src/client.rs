@@ -540,15 +540,26 @@ impl StorageClient for ClusterStorage {
         // A vertex deleted with its edges: each edge is deleted as DELETE EDGE would, routed by its source, then the
         // vertex alone (NebulaGraph's graphd does the same). So every write of an edge's two copies is coordinated
         // by its source's partition (crate::chain); an edge added meanwhile stays, both copies.
+        // The vertices' edges are listed by their partitions' leaders, one request per leader host, all at once.
+        let deleted: Vec<&Value> = mutations
+            .iter()
+            .filter_map(|m| match m {
+                Mutation::DeleteVertex { vid, with_edges: true } => Some(vid),
+                _ => None,
+            })
+            .collect();
         let mut expanded = Vec::with_capacity(mutations.len());
+        if !deleted.is_empty() {
+            let parts: Vec<u32> = deleted.iter().map(|vid| part_of(space, vid)).collect();
+            let op = |positions: &[usize]| PartOp::EdgesOf(positions.iter().map(|&i| deleted[i].clone()).collect());
+            for (_, answer) in self.on_items(space, &parts, &op)? {
+                expanded.extend(answer!(answer, Answer::EdgeKeys)?.into_iter().map(|key| Mutation::DeleteEdge { key }));
+            }
+        }
         for m in mutations {
             match m {
                 Mutation::DeleteVertex { vid, with_edges: true } => {
-                    let part = part_of(space, &vid);
-                    let edges = self.on_part(space, part, &|| PartOp::EdgesOf(vid.clone()))?;
-                    let edges = answer!(edges, Answer::EdgeKeys)?;
-                    expanded.extend(edges.into_iter().map(|key| Mutation::DeleteEdge { key }));
-                    expanded.push(Mutation::DeleteVertex { vid, with_edges: false });
+                    expanded.push(Mutation::DeleteVertex { vid, with_edges: false })
                 }
                 m => expanded.push(m),
             }

@@ -72,8 +72,8 @@ pub enum PartOp {
     GetNeighbors(NeighborsRequest),
     /// Each partition's share of a statement: one write each, coordinated by that partition.
     Write(Vec<(u32, Vec<Mutation>)>),
-    /// The edges of a vertex (both directions), to delete it with its edges.
-    EdgesOf(Value),
+    /// The edges of these vertices (both directions, vertex after vertex), to delete them with their edges.
+    EdgesOf(Vec<Value>),
     /// One step of a GO walk from the frontier vertices of these partitions
     /// ([`quiver_storage::EmbeddedStorage::expand_step`]).
     ExpandStep {
@@ -391,7 +391,13 @@ impl StorageHost {
                 }
                 Answer::Done
             }
-            PartOp::EdgesOf(vid) => Answer::EdgeKeys(storage.edges_of(space, &vid)?),
+            PartOp::EdgesOf(vids) => {
+                let mut keys = Vec::new();
+                for vid in &vids {
+                    keys.extend(storage.edges_of(space, vid)?);
+                }
+                Answer::EdgeKeys(keys)
+            }
             PartOp::Stats => Answer::Stats(storage.stats_of_parts(space, parts)?),
             PartOp::ScanVertices { schema, limit } => {
                 let limit = usize::try_from(limit).unwrap_or(usize::MAX);
