@@ -106,7 +106,7 @@ impl Chains {
         now.max(prev.unwrap_or(0) + 1)
     }
 
-    fn is_settled(&self, group: GroupId, term: u64) -> bool {
+    pub(crate) fn is_settled(&self, group: GroupId, term: u64) -> bool {
         self.settled.lock().expect("lock poisoned").get(&group) == Some(&term)
     }
 
@@ -114,17 +114,22 @@ impl Chains {
         self.settled.lock().expect("lock poisoned").remove(&group);
     }
 
-    /// Adds to `batch`, an entry about to be proposed to `group`, the deletion of every finished chain's record.
+    /// `batch`, an entry about to be proposed to `group`, with the deletion of every finished chain's record.
     /// Deleting a finished record is harmless whenever it happens; not deleting it before a later write commits is
     /// not (a settle would write its parts again over that write): a proposal that carried deletions and failed
     /// must [`Chains::unsettle`] the group, so that the next write settles it first.
-    pub(crate) fn delete_finished(&self, group: GroupId, batch: &mut WriteBatch) -> bool {
+    /// Returns that entry, the deletions first, and whether it carries any.
+    pub(crate) fn with_finished(&self, group: GroupId, batch: WriteBatch) -> (WriteBatch, bool) {
         let keys = self.finished.lock().expect("lock poisoned").remove(&group).unwrap_or_default();
-        let any = !keys.is_empty();
-        for key in keys {
-            batch.delete(key);
+        if keys.is_empty() {
+            return (batch, false);
         }
-        any
+        let mut with = WriteBatch::new();
+        for key in keys {
+            with.delete(key);
+        }
+        with.ops.extend(batch.ops);
+        (with, true)
     }
 
     fn has_finished(&self, group: GroupId) -> bool {
@@ -247,9 +252,9 @@ impl StorageHost {
         let group = partition_group(space.id, coordinator);
         let key = keys::chain_key(space.id, coordinator, self.chains.next_id());
         let mut prime = WriteBatch::new();
-        self.chains.delete_finished(group, &mut prime);
         prime.put(key.clone(), encode_record(&parts));
         prime.ops.extend(parts.get(&coordinator).map(|own| own.ops.clone()).unwrap_or_default());
+        let (prime, _) = self.chains.with_finished(group, prime);
         let term = match commit_in(c.as_ref(), coordinator, prime).await {
             Ok(term) => term,
             Err(e) => {
@@ -358,8 +363,8 @@ impl StorageHost {
             let swept = self.storage.as_writer(|| {
                 self.block_on(async {
                     self.settle(space, part, &r, &hosts).await?;
-                    let mut deletions = WriteBatch::new();
-                    if self.chains.delete_finished(group, &mut deletions) {
+                    let (deletions, any) = self.chains.with_finished(group, WriteBatch::new());
+                    if any {
                         if let Err(e) = commit_in(r.as_ref(), part, deletions).await {
                             self.chains.unsettle(group);
                             return Err(e);

@@ -387,10 +387,21 @@ impl StorageHost {
     /// finished here since the partition's last write ([`crate::chain`], step 3); the term it was committed in.
     pub async fn write_forwarded(&self, replica: &Replica, batch: WriteBatch) -> Result<u64, ReplicaError> {
         let group = replica.group();
-        let mut with = WriteBatch::new();
-        let deletes = self.chains.delete_finished(group, &mut with);
-        with.ops.extend(batch.ops);
-        let committed = replica.write(with).await.map(|id| id.leader_id.term);
+        // Nothing may commit in a partition before its leader has finished the chains an earlier term left (a settle
+        // writes their parts again). A forwarded write does not settle the partition itself (that takes this host's
+        // writers' lock, which the forwarding host's may be waited on under): it waits for the sweep to.
+        let deadline = std::time::Instant::now() + 4 * crate::chain::SWEEP_EVERY;
+        while replica.is_leader() && !self.chains.is_settled(group, replica.term()) {
+            if std::time::Instant::now() >= deadline {
+                return Err(ReplicaError::Unavailable {
+                    group,
+                    reason: "the partition's leader has earlier writes to finish first; nothing was done".into(),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let (batch, deletes) = self.chains.with_finished(group, batch);
+        let committed = replica.write(batch).await.map(|id| id.leader_id.term);
         if committed.is_err() && deletes {
             self.chains.unsettle(group);
         }
@@ -406,20 +417,17 @@ impl StorageHost {
         if parts.len() > 1 {
             return self.block_on(self.chain(space, parts, &hosts));
         }
-        let Some((part, mut sub)) = parts.into_iter().next() else { return Ok(()) };
+        let Some((part, sub)) = parts.into_iter().next() else { return Ok(()) };
         let group = partition_group(space.id, part);
-        let (replica, deletes): (Arc<dyn PartLeader>, bool) =
+        let (replica, sub, deletes): (Arc<dyn PartLeader>, WriteBatch, bool) =
             match self.replica(space.id, part).filter(|r| r.is_leader()) {
                 Some(r) => {
                     self.block_on(self.settle(space.id, part, &r, &hosts))?;
                     // The records of chains finished here since the partition's last write go with this one.
-                    let mut batch = WriteBatch::new();
-                    let deletes = self.chains.delete_finished(group, &mut batch);
-                    batch.ops.append(&mut sub.ops);
-                    sub = batch;
-                    (r, deletes)
+                    let (batch, deletes) = self.chains.with_finished(group, sub);
+                    (r, batch, deletes)
                 }
-                None => (leader_replica(hosts.as_ref(), space.id, part)?, false),
+                None => (leader_replica(hosts.as_ref(), space.id, part)?, sub, false),
             };
         let committed = self.block_on(commit_in(replica.as_ref(), part, sub)).map(|_| ());
         if committed.is_err() && deletes {
