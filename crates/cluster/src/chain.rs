@@ -350,14 +350,15 @@ impl StorageHost {
     /// chains finished since the partition's last write (see the module doc).
     pub(crate) fn sweep(&self) {
         let Some(hosts) = self.hosts.upgrade() else { return };
-        let due: Vec<(GroupId, Arc<Replica>)> = self
-            .parts
-            .read()
-            .expect("lock poisoned")
+        let parts = self.parts.read().expect("lock poisoned");
+        // Records finished in partitions this host no longer leads are its new leader's to delete (it settles them).
+        self.chains.finished.lock().expect("lock poisoned").retain(|g, _| parts.get(g).is_some_and(|r| r.is_leader()));
+        let due: Vec<(GroupId, Arc<Replica>)> = parts
             .iter()
             .filter(|(g, r)| r.is_leader() && (!self.chains.is_settled(**g, r.term()) || self.chains.has_finished(**g)))
             .map(|(g, r)| (*g, r.clone()))
             .collect();
+        drop(parts);
         for (group, r) in due {
             let (space, part) = ((group >> 32) as u32, group as u32);
             let swept = self.storage.as_writer(|| {
