@@ -5,23 +5,18 @@
 //! *chain*, coordinated by the partition `C` the write was routed by ([`StorageHost::coordinate`]: an edge's source
 //! partition), which this host leads:
 //!
-//! 1. **Prime.** `C` commits a record of the whole batch (every part's operations) under [`keys::chain_key`],
-//!    together with its own part, in one entry. From then on the write happens: whoever leads `C` finishes it.
-//!    `C`'s share is visible; the other partitions' is not yet.
+//! 1. **Prime.** `C` commits a record of the whole batch (every part's operations) under [`keys::chain_key`]. From
+//!    then on the write happens: whoever leads `C` finishes it. Nothing of the graph is visible yet.
 //! 2. **Remote parts.** Every other partition `Q` commits its part as a [`quiver_raft::Fenced`] write: the fence is
 //!    `Q`'s [`keys::fence_key`] for `C`, the term the one in which `C`'s leader committed the prime. A leader of
 //!    `C` in a later term raises the fence, so a late retry of a deposed leader can no longer overwrite what the
-//!    newer one's chains wrote. Then the writer is answered: every part is written.
-//! 3. **Resolve.** The record is deleted by the next entry this host proposes to `C` (a write's prime or its only
-//!    part, or the sweep's within [`SWEEP_EVERY`]), in that entry: so no later write of `C` commits while the
-//!    record stands, and the writer waits for two commits in sequence, not three.
+//!    newer one's chains wrote.
+//! 3. **Resolve.** `C` commits its own part and deletes the record, in one entry; then the writer is answered.
 //!
 //! A chain that stops part way (its host crashed, a message or a reply was lost, `C`'s leadership moved) leaves its
-//! record. `C`'s leader **settles** the partition (commits each record again in its own term, then runs step 2 and
-//! writes its own part again with the record's deletion; parts already written are written again with the same
-//! bytes) before it proposes anything to `C` in a new term, after a write of its own failed, and otherwise within
-//! [`SWEEP_EVERY`]. Rewriting a finished chain's parts is harmless: a record still standing means no later write of
-//! `C` has committed (step 3).
+//! record. `C`'s leader **settles** the partition (commits each record again in its own term, then runs steps 2 and
+//! 3 once more; parts already written are written again with the same bytes) before it proposes anything to `C` in
+//! a new term, after a chain of its own failed, and otherwise within [`SWEEP_EVERY`].
 //!
 //! **Invariants.**
 //! - Once quiet, every chain is resolved: each of its parts is written in its partition, and no record is left.
@@ -30,7 +25,7 @@
 //!   ([`crate::ClusterStorage`]), never by the vertex's own chain.
 //! - While a chain of `C` is pending, `C`'s leader proposes nothing else to `C`: chains, settling and sweeps run
 //!   under the storage's writers' lock, and every write settles the partitions it leads first. So a chain
-//!   finishes before any later write of the same edge, and its record is deleted in the same entry as that write.
+//!   finishes before any later write of the same edge.
 //! - A remote part is applied only at or above its fence's term, in log order on every replica alike.
 
 use std::cell::Cell;
@@ -65,19 +60,10 @@ const RECORD_FORMAT: u8 = 1;
 /// Where a chain can be made to stop as if its host had crashed there (the fault tests' fail points).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChainStep {
-    /// The prime (with the coordinator's own part) is committed; no remote part is written.
+    /// The prime is committed; no remote part is written.
     Primed,
-    /// Every remote part is written; the record is not deleted and the writer not answered.
+    /// Every remote part is written; the coordinator's own part is not.
     RemoteWritten,
-}
-
-/// How a chain's record is deleted once its remote parts are written.
-#[derive(Clone, Copy)]
-enum Resolve {
-    /// By the next entry this host proposes to the coordinator (its own part was committed with the prime).
-    Defer,
-    /// Now, in one entry with the coordinator's own part (settling a record found in the log).
-    Now,
 }
 
 /// Decides, at each [`ChainStep`], whether the chain stops there.
@@ -88,9 +74,6 @@ pub type ChainFault = Arc<dyn Fn(ChainStep) -> bool + Send + Sync>;
 pub(crate) struct Chains {
     /// Per partition led here: the term in which every pending chain of it was last finished.
     settled: Mutex<HashMap<GroupId, u64>>,
-    /// Per partition: records of chains whose every part is written, to be deleted by the next entry this host
-    /// proposes to it (step 3).
-    finished: Mutex<HashMap<GroupId, Vec<Vec<u8>>>>,
     /// The last chain id handed out.
     last_id: AtomicU64,
     fault: RwLock<Option<ChainFault>>,
@@ -106,34 +89,12 @@ impl Chains {
         now.max(prev.unwrap_or(0) + 1)
     }
 
-    pub(crate) fn is_settled(&self, group: GroupId, term: u64) -> bool {
+    fn is_settled(&self, group: GroupId, term: u64) -> bool {
         self.settled.lock().expect("lock poisoned").get(&group) == Some(&term)
     }
 
-    pub(crate) fn unsettle(&self, group: GroupId) {
+    fn unsettle(&self, group: GroupId) {
         self.settled.lock().expect("lock poisoned").remove(&group);
-    }
-
-    /// `batch`, an entry about to be proposed to `group`, with the deletion of every finished chain's record.
-    /// Deleting a finished record is harmless whenever it happens; not deleting it before a later write commits is
-    /// not (a settle would write its parts again over that write): a proposal that carried deletions and failed
-    /// must [`Chains::unsettle`] the group, so that the next write settles it first.
-    /// Returns that entry, the deletions first, and whether it carries any.
-    pub(crate) fn with_finished(&self, group: GroupId, batch: WriteBatch) -> (WriteBatch, bool) {
-        let keys = self.finished.lock().expect("lock poisoned").remove(&group).unwrap_or_default();
-        if keys.is_empty() {
-            return (batch, false);
-        }
-        let mut with = WriteBatch::new();
-        for key in keys {
-            with.delete(key);
-        }
-        with.ops.extend(batch.ops);
-        (with, true)
-    }
-
-    fn has_finished(&self, group: GroupId) -> bool {
-        self.finished.lock().expect("lock poisoned").get(&group).is_some_and(|k| !k.is_empty())
     }
 
     fn stop_at(&self, step: ChainStep) -> QResult<()> {
@@ -249,21 +210,18 @@ impl StorageHost {
                 detail(&e)
             ))
         })?;
-        let group = partition_group(space.id, coordinator);
         let key = keys::chain_key(space.id, coordinator, self.chains.next_id());
         let mut prime = WriteBatch::new();
         prime.put(key.clone(), encode_record(&parts));
-        prime.ops.extend(parts.get(&coordinator).map(|own| own.ops.clone()).unwrap_or_default());
-        let (prime, _) = self.chains.with_finished(group, prime);
         let term = match commit_in(c.as_ref(), coordinator, prime).await {
             Ok(term) => term,
             Err(e) => {
                 // The prime may yet commit: the partition is settled again before its next write.
-                self.chains.unsettle(group);
+                self.chains.unsettle(partition_group(space.id, coordinator));
                 return Err(e);
             }
         };
-        self.finish(space.id, coordinator, &c, key, parts, term, Resolve::Defer, hosts).await
+        self.finish(space.id, coordinator, &c, key, parts, term, hosts).await
     }
 
     /// Steps 2 and 3 of a primed chain, in `term`.
@@ -276,7 +234,6 @@ impl StorageHost {
         key: Vec<u8>,
         mut parts: BTreeMap<u32, WriteBatch>,
         term: u64,
-        resolve: Resolve,
         hosts: &Arc<dyn Hosts>,
     ) -> QResult<()> {
         let outcome = async {
@@ -288,17 +245,8 @@ impl StorageHost {
                 .collect();
             all(remote, |e| QError::storage(format!("a part of the write panicked: {e}"))).await?;
             self.chains.stop_at(ChainStep::RemoteWritten)?;
-            match resolve {
-                Resolve::Defer => {
-                    let group = partition_group(space, coordinator);
-                    self.chains.finished.lock().expect("lock poisoned").entry(group).or_default().push(key);
-                    Ok(())
-                }
-                Resolve::Now => {
-                    own.delete(key);
-                    commit_in(c, coordinator, own).await.map(|_| ())
-                }
-            }
+            own.delete(key);
+            commit_in(c, coordinator, own).await.map(|_| ())
         }
         .await;
         outcome.map_err(|e| {
@@ -340,41 +288,27 @@ impl StorageHost {
             again.put(key.clone(), record);
             let term = commit_in(c, part, again).await?;
             log::info!("part {part} of space {space}: finishing a chain left pending, in term {term}");
-            self.finish(space, part, c, key, parts, term, Resolve::Now, hosts).await?;
+            self.finish(space, part, c, key, parts, term, hosts).await?;
         }
         self.chains.settled.lock().expect("lock poisoned").insert(group, term);
         Ok(())
     }
 
-    /// Settles every partition led here that is not settled in its current term, and deletes the records of
-    /// chains finished since the partition's last write (see the module doc).
+    /// Settles every partition led here that is not settled in its current term (see the module doc).
     pub(crate) fn sweep(&self) {
         let Some(hosts) = self.hosts.upgrade() else { return };
-        let parts = self.parts.read().expect("lock poisoned");
-        // Records finished in partitions this host no longer leads are its new leader's to delete (it settles them).
-        self.chains.finished.lock().expect("lock poisoned").retain(|g, _| parts.get(g).is_some_and(|r| r.is_leader()));
-        let due: Vec<(GroupId, Arc<Replica>)> = parts
+        let due: Vec<(GroupId, Arc<Replica>)> = self
+            .parts
+            .read()
+            .expect("lock poisoned")
             .iter()
-            .filter(|(g, r)| r.is_leader() && (!self.chains.is_settled(**g, r.term()) || self.chains.has_finished(**g)))
+            .filter(|(g, r)| r.is_leader() && !self.chains.is_settled(**g, r.term()))
             .map(|(g, r)| (*g, r.clone()))
             .collect();
-        drop(parts);
         for (group, r) in due {
             let (space, part) = ((group >> 32) as u32, group as u32);
-            let swept = self.storage.as_writer(|| {
-                self.block_on(async {
-                    self.settle(space, part, &r, &hosts).await?;
-                    let (deletions, any) = self.chains.with_finished(group, WriteBatch::new());
-                    if any {
-                        if let Err(e) = commit_in(r.as_ref(), part, deletions).await {
-                            self.chains.unsettle(group);
-                            return Err(e);
-                        }
-                    }
-                    Ok(())
-                })
-            });
-            if let Err(e) = swept {
+            let settled = self.storage.as_writer(|| self.block_on(self.settle(space, part, &r, &hosts)));
+            if let Err(e) = settled {
                 log::warn!("part {part} of space {space}: pending chains not finished yet: {}", detail(&e));
             }
         }

@@ -59,27 +59,6 @@ impl PartLeader for Replica {
     }
 }
 
-/// A partition's leader on this host as another host's writes reach it ([`Hosts::part_leader`]): its writes carry
-/// the deletion of the host's finished chains' records, as the host's own writes do ([`crate::chain`], step 3).
-pub struct LedPart {
-    pub host: Arc<StorageHost>,
-    pub replica: Arc<Replica>,
-}
-
-impl PartLeader for LedPart {
-    fn write(&self, batch: WriteBatch) -> LeaderFuture<'_, u64> {
-        Box::pin(self.host.write_forwarded(&self.replica, batch))
-    }
-
-    fn write_fenced(&self, fence: Vec<u8>, term: u64, batch: WriteBatch) -> LeaderFuture<'_, bool> {
-        Box::pin(self.replica.write_fenced(fence, term, batch))
-    }
-
-    fn read_index(&self) -> LeaderFuture<'_, u64> {
-        Box::pin(self.replica.read_index())
-    }
-}
-
 /// Why a host did not serve a request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostError {
@@ -383,31 +362,6 @@ impl StorageHost {
         self.block_on(all(work, |e| QError::storage(format!("a catch-up failed: {e}"))))
     }
 
-    /// Commits `batch`, another host's write, in `replica` (led here), with the deletion of the records of chains
-    /// finished here since the partition's last write ([`crate::chain`], step 3); the term it was committed in.
-    pub async fn write_forwarded(&self, replica: &Replica, batch: WriteBatch) -> Result<u64, ReplicaError> {
-        let group = replica.group();
-        // Nothing may commit in a partition before its leader has finished the chains an earlier term left (a settle
-        // writes their parts again). A forwarded write does not settle the partition itself (that takes this host's
-        // writers' lock, which the forwarding host's may be waited on under): it waits for the sweep to.
-        let deadline = std::time::Instant::now() + 4 * crate::chain::SWEEP_EVERY;
-        while replica.is_leader() && !self.chains.is_settled(group, replica.term()) {
-            if std::time::Instant::now() >= deadline {
-                return Err(ReplicaError::Unavailable {
-                    group,
-                    reason: "the partition's leader has earlier writes to finish first; nothing was done".into(),
-                });
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let (batch, deletes) = self.chains.with_finished(group, batch);
-        let committed = replica.write(batch).await.map(|id| id.leader_id.term);
-        if committed.is_err() && deletes {
-            self.chains.unsettle(group);
-        }
-        committed
-    }
-
     /// The proposer of this host's storage: `batch` split by partition; a batch of several partitions runs as a
     /// chain ([`crate::chain`]), one of a single partition is proposed to its group's leader (this host's replica,
     /// or the leader's host). Either way the partitions led here are settled first.
@@ -418,22 +372,14 @@ impl StorageHost {
             return self.block_on(self.chain(space, parts, &hosts));
         }
         let Some((part, sub)) = parts.into_iter().next() else { return Ok(()) };
-        let group = partition_group(space.id, part);
-        let (replica, sub, deletes): (Arc<dyn PartLeader>, WriteBatch, bool) =
-            match self.replica(space.id, part).filter(|r| r.is_leader()) {
-                Some(r) => {
-                    self.block_on(self.settle(space.id, part, &r, &hosts))?;
-                    // The records of chains finished here since the partition's last write go with this one.
-                    let (batch, deletes) = self.chains.with_finished(group, sub);
-                    (r, batch, deletes)
-                }
-                None => (leader_replica(hosts.as_ref(), space.id, part)?, sub, false),
-            };
-        let committed = self.block_on(commit_in(replica.as_ref(), part, sub)).map(|_| ());
-        if committed.is_err() && deletes {
-            self.chains.unsettle(group);
-        }
-        committed
+        let replica: Arc<dyn PartLeader> = match self.replica(space.id, part).filter(|r| r.is_leader()) {
+            Some(r) => {
+                self.block_on(self.settle(space.id, part, &r, &hosts))?;
+                r
+            }
+            None => leader_replica(hosts.as_ref(), space.id, part)?,
+        };
+        self.block_on(commit_in(replica.as_ref(), part, sub)).map(|_| ())
     }
 }
 

@@ -262,9 +262,7 @@ impl Hosts for ProcessCluster {
     fn part_leader(&self, space: u32, part: u32) -> Option<Arc<dyn PartLeader>> {
         let local = self.local()?;
         let addr = match local.replica(space, part) {
-            Some(replica) if replica.is_leader() => {
-                return Some(Arc::new(crate::host::LedPart { host: local, replica }))
-            }
+            Some(replica) if replica.is_leader() => return Some(replica),
             Some(replica) => node_addr(replica.leader()?),
             // Not carried here: a replica as placed (one that does not lead refuses, and the caller asks again).
             None => {

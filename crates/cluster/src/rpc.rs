@@ -339,7 +339,7 @@ impl StorageHost {
                 let answer = match op {
                     ReplicaOp::Write(batch) => {
                         let batch = bytes_batch(&batch)?;
-                        self.block_on(self.write_forwarded(&replica, batch)).map(Answer::Term)
+                        self.block_on(replica.write(batch)).map(|id| Answer::Term(id.leader_id.term))
                     }
                     ReplicaOp::Fenced { fence, term, batch } => {
                         let batch = bytes_batch(&batch)?;

@@ -137,9 +137,8 @@ impl SimCluster {
 
 impl Hosts for SimCluster {
     fn part_leader(&self, space: u32, part: u32) -> Option<Arc<dyn PartLeader>> {
-        let host = self.leader_host(space, part)?;
-        let replica = host.replica(space, part)?;
-        Some(Arc::new(crate::host::LedPart { host, replica }))
+        let replica = self.leader_host(space, part)?.replica(space, part)?;
+        Some(replica)
     }
 }
 
