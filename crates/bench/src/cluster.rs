@@ -82,10 +82,12 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
     log::set_max_level(log::LevelFilter::Warn);
     let out = opts.out_dir.join(format!("{}-cluster", crate::report::today()));
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let _ = std::fs::remove_dir_all(&opts.work_dir);
+    // A folder of its own under the work directory, so a cluster run leaves the other mode's databases alone.
+    let work = opts.work_dir.join("cluster");
+    let _ = std::fs::remove_dir_all(&work);
     let scale = gen::social_scale(&opts.social_scale)
         .ok_or_else(|| format!("unknown scale `{}' (sf0.1, sf1, sf10, sf100)", opts.social_scale))?;
-    let ds = gen::social(&opts.work_dir.join("data/social"), scale, opts.seed, SINGLE_REQUESTS)?;
+    let ds = gen::social(&work.join("data/social"), scale, opts.seed, SINGLE_REQUESTS)?;
     let mut report = String::new();
     let _ = writeln!(
         report,
@@ -101,7 +103,7 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
 
     // Embedded: imported, then served on loopback.
     let t = Instant::now();
-    let dir = opts.work_dir.join("embedded");
+    let dir = work.join("embedded");
     let db = Arc::new(Database::open(&dir).map_err(|e| e.to_string())?);
     let opts_import = quiver_server::import::ImportOptions { progress: true, ..Default::default() };
     quiver_server::import::import(&db, &ds.mapping(), &opts_import).map_err(|e| e.to_string())?;
@@ -109,7 +111,7 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
     eprintln!("embedded loaded in {:.1} s", t.elapsed().as_secs_f64());
 
     // Cluster: a playground, loaded through its storage client (the statements graphd would run).
-    let pg = Playground::start(&opts.probe_exe, &opts.work_dir.join("playground"))?;
+    let pg = Playground::start(&opts.probe_exe, &work.join("playground"))?;
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     let client = Arc::new(MetaClient::new(pg.addr("metad"), TcpTransport::new(), rt.handle().clone()));
     let catalog = RemoteCatalog::connect(client).map_err(|e| e.to_string())?;
