@@ -888,6 +888,16 @@ impl EvalContext for EdgeFilterContext<'_> {
     }
 }
 
+impl EmbeddedStorage {
+    /// Whether each of `vids` exists (has its vertex key), from the topology's bits; `None` when the space's topology
+    /// is not built. The bits are mirrored under the writers' lock, as the store is written.
+    fn existing_in_topology<'v>(&self, space: &SpaceDesc, vids: impl Iterator<Item = &'v Value>) -> Option<Vec<bool>> {
+        let t = self.topologies.read().expect("lock poisoned").get(&space.id).cloned()?;
+        let t = t.read().expect("lock poisoned");
+        Some(vids.map(|vid| t.dict.get(vid).is_some_and(|id| t.vertex_exists(id))).collect())
+    }
+}
+
 impl StorageClient for EmbeddedStorage {
     fn get_vertices(
         &self,
@@ -897,16 +907,12 @@ impl StorageClient for EmbeddedStorage {
         props: &PropSelection,
     ) -> QResult<Vec<Option<VertexData>>> {
         if tags.is_empty() {
-            // Only whether each vertex exists: the topology's bits answer, if it is built (mirrored under the
-            // writers' lock, as the store).
-            if let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() {
-                let t = t.read().expect("lock poisoned");
+            // Only whether each vertex exists: the topology's bits answer, if it is built.
+            if let Some(exist) = self.existing_in_topology(space, vids.iter()) {
                 return Ok(vids
                     .iter()
-                    .map(|vid| {
-                        let exists = t.dict.get(vid).is_some_and(|id| t.vertex_exists(id));
-                        exists.then(|| VertexData { vid: vid.clone(), tags: Vec::new() })
-                    })
+                    .zip(exist)
+                    .map(|(vid, e)| e.then(|| VertexData { vid: vid.clone(), tags: Vec::new() }))
                     .collect());
             }
         }
@@ -961,10 +967,9 @@ impl StorageClient for EmbeddedStorage {
         if !unknown.is_empty() {
             // The topology's bits answer, if it is built (edges to vertices never inserted are common: each would
             // be a point read of the store on every visit).
-            if let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() {
-                let t = t.read().expect("lock poisoned");
-                for &i in &unknown {
-                    if t.dict.get(&vids[i]).is_some_and(|id| t.vertex_exists(id)) {
+            if let Some(exist) = self.existing_in_topology(space, unknown.iter().map(|&i| &vids[i])) {
+                for (&i, e) in unknown.iter().zip(exist) {
+                    if e {
                         out[i] = Some(VertexData { vid: vids[i].clone(), tags: Vec::new() });
                     }
                 }
