@@ -31,7 +31,9 @@ fn run_with(file: &str, replicas: u32) {
         snapshot_every: 1000,
     };
     let sim = SimCluster::start(3, replicas, catalog.clone(), timing, 5);
-    let mut engine = QueryEngine::new(catalog, Arc::new(ClusterStorage::new(sim.clone())));
+    let storage = Arc::new(ClusterStorage::new(sim.clone(), catalog.clone()));
+    storage.start_jobs("sim-client".into()).expect("the job worker starts");
+    let mut engine = QueryEngine::new(catalog, storage);
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("queries").join(format!("{file}.test"));
     let failures = quiver_tests::run_file_on(&path, &mut engine);
     assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n\n"));
@@ -47,6 +49,18 @@ fn run_with(file: &str, replicas: u32) {
 #[test]
 fn partitioned_one_replica() {
     run_with("partitioned", 1);
+}
+
+/// Jobs, and indexes built by jobs, on one replica per partition: the meta service keeps the jobs and their tasks
+/// run on each partition's leader.
+#[test]
+fn stats_jobs_one_replica() {
+    run_with("stats_jobs", 1);
+}
+
+#[test]
+fn index_one_replica() {
+    run_with("index", 1);
 }
 
 macro_rules! on_a_cluster {

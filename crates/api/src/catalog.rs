@@ -1,6 +1,6 @@
 //! The catalog trait: spaces, tags and edge types, users and their roles.
 
-use crate::index::{IndexDesc, IndexRef, IndexState};
+use crate::index::{IndexDesc, IndexRef, IndexState, JobInfo, JobKind};
 use crate::schema::{PropDef, SchemaKind, SchemaRef, SpaceDesc, VidType};
 use quiver_common::QResult;
 use std::sync::Arc;
@@ -141,4 +141,23 @@ pub trait Catalog: Send + Sync {
     fn grant(&self, name: &str, space: u32, role: Role) -> QResult<()>;
     /// Takes back the user's role in `space`, which must be `role`.
     fn revoke(&self, name: &str, space: u32, role: Role) -> QResult<()>;
+
+    /// The job records a cluster's meta service keeps (the embedded storage keeps its own jobs), by id.
+    fn job_records(&self) -> Vec<JobRecord>;
+    /// Records a new job of `space_id`, QUEUE, under the next job id (ids are never reused); returns its record.
+    fn add_job(&self, space_id: u32, kind: JobKind, indexes: Vec<i32>) -> QResult<JobRecord>;
+    /// Replaces job `new.job.id`'s record with `new` if the stored one is still `seen` (a compare-and-set, so two
+    /// graph services never both take a job, and a runner learns of a STOP JOB); whether it did.
+    fn swap_job(&self, seen: &JobRecord, new: JobRecord) -> QResult<bool>;
+}
+
+/// A job as a cluster's job manager keeps it in the meta service: the job, and which graph service runs it until
+/// when (a lease it renews while it runs; once it lapses another graph service takes the job over).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct JobRecord {
+    pub job: JobInfo,
+    /// The runner's name while the job is RUNNING.
+    pub runner: Option<String>,
+    /// Milliseconds since the Unix epoch until which `runner` holds the job.
+    pub lease_until_ms: u64,
 }

@@ -116,7 +116,7 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
     let client = Arc::new(MetaClient::new(pg.addr("metad"), TcpTransport::new(), rt.handle().clone()));
     let catalog = RemoteCatalog::connect(client).map_err(|e| e.to_string())?;
     let cluster = ProcessCluster::new(catalog.clone(), TcpTransport::new());
-    let mut remote = Database::remote(catalog.clone(), Arc::new(ClusterStorage::new(cluster.clone())));
+    let mut remote = Database::remote(catalog.clone(), Arc::new(ClusterStorage::new(cluster.clone(), catalog.clone())));
     remote.engine.cluster = Some(Arc::new(GraphdView { catalog: catalog.clone(), cluster: cluster.clone() }));
     let t = Instant::now();
     quiver_server::loader::load_placed_if_absent(&remote, &ds.dir, PARTITIONS, 3).map_err(|e| e.to_string())?;

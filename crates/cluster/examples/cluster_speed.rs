@@ -270,7 +270,7 @@ fn main() {
     report("embedded, one RocksDB", inserts(&embedded, &space, &edge, n, true, 0));
 
     let cluster = TcpCluster::start(catalog.clone());
-    let st = ClusterStorage::new(cluster.clone());
+    let st = ClusterStorage::new(cluster.clone(), catalog.clone());
     inserts(&st, &space, &edge, 100, true, 1_000_000);
     report("cluster, 3 replicas, both ends in one partition", inserts(&st, &space, &edge, n, false, 0));
     report("cluster, 3 replicas, ends in two partitions", inserts(&st, &space, &edge, n, true, 2_000_000));

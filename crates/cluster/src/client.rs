@@ -14,8 +14,8 @@
 //! over a whole space are driven from here: GO walks step by step, path searches and subgraphs level by level
 //! (their neighbours read from the partitions' leaders), and scans, counts, index builds and index scans per
 //! partition leader; MATCH counts are walked row by row (`counts_paths` is false, so the optimizer does not fuse
-//! them into a storage path count, which is refused). Not yet: jobs run on the host that serves the space whole,
-//! their records not replicated, and are refused without one; a statement's writes are atomic per partition (each
+//! them into a storage path count, which is refused). Jobs are the meta service's and run per partition leader
+//! whatever the placement ([`crate::jobs`]). Not yet: a statement's writes are atomic per partition (each
 //! partition's share is one write, coordinated by that partition, all its copies written by [`crate::chain`]); a
 //! failure in one partition fails the statement, with the others' shares written, as NebulaGraph answers a write
 //! that is not 100 % complete; snapshots are refused.
@@ -85,16 +85,25 @@ macro_rules! answer {
 
 pub struct ClusterStorage {
     cluster: Arc<dyn Cluster>,
+    /// The catalog: where the jobs are kept ([`crate::jobs`]), and the indexes a build marks ready.
+    pub(crate) catalog: Arc<dyn Catalog>,
     /// The leader each partition had when last asked.
     leaders: Mutex<HashMap<GroupId, NodeId>>,
+    pub(crate) job_wake: Arc<crate::jobs::JobWake>,
 }
 
 /// Positions of a request's items, by partition.
 type PartItems = BTreeMap<u32, Vec<usize>>;
 
 impl ClusterStorage {
-    pub fn new(cluster: Arc<dyn Cluster>) -> ClusterStorage {
-        ClusterStorage { cluster, leaders: Mutex::default() }
+    /// A client of `cluster`, whose schemas and jobs are in `catalog`. Its jobs run once
+    /// [`ClusterStorage::start_jobs`] is called.
+    pub fn new(cluster: Arc<dyn Cluster>, catalog: Arc<dyn Catalog>) -> ClusterStorage {
+        ClusterStorage { cluster, catalog, leaders: Mutex::default(), job_wake: Arc::default() }
+    }
+
+    pub(crate) fn cluster(&self) -> &Arc<dyn Cluster> {
+        &self.cluster
     }
 
     fn leader(&self, space: &SpaceDesc, part: u32) -> Option<Arc<dyn HostHandle>> {
@@ -214,7 +223,7 @@ impl ClusterStorage {
     }
 
     /// Sends `op` to the leader host of one partition (on this thread), which runs it once it confirmed it leads it.
-    fn on_part(&self, space: &SpaceDesc, part: u32, op: &dyn Fn() -> PartOp) -> QResult<Answer> {
+    pub(crate) fn on_part(&self, space: &SpaceDesc, part: u32, op: &dyn Fn() -> PartOp) -> QResult<Answer> {
         self.cluster.open_space(space)?;
         let started = Instant::now();
         loop {
@@ -238,28 +247,16 @@ impl ClusterStorage {
         }
     }
 
-    /// Sends `op` to a host that carries every partition of `space`; it runs it once it has caught up with every
-    /// leader. NebulaGraph's "not supported" error when no host carries them all.
-    fn on_whole_space(&self, space: &SpaceDesc, op: &dyn Fn() -> SpaceOp) -> QResult<Answer> {
-        self.on_whole_space_if_carried(space, op)?.ok_or_else(|| {
-            QError::not_supported("a read of a whole space when no storage host carries all its partitions")
-        })
-    }
-
-    /// [`ClusterStorage::on_whole_space`], `None` when no host carries every partition.
+    /// Sends `op` to a host that carries every partition of `space`, which runs it once it has caught up with every
+    /// leader; `None` when no host carries them all.
     fn on_whole_space_if_carried(&self, space: &SpaceDesc, op: &dyn Fn() -> SpaceOp) -> QResult<Option<Answer>> {
-        Ok(self.on_whole_space_by(space, op)?.map(|(_, answer)| answer))
-    }
-
-    /// [`ClusterStorage::on_whole_space_if_carried`], with the host that answered.
-    fn on_whole_space_by(&self, space: &SpaceDesc, op: &dyn Fn() -> SpaceOp) -> QResult<Option<(NodeId, Answer)>> {
         self.cluster.open_space(space)?;
         let started = Instant::now();
         loop {
             let mut last = None;
             for host in self.cluster.hosts() {
                 match host.call(HostRequest::Whole { space: space.clone(), op: op() }) {
-                    Ok(answer) => return Ok(Some((host.id(), answer))),
+                    Ok(answer) => return Ok(Some(answer)),
                     Err(HostError::NotCarried) => {}
                     Err(HostError::Failed(e)) => return Err(e),
                     Err(e) => last = Some(e),
@@ -396,7 +393,7 @@ fn reassemble<T>(n: usize, parts: Vec<(Vec<usize>, Vec<T>)>) -> Vec<T> {
     slots.into_iter().map(|v| v.expect("every position answered")).collect()
 }
 
-fn done(answer: Answer) -> QResult<()> {
+pub(crate) fn done(answer: Answer) -> QResult<()> {
     match answer {
         Answer::Done => Ok(()),
         other => Err(unexpected(other)),
@@ -670,26 +667,18 @@ impl StorageClient for ClusterStorage {
     }
 
     fn index_created(&self, space: &SpaceDesc, index: &IndexRef) -> QResult<Option<i64>> {
-        if let Some(answer) = self.on_whole_space_if_carried(space, &|| SpaceOp::IndexCreated(index.clone()))? {
-            return answer!(answer, Answer::Created);
-        }
-        // No host carries the whole space: each partition's leader writes its partitions' entries, then the index is
-        // ready. A build too large to run inside the statement would be a job, and jobs need a host that carries
-        // the whole space.
+        // Each partition's leader writes its partitions' entries, then the index is ready; a build too large to
+        // run inside the statement is a job, as in one process.
         let stats = self.stats(space)?;
         let counts = if index.kind == SchemaKind::Tag { &stats.tags } else { &stats.edges };
         let rows = counts.iter().find(|(id, _)| *id == index.schema_id).map_or(0, |(_, n)| *n);
         if rows > quiver_storage::jobs::INLINE_BUILD_ROWS {
-            return Err(QError::not_supported(format!(
-                "building an index over more than {} existing rows of a space no storage host carries whole \
-                 (the index stays in the building state: drop it, or create it before loading the data)",
-                quiver_storage::jobs::INLINE_BUILD_ROWS
-            )));
+            return self.submit_cluster_job(space, JobKind::RebuildIndex(index.kind), vec![index.id]).map(Some);
         }
         self.on_leaders(space, space.all_parts(), &|_| PartOp::BuildIndex(index.clone()))?
             .into_iter()
             .try_for_each(|(_, answer)| done(answer))?;
-        done(self.on_part(space, 1, &|| PartOp::IndexReady(index.id))?)?;
+        self.catalog.set_index_state(space, index.id, IndexState::Ready)?;
         Ok(None)
     }
 
@@ -700,36 +689,21 @@ impl StorageClient for ClusterStorage {
         }
     }
 
-    // Jobs run on the host that serves the whole space (the first registered one that carries every partition):
-    // what they write (index entries, counters, an index's state) goes through the partitions' groups and the meta
-    // service like any write; their records are that host's, not replicated (another host serving the space after
-    // it fails lists none of them), and COMPACT and FLUSH act on that host's engine only.
+    // Jobs are the meta service's and run per partition leader (`crate::jobs`).
     fn submit_job(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {
-        let op = || SpaceOp::SubmitJob { kind, indexes: indexes.clone() };
-        let refused = || QError::not_supported("a job of a space no storage host carries whole");
-        if matches!(kind, JobKind::Compact | JobKind::Flush) {
-            let (serving, _) = self.on_whole_space_by(space, &|| SpaceOp::Jobs)?.ok_or_else(refused)?;
-            // Every replica compacts (or flushes) its own engine: the other hosts first, each answering once done,
-            // so the job listed (the serving host's) is over only once all are. A host that does not answer now
-            // compacts at the next COMPACT.
-            for host in self.cluster.hosts().into_iter().filter(|h| h.id() != serving) {
-                let _ = host.call(HostRequest::EngineJob { space: space.clone(), kind });
-            }
-        }
-        answer!(self.on_whole_space_if_carried(space, &op)?.ok_or_else(refused)?, Answer::JobId)
+        self.submit_cluster_job(space, kind, indexes)
     }
 
     fn jobs(&self, space: &SpaceDesc) -> QResult<Vec<JobInfo>> {
-        answer!(self.on_whole_space(space, &|| SpaceOp::Jobs)?, Answer::Jobs)
+        Ok(self.cluster_jobs(space))
     }
 
     fn stop_job(&self, space: &SpaceDesc, id: i64) -> QResult<()> {
-        done(self.on_whole_space(space, &|| SpaceOp::StopJob(id))?)
+        self.stop_cluster_job(space, id)
     }
 
     fn recover_jobs(&self, space: &SpaceDesc, only: &[i64]) -> QResult<usize> {
-        let n = answer!(self.on_whole_space(space, &|| SpaceOp::RecoverJobs(only.to_vec()))?, Answer::Count)?;
-        Ok(n as usize)
+        self.recover_cluster_jobs(space, only)
     }
 
     fn stats(&self, space: &SpaceDesc) -> QResult<SpaceStats> {

@@ -9,6 +9,7 @@
 pub mod chain;
 pub mod client;
 pub mod host;
+pub mod jobs;
 pub mod process;
 pub mod rpc;
 pub mod sim;

@@ -102,8 +102,8 @@ pub enum PartOp {
     },
     /// An index's entries for the rows of these partitions, written anew.
     BuildIndex(IndexRef),
-    /// The index is marked ready in the catalog (once every partition's entries are built).
-    IndexReady(i32),
+    /// These partitions' `SHOW STATS` counters counted anew from their rows (a STATS job's task).
+    Recount,
     /// One step of a read-modify-write of one row (see [`RmwStep`]).
     Rmw {
         target: RmwTarget,
@@ -163,17 +163,8 @@ pub enum SpaceOp {
         scans: Vec<IndexScan>,
         budget: Budget,
     },
-    IndexCreated(IndexRef),
     DropIndexData(i32),
     Stats,
-    /// Jobs run by the host that serves the whole space (see [`crate::ClusterStorage`]'s jobs).
-    SubmitJob {
-        kind: JobKind,
-        indexes: Vec<i32>,
-    },
-    Jobs,
-    StopJob(i64),
-    RecoverJobs(Vec<i64>),
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -210,7 +201,6 @@ pub enum Answer {
     Subgraph(SubgraphAnswer),
     Vids(Vec<Value>),
     Hits(Vec<IndexHit>),
-    Created(Option<i64>),
     Stats(SpaceStats),
     /// A replica's write was committed in this term.
     Term(u64),
@@ -218,8 +208,6 @@ pub enum Answer {
     Fenced(bool),
     ReadIndex(u64),
     JobId(i64),
-    Jobs(Vec<JobInfo>),
-    Count(u64),
     /// Vertices by partition ([`PartOp::ScanVertices`]).
     PartVids(Vec<(u32, Vec<Value>)>),
     /// Index hits by partition, per scan ([`PartOp::ScanIndex`]).
@@ -427,8 +415,10 @@ impl StorageHost {
                 }
                 Answer::Done
             }
-            PartOp::IndexReady(id) => {
-                storage.index_ready(space, id)?;
+            PartOp::Recount => {
+                for &part in parts {
+                    self.coordinate(part, || storage.recount_part(space, part))?;
+                }
                 Answer::Done
             }
             PartOp::DropIndexData(id) => {
@@ -508,19 +498,11 @@ impl StorageHost {
                 Answer::Done
             }
             SpaceOp::ScanIndex { scans, budget } => Answer::Hits(storage.scan_index(space, &scans, &budget)?),
-            SpaceOp::IndexCreated(index) => Answer::Created(storage.index_created(space, &index)?),
             SpaceOp::DropIndexData(id) => {
                 storage.drop_index_data(space, id)?;
                 Answer::Done
             }
             SpaceOp::Stats => Answer::Stats(storage.stats(space)?),
-            SpaceOp::SubmitJob { kind, indexes } => Answer::JobId(storage.submit_job(space, kind, indexes)?),
-            SpaceOp::Jobs => Answer::Jobs(storage.jobs(space)?),
-            SpaceOp::StopJob(id) => {
-                storage.stop_job(space, id)?;
-                Answer::Done
-            }
-            SpaceOp::RecoverJobs(only) => Answer::Count(storage.recover_jobs(space, &only)? as u64),
         })
     }
 }

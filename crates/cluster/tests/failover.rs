@@ -38,8 +38,8 @@ fn setup() -> Setup {
     let def = PropDef { name: "n".into(), ty: PropType::Int64, nullable: true, default: None, comment: None };
     assert!(catalog.create_schema(&space, SchemaKind::Tag, "t", vec![def], 0, String::new(), None, false).unwrap());
     let tag = catalog.schema(&space, SchemaKind::Tag, "t").unwrap();
-    let sim = SimCluster::start(3, 3, catalog, timing(), 11);
-    let storage = ClusterStorage::new(sim.clone());
+    let sim = SimCluster::start(3, 3, catalog.clone(), timing(), 11);
+    let storage = ClusterStorage::new(sim.clone(), catalog.clone());
     Setup { sim, storage, space, tag }
 }
 

@@ -46,8 +46,8 @@ fn setup(seed: u64) -> Setup {
     let def = PropDef { name: "w".into(), ty: PropType::Int64, nullable: true, default: None, comment: None };
     assert!(catalog.create_schema(&space, SchemaKind::Edge, "e", vec![def], 0, String::new(), None, false).unwrap());
     let edge = catalog.schema(&space, SchemaKind::Edge, "e").unwrap();
-    let sim = SimCluster::start(3, 3, catalog, timing(), seed);
-    let storage = Arc::new(ClusterStorage::new(sim.clone()));
+    let sim = SimCluster::start(3, 3, catalog.clone(), timing(), seed);
+    let storage = Arc::new(ClusterStorage::new(sim.clone(), catalog.clone()));
     Setup { sim, storage, space, edge }
 }
 

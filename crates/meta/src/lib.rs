@@ -52,6 +52,19 @@ struct HostRecord {
     addr: String,
 }
 
+/// A cluster job's record: `"job:"` and its id, big-endian, so records are in id order.
+fn job_key(id: i64) -> Vec<u8> {
+    let mut k = job_prefix();
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+fn job_prefix() -> Vec<u8> {
+    let mut k = META_PREFIX.to_vec();
+    k.extend_from_slice(b"job:");
+    k
+}
+
 fn host_key(addr: &str) -> Vec<u8> {
     let mut k = META_PREFIX.to_vec();
     k.extend_from_slice(b"host:");
@@ -78,6 +91,8 @@ pub struct MetaStore {
     /// count the in-memory state was last loaded at: when they differ the state is reloaded before use.
     applied: Arc<std::sync::atomic::AtomicU64>,
     loaded: std::sync::atomic::AtomicU64,
+    /// Held from reading a job record to committing its change, so job changes are compare-and-set.
+    jobs: std::sync::Mutex<()>,
 }
 
 /// Commits the catalog's write batches. In one process that is a durable write to the engine; in the cluster it is
@@ -209,7 +224,15 @@ impl MetaStore {
     ) -> QResult<MetaStore> {
         let (spaces, users) = Self::load_state(&kv)?;
         let loaded = std::sync::atomic::AtomicU64::new(applied.load(std::sync::atomic::Ordering::SeqCst));
-        Ok(MetaStore { kv, log, spaces: RwLock::new(spaces), users: RwLock::new(users), applied, loaded })
+        Ok(MetaStore {
+            kv,
+            log,
+            spaces: RwLock::new(spaces),
+            users: RwLock::new(users),
+            applied,
+            loaded,
+            jobs: std::sync::Mutex::default(),
+        })
     }
 
     /// Before a write: the log's barrier, then the state as the log has applied it.
@@ -878,6 +901,62 @@ impl Catalog for MetaStore {
         Ok(())
     }
 
+    fn job_records(&self) -> Vec<JobRecord> {
+        json_records(self.kv.as_ref(), &job_prefix(), "job").unwrap_or_else(|e| {
+            log::warn!("cannot read the job records: {e}");
+            Vec::new()
+        })
+    }
+
+    fn add_job(&self, space_id: u32, kind: JobKind, indexes: Vec<i32>) -> QResult<JobRecord> {
+        self.begin_write()?;
+        let _one = self.jobs.lock().expect("lock poisoned");
+        // Records are never deleted, so the last one has the highest id ever given.
+        let last: Vec<JobRecord> = json_records(self.kv.as_ref(), &job_prefix(), "job")?;
+        let id = last.last().map_or(0, |r| r.job.id) + 1;
+        let record = JobRecord {
+            job: JobInfo {
+                id,
+                space_id,
+                kind,
+                indexes,
+                status: JobStatus::Queue,
+                start_secs: 0,
+                stop_secs: 0,
+                done: 0,
+                total: 0,
+                error: None,
+            },
+            runner: None,
+            lease_until_ms: 0,
+        };
+        let mut b = WriteBatch::new();
+        b.put(job_key(id), serde_json::to_vec(&record).expect("a job serializes"));
+        self.log.commit(b)?;
+        Ok(record)
+    }
+
+    fn swap_job(&self, seen: &JobRecord, new: JobRecord) -> QResult<bool> {
+        if seen.job.id != new.job.id {
+            return Err(QError::execution("a job record swapped for another job's"));
+        }
+        self.begin_write()?;
+        let _one = self.jobs.lock().expect("lock poisoned");
+        let key = job_key(seen.job.id);
+        let stored = self.kv.get(&key).map_err(kv_err)?;
+        let now: Option<JobRecord> = match stored {
+            Some(v) => Some(serde_json::from_slice(&v).map_err(|e| QError::storage(format!("a job record: {e}")))?),
+            None => None,
+        };
+        if now.as_ref() != Some(seen) {
+            return Ok(false);
+        }
+        let mut b = WriteBatch::new();
+        b.put(key, serde_json::to_vec(&new).expect("a job serializes"));
+        self.log.commit(b)?;
+        Ok(true)
+    }
+
     fn revoke(&self, name: &str, space: u32, role: Role) -> QResult<()> {
         self.begin_write()?;
         let mut users = self.users.write().expect("lock poisoned");
@@ -907,6 +986,31 @@ mod tests {
             vid_type: quiver_api::VidType::Int64,
             comment: None,
         }
+    }
+
+    /// Job ids go up from 1 in submission order and survive a reopen; a swap from a record that is no longer the
+    /// stored one changes nothing, and a swap from the stored one replaces it.
+    #[test]
+    fn job_records_are_compared_and_set() {
+        let kv: Arc<dyn KvEngine> = Arc::new(quiver_kv::MemEngine::new());
+        let meta = MetaStore::open(kv.clone()).unwrap();
+        let a = meta.add_job(1, JobKind::Stats, vec![]).unwrap();
+        let b = meta.add_job(2, JobKind::RebuildIndex(SchemaKind::Tag), vec![7]).unwrap();
+        assert_eq!((a.job.id, b.job.id), (1, 2));
+        assert_eq!((a.job.status, a.runner.as_deref()), (JobStatus::Queue, None));
+        let mut taken = a.clone();
+        taken.job.status = JobStatus::Running;
+        taken.runner = Some("one".into());
+        assert!(meta.swap_job(&a, taken.clone()).unwrap());
+        let mut other = a.clone();
+        other.runner = Some("two".into());
+        assert!(!meta.swap_job(&a, other).unwrap(), "a stale record is not swapped");
+        let mut forged = taken.clone();
+        forged.job.id = 2;
+        assert!(meta.swap_job(&taken, forged).is_err(), "a record is swapped only for its own job's");
+        let reopened = MetaStore::open(kv).unwrap();
+        assert_eq!(reopened.job_records(), vec![taken, b]);
+        assert_eq!(reopened.add_job(1, JobKind::Flush, vec![]).unwrap().job.id, 3);
     }
 
     #[test]

@@ -298,4 +298,22 @@ impl Catalog for RemoteCatalog {
             other => unexpected(other),
         }
     }
+
+    fn job_records(&self) -> Vec<JobRecord> {
+        self.store.job_records()
+    }
+
+    fn add_job(&self, space_id: u32, kind: JobKind, indexes: Vec<i32>) -> QResult<JobRecord> {
+        match self.change(CatalogCall::AddJob { space_id, kind, indexes })? {
+            MetaAnswer::Job(record) => Ok(record),
+            other => unexpected(other),
+        }
+    }
+
+    fn swap_job(&self, seen: &JobRecord, new: JobRecord) -> QResult<bool> {
+        match self.change(CatalogCall::SwapJob { seen: Box::new(seen.clone()), new: Box::new(new) })? {
+            MetaAnswer::Bool(b) => Ok(b),
+            other => unexpected(other),
+        }
+    }
 }

@@ -123,6 +123,16 @@ pub enum CatalogCall {
         space: u32,
         role: Role,
     },
+    AddJob {
+        space_id: u32,
+        kind: JobKind,
+        indexes: Vec<i32>,
+    },
+    /// Boxed: two records would make every request as large.
+    SwapJob {
+        seen: Box<JobRecord>,
+        new: Box<JobRecord>,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -138,6 +148,7 @@ pub enum MetaAnswer {
     Index(Option<IndexRef>),
     Done,
     Hosts(Vec<(String, bool)>),
+    Job(JobRecord),
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -290,6 +301,8 @@ impl MetaService {
                 c.revoke(&name, space, role)?;
                 MetaAnswer::Done
             }
+            CatalogCall::AddJob { space_id, kind, indexes } => MetaAnswer::Job(c.add_job(space_id, kind, indexes)?),
+            CatalogCall::SwapJob { seen, new } => MetaAnswer::Bool(c.swap_job(&seen, *new)?),
         })
     }
 }

@@ -88,7 +88,9 @@ pub fn graphd(
     let catalog = connect_catalog(split_addrs(meta_addrs), &rt)?;
     catalog.refresh_every(Duration::from_secs(1));
     let cluster = ProcessCluster::new(catalog.clone(), TcpTransport::new());
-    let storage = Arc::new(ClusterStorage::new(cluster.clone()));
+    let storage = Arc::new(ClusterStorage::new(cluster.clone(), catalog.clone()));
+    // Jobs are taken by this graphd under its graph address (unique in the cluster).
+    storage.start_jobs(graph.addr.to_string()).map_err(|e| e.to_string())?;
     let mut db = quiver_server::Database::remote(catalog.clone(), storage);
     db.engine.cluster = Some(Arc::new(GraphdView { catalog, cluster }));
     let logs = std::env::temp_dir().join(format!("quiver-graphd-{}", graph.addr.port()));

@@ -176,7 +176,8 @@ impl Drop for Playground {
 /// Query files run by a query engine in this process over a playground's meta service and storage hosts (the
 /// remote catalog and storage client a graphd uses; a graphd adds only its ports). A representative subset: the
 /// nba graph through GO, FETCH, LOOKUP, MATCH and FIND PATH (each file loads `nba`, one partition, one replica,
-/// itself), and indexes on a space spread over the hosts (`partitioned`). `tests/cluster_queries.rs` runs every file
+/// itself), indexes on a space spread over the hosts (`partitioned`), and jobs kept by the meta service
+/// (`stats_jobs`). `tests/cluster_queries.rs` runs every file
 /// on the simulated cluster.
 #[test]
 fn query_files_on_a_playground() {
@@ -195,6 +196,7 @@ fn query_files_on_a_playground() {
         "insert",
         "update",
         "partitioned",
+        "stats_jobs",
     ];
     let base = base_offset() + 7;
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -204,7 +206,9 @@ fn query_files_on_a_playground() {
         let client = Arc::new(MetaClient::new(metas, TcpTransport::new(), rt.handle().clone()));
         let catalog = RemoteCatalog::connect(client).unwrap();
         let cluster = ProcessCluster::new(catalog.clone(), TcpTransport::new());
-        let mut engine = QueryEngine::new(catalog.clone(), Arc::new(ClusterStorage::new(cluster.clone())));
+        let storage = Arc::new(ClusterStorage::new(cluster.clone(), catalog.clone()));
+        storage.start_jobs(format!("test-graphd-{i}")).unwrap();
+        let mut engine = QueryEngine::new(catalog.clone(), storage);
         engine.cluster = Some(Arc::new(GraphdView { catalog, cluster }));
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/queries/{file}.test"));
         let started = Instant::now();

@@ -51,9 +51,9 @@ struct JobsState {
 }
 
 impl EmbeddedStorage {
-    /// A job record is this engine's own, outside every partition: in a cluster, the host that serves a space whole
-    /// runs its jobs and keeps their records (not replicated; what the jobs write goes through the partitions'
-    /// groups as any write does).
+    /// A job record is this engine's own, outside every partition. In a cluster the jobs are the meta service's
+    /// (`crates/cluster/src/jobs.rs`); a host keeps here only the COMPACT and FLUSH of its own engine it was asked
+    /// to run.
     fn save_job(&self, job: &JobInfo) -> QResult<()> {
         let mut b = quiver_kv::WriteBatch::new();
         b.put(job_key(job.id), serde_json::to_vec(job).expect("job serializes"));
@@ -284,7 +284,9 @@ impl EmbeddedStorage {
                 let compacted = self.kv.compact_range(&start, &end).map_err(kv_err);
                 self.kv.set_compaction_filter(None);
                 compacted?;
-                if armed {
+                // A cluster host compacts its own engine only: the job's runner recounts each partition on its
+                // leader afterwards.
+                if armed && !self.is_replicated() {
                     for part in 1..=space.partition_num {
                         self.recount_part(&space, part)?;
                         progress(part as u64, space.partition_num as u64);
@@ -318,8 +320,9 @@ impl EmbeddedStorage {
         }
     }
 
-    /// Counts one partition under the writers' lock and makes the result its live counters (a STATS job).
-    fn recount_part(&self, space: &SpaceDesc, part: u32) -> QResult<()> {
+    /// Counts one partition under the writers' lock and makes the result its live counters (a STATS job; in a
+    /// cluster, its task on the partition's leader).
+    pub fn recount_part(&self, space: &SpaceDesc, part: u32) -> QResult<()> {
         let mut guard = self.lock_writers();
         self.load_counters(space, &mut guard)?;
         let c = self.count_part(space, part)?;

@@ -353,12 +353,6 @@ impl EmbeddedStorage {
         self.build_index(space, index, parts, None, &|_, _| {})
     }
 
-    /// Marks an index ready in the catalog, once every partition's entries are built ([`Self::build_index_in`]).
-    pub fn index_ready(&self, space: &SpaceDesc, index_id: i32) -> QResult<()> {
-        let catalog = self.catalog().ok_or_else(|| QError::storage("indexes need the catalog"))?;
-        catalog.set_index_state(space, index_id, IndexState::Ready)
-    }
-
     /// The rows of a dropped tag or edge type in partitions `parts` deleted, in one write (a cluster's client asks
     /// each partition's leader for its partitions).
     pub fn drop_schema_data_in(&self, space: &SpaceDesc, schema: &SchemaRef, parts: &[u32]) -> QResult<()> {

@@ -1,0 +1,331 @@
+//! The cluster's job manager (`SUBMIT JOB`, `SHOW JOBS`, `STOP JOB`, `RECOVER JOB`; `docs/design/cluster.md` §6),
+//! NebulaGraph's way: the job records are the meta service's ([`Catalog::job_records`]), replicated by the meta
+//! group, so every graph service lists the same jobs and none is lost with a host; the work is split into tasks per
+//! partition, each sent to that partition's leader, so a job runs whether or not one host carries the whole space.
+//!
+//! A graph service runs the jobs: each [`ClusterStorage`] whose worker is started ([`ClusterStorage::start_jobs`])
+//! takes the oldest QUEUE job, or a RUNNING one whose runner's lease has lapsed, with a compare-and-set of its
+//! record ([`Catalog::swap_job`]), so two graph services never both take one. While it runs, the runner renews its
+//! lease every third of [`LEASE`]; a renewal that finds the record changed (STOP JOB marked it STOPPED, or another
+//! graph service took it over after a lapse) stops the job between two tasks. A job taken over starts again from
+//! its first task: every task is idempotent (a partition recounted, or an index's entries in a partition dropped
+//! and written anew).
+//!
+//! Tasks: STATS recounts each partition on its leader; REBUILD INDEX writes each partition's entries on its leader,
+//! then marks the index ready; COMPACT and FLUSH run on every storage host's own engine (each replica compacts
+//! itself, as in NebulaGraph), and COMPACT then recounts each partition (expired rows are gone).
+//!
+//! Leases are judged by the clocks of the graph services, which are assumed to agree to well within [`LEASE`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use quiver_api::*;
+use quiver_common::{QError, QResult};
+
+use crate::client::ClusterStorage;
+use crate::rpc::{HostRequest, PartOp};
+
+/// How long a runner holds a job without renewing it.
+pub const LEASE: Duration = Duration::from_secs(10);
+
+/// How often an idle worker looks for a job (it is also woken by this graph service's own submissions).
+const POLL_EVERY: Duration = Duration::from_millis(500);
+
+/// How many times STOP JOB and RECOVER JOB try a record that keeps changing under them (a runner renewing it).
+const SWAP_ATTEMPTS: usize = 20;
+
+/// The error column of a job another graph service took over after its runner's lease lapsed.
+pub const TAKEN_OVER: &str = "taken over after its graph service stopped renewing it";
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+fn now_secs() -> i64 {
+    (now_ms() / 1000) as i64
+}
+
+fn lease_ms() -> u64 {
+    LEASE.as_millis() as u64
+}
+
+/// Wakes an idle worker.
+#[derive(Default)]
+pub(crate) struct JobWake {
+    pending: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl JobWake {
+    fn wake(&self) {
+        *self.pending.lock().expect("lock poisoned") = true;
+        self.cv.notify_all();
+    }
+
+    fn wait(&self, at_most: Duration) {
+        let pending = self.pending.lock().expect("lock poisoned");
+        let (mut pending, _) = self.cv.wait_timeout_while(pending, at_most, |p| !*p).expect("lock poisoned");
+        *pending = false;
+    }
+}
+
+impl ClusterStorage {
+    /// Starts this graph service's job worker, as `runner` (a name no other graph service has: its address). Jobs
+    /// submitted before wait in the meta service; so do jobs of a cluster none of whose graph services runs one.
+    pub fn start_jobs(self: &Arc<Self>, runner: String) -> QResult<()> {
+        let me = Arc::downgrade(self);
+        std::thread::Builder::new()
+            .name("cluster-jobs".into())
+            .spawn(move || loop {
+                let Some(storage) = me.upgrade() else { return };
+                while storage.run_next_job(&runner) {}
+                let wake = storage.job_wake.clone();
+                drop(storage);
+                wake.wait(POLL_EVERY);
+            })
+            .map(|_| ())
+            .map_err(|e| QError::storage(format!("cannot start the job worker: {e}")))
+    }
+
+    pub(crate) fn submit_cluster_job(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {
+        let record = self.catalog.add_job(space.id, kind, indexes)?;
+        self.job_wake.wake();
+        Ok(record.job.id)
+    }
+
+    /// `space`'s jobs, newest first.
+    pub(crate) fn cluster_jobs(&self, space: &SpaceDesc) -> Vec<JobInfo> {
+        let mut jobs: Vec<JobInfo> =
+            self.catalog.job_records().into_iter().filter(|r| r.job.space_id == space.id).map(|r| r.job).collect();
+        jobs.sort_by_key(|j| std::cmp::Reverse(j.id));
+        jobs
+    }
+
+    /// Swaps job `id`'s record for what `change` makes of it, trying again while the record changes under it;
+    /// `change` says no (`Ok(None)`) or refuses (`Err`) on the record as it is.
+    fn change_job(&self, id: i64, change: &dyn Fn(&JobRecord) -> QResult<Option<JobRecord>>) -> QResult<bool> {
+        for _ in 0..SWAP_ATTEMPTS {
+            let record = self
+                .catalog
+                .job_records()
+                .into_iter()
+                .find(|r| r.job.id == id)
+                .ok_or_else(|| QError::execution("Key not existed!"))?;
+            let Some(new) = change(&record)? else { return Ok(false) };
+            if self.catalog.swap_job(&record, new)? {
+                return Ok(true);
+            }
+        }
+        Err(QError::execution(format!("job {id} kept changing; try again")))
+    }
+
+    pub(crate) fn stop_cluster_job(&self, space: &SpaceDesc, id: i64) -> QResult<()> {
+        self.change_job(id, &|r| {
+            if r.job.space_id != space.id {
+                return Err(QError::execution("Job not existed in chosen space!"));
+            }
+            if r.job.status.is_done() {
+                return Err(QError::execution(
+                    "Finished job or failed job can not be stopped, please start another job instead",
+                ));
+            }
+            let mut new = r.clone();
+            new.job.status = JobStatus::Stopped;
+            new.job.stop_secs = now_secs();
+            (new.runner, new.lease_until_ms) = (None, 0);
+            Ok(Some(new))
+        })?;
+        Ok(())
+    }
+
+    /// Queues the failed and stopped jobs of `space` (of `only`, if not empty) again; returns how many.
+    pub(crate) fn recover_cluster_jobs(&self, space: &SpaceDesc, only: &[i64]) -> QResult<usize> {
+        let ids: Vec<i64> = self
+            .catalog
+            .job_records()
+            .into_iter()
+            .filter(|r| r.job.space_id == space.id && (only.is_empty() || only.contains(&r.job.id)))
+            .map(|r| r.job.id)
+            .collect();
+        let mut n = 0;
+        for id in ids {
+            let queued = self.change_job(id, &|r| {
+                if !matches!(r.job.status, JobStatus::Failed | JobStatus::Stopped) {
+                    return Ok(None);
+                }
+                let mut new = r.clone();
+                new.job.status = JobStatus::Queue;
+                (new.job.error, new.job.stop_secs, new.job.done, new.job.total) = (None, 0, 0, 0);
+                (new.runner, new.lease_until_ms) = (None, 0);
+                Ok(Some(new))
+            })?;
+            n += usize::from(queued);
+        }
+        self.job_wake.wake();
+        Ok(n)
+    }
+
+    /// Takes the next job that is waiting (or whose runner's lease lapsed) and runs it; whether it took one.
+    fn run_next_job(&self, runner: &str) -> bool {
+        let now = now_ms();
+        let Some(seen) = self.catalog.job_records().into_iter().find(|r| match r.job.status {
+            JobStatus::Queue => true,
+            JobStatus::Running => r.lease_until_ms < now,
+            _ => false,
+        }) else {
+            return false;
+        };
+        let mut claimed = seen.clone();
+        (claimed.runner, claimed.lease_until_ms) = (Some(runner.to_string()), now + lease_ms());
+        if seen.job.status == JobStatus::Queue {
+            claimed.job.status = JobStatus::Running;
+            claimed.job.start_secs = now_secs();
+        } else {
+            claimed.job.error = Some(TAKEN_OVER.into());
+        }
+        match self.catalog.swap_job(&seen, claimed.clone()) {
+            Ok(true) => {}
+            // Another graph service took it first.
+            Ok(false) => return true,
+            Err(e) => {
+                log::warn!("cannot take job {}: {}", seen.job.id, e.message);
+                return false;
+            }
+        }
+        self.run_claimed(claimed);
+        true
+    }
+
+    /// Runs a job this runner holds, renewing its lease meanwhile, and records how it ended.
+    fn run_claimed(&self, claimed: JobRecord) {
+        let id = claimed.job.id;
+        let held = Mutex::new(claimed);
+        let lost = AtomicBool::new(false);
+        let over = (Mutex::new(false), Condvar::new());
+        let progress = Mutex::new((0u64, 0u64));
+        let result = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                // Renews the lease (with the progress) every third of it until the job is over.
+                let mut finished = over.0.lock().expect("lock poisoned");
+                loop {
+                    finished = over.1.wait_timeout_while(finished, LEASE / 3, |f| !*f).expect("lock poisoned").0;
+                    if *finished {
+                        return;
+                    }
+                    let mut held = held.lock().expect("lock poisoned");
+                    let mut renewed = held.clone();
+                    renewed.lease_until_ms = now_ms() + lease_ms();
+                    (renewed.job.done, renewed.job.total) = *progress.lock().expect("lock poisoned");
+                    match self.catalog.swap_job(&held, renewed.clone()) {
+                        Ok(true) => *held = renewed,
+                        Ok(false) => {
+                            lost.store(true, Ordering::Release);
+                            return;
+                        }
+                        // The meta service is busy or electing: try again at the next renewal.
+                        Err(e) => log::warn!("cannot renew job {id}: {}", e.message),
+                    }
+                }
+            });
+            let job = held.lock().expect("lock poisoned").job.clone();
+            let stopped = || {
+                lost.load(Ordering::Acquire)
+                    || self.catalog.job_records().iter().any(|r| r.job.id == id && r.job.status == JobStatus::Stopped)
+            };
+            let result = self.execute_job(&job, &stopped, &|done, total| {
+                *progress.lock().expect("lock poisoned") = (done, total);
+            });
+            *over.0.lock().expect("lock poisoned") = true;
+            over.1.notify_all();
+            result
+        });
+        let held = held.into_inner().expect("lock poisoned");
+        let mut end = held.clone();
+        (end.runner, end.lease_until_ms) = (None, 0);
+        end.job.stop_secs = now_secs();
+        (end.job.done, end.job.total) = progress.into_inner().expect("lock poisoned");
+        match &result {
+            Ok(()) => {
+                end.job.status = JobStatus::Finished;
+                end.job.error = end.job.error.take().filter(|e| e == TAKEN_OVER);
+            }
+            Err(_) if lost.load(Ordering::Acquire) => {}
+            Err(e) if e.message == STOPPED => end.job.status = JobStatus::Stopped,
+            Err(e) => {
+                end.job.status = JobStatus::Failed;
+                end.job.error = Some(e.message.clone());
+            }
+        }
+        // A record that changed meanwhile (STOPPED by STOP JOB, or taken over) is left as it is.
+        match self.catalog.swap_job(&held, end) {
+            Ok(true) => log::info!("job {id} ({}) ended: {:?}", held.job.kind.name(), result.err().map(|e| e.message)),
+            Ok(false) => log::info!("job {id} changed while it ran; its record is left as it is"),
+            Err(e) => {
+                log::warn!("cannot record the end of job {id}: {} (its lease lapses, and it runs again)", e.message)
+            }
+        }
+    }
+
+    fn execute_job(&self, job: &JobInfo, stopped: &dyn Fn() -> bool, progress: &dyn Fn(u64, u64)) -> QResult<()> {
+        let space = self
+            .catalog
+            .spaces()
+            .into_iter()
+            .find(|s| s.id == job.space_id)
+            .ok_or_else(|| QError::execution("Space not existed!"))?;
+        let parts = space.all_parts();
+        let n = parts.len() as u64;
+        // One task per partition, on its leader; `before` tasks were done before these, of `total`.
+        let each_part = |op: &dyn Fn() -> PartOp, before: u64, total: u64| -> QResult<()> {
+            for (i, &part) in parts.iter().enumerate() {
+                if stopped() {
+                    return Err(QError::execution(STOPPED));
+                }
+                crate::client::done(self.on_part(&space, part, op)?)?;
+                progress(before + i as u64 + 1, total);
+            }
+            Ok(())
+        };
+        match job.kind {
+            kind @ (JobKind::Compact | JobKind::Flush) => {
+                let hosts = self.cluster().hosts();
+                let recounts = if kind == JobKind::Compact { n } else { 0 };
+                let total = hosts.len() as u64 + recounts;
+                for (i, host) in hosts.iter().enumerate() {
+                    if stopped() {
+                        return Err(QError::execution(STOPPED));
+                    }
+                    // A host that cannot be reached now compacts (or flushes) at the next such job.
+                    if let Err(e) = host.call(HostRequest::EngineJob { space: (*space).clone(), kind }) {
+                        log::warn!("job {}: storage host {} did not run its {}: {e:?}", job.id, host.id(), kind.name());
+                    }
+                    progress(i as u64 + 1, total);
+                }
+                if kind == JobKind::Compact {
+                    each_part(&|| PartOp::Recount, hosts.len() as u64, total)?;
+                }
+                Ok(())
+            }
+            JobKind::Stats => each_part(&|| PartOp::Recount, 0, n),
+            JobKind::RebuildIndex(kind) => {
+                let total = n * job.indexes.len() as u64;
+                for (k, id) in job.indexes.iter().enumerate() {
+                    let index = self
+                        .catalog
+                        .indexes(&space)
+                        .into_iter()
+                        .find(|i| i.id == *id && i.kind == kind)
+                        .ok_or_else(|| QError::execution("Index not existed!"))?;
+                    each_part(&|| PartOp::BuildIndex(index.clone()), k as u64 * n, total)?;
+                    self.catalog.set_index_state(&space, index.id, IndexState::Ready)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The error a job that was stopped ends with.
+const STOPPED: &str = "stopped";
