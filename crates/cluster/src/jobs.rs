@@ -25,7 +25,7 @@ use quiver_api::*;
 use quiver_common::{QError, QResult};
 
 use crate::client::ClusterStorage;
-use crate::rpc::{HostRequest, PartOp};
+use crate::rpc::{Answer, HostRequest, PartOp};
 
 /// How long a runner holds a job without renewing it.
 pub const LEASE: Duration = Duration::from_secs(10);
@@ -80,7 +80,13 @@ impl ClusterStorage {
             .name("cluster-jobs".into())
             .spawn(move || loop {
                 let Some(storage) = me.upgrade() else { return };
-                while storage.run_next_job(&runner) {}
+                // A panic while taking or ending a job is logged; the worker goes on with the next.
+                while std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| storage.run_next_job(&runner)))
+                    .unwrap_or_else(|_| {
+                        log::error!("the job worker panicked");
+                        false
+                    })
+                {}
                 let wake = storage.job_wake.clone();
                 drop(storage);
                 wake.wait(POLL_EVERY);
@@ -134,13 +140,18 @@ impl ClusterStorage {
             let mut new = r.clone();
             new.job.status = JobStatus::Stopped;
             new.job.stop_secs = now_secs();
-            (new.runner, new.lease_until_ms) = (None, 0);
+            // A running job keeps its runner until the runner has seen the stop (or its lease lapsed): RECOVER JOB
+            // leaves it until then, so two runners never run it at once.
+            if r.job.status == JobStatus::Queue {
+                (new.runner, new.lease_until_ms) = (None, 0);
+            }
             Ok(Some(new))
         })?;
         Ok(())
     }
 
-    /// Queues the failed and stopped jobs of `space` (of `only`, if not empty) again; returns how many.
+    /// Queues the failed and stopped jobs of `space` (of `only`, if not empty) again; returns how many. A stopped
+    /// job whose runner has not yet seen the stop (and holds an unexpired lease) is not one of them.
     pub(crate) fn recover_cluster_jobs(&self, space: &SpaceDesc, only: &[i64]) -> QResult<usize> {
         let ids: Vec<i64> = self
             .catalog
@@ -152,12 +163,13 @@ impl ClusterStorage {
         let mut n = 0;
         for id in ids {
             let queued = self.change_job(id, &|r| {
-                if !matches!(r.job.status, JobStatus::Failed | JobStatus::Stopped) {
+                let released = r.runner.is_none() || r.lease_until_ms < now_ms();
+                if !matches!(r.job.status, JobStatus::Failed | JobStatus::Stopped) || !released {
                     return Ok(None);
                 }
                 let mut new = r.clone();
                 new.job.status = JobStatus::Queue;
-                (new.job.error, new.job.stop_secs, new.job.done, new.job.total) = (None, 0, 0, 0);
+                (new.job.error, new.job.stop_secs) = (None, 0);
                 (new.runner, new.lease_until_ms) = (None, 0);
                 Ok(Some(new))
             })?;
@@ -194,54 +206,57 @@ impl ClusterStorage {
                 return false;
             }
         }
-        self.run_claimed(claimed);
+        self.run_claimed(Held {
+            catalog: self.catalog.as_ref(),
+            runner,
+            record: Mutex::new(claimed),
+            lost: AtomicBool::new(false),
+            progress: Mutex::new((0, 0)),
+        });
         true
     }
 
     /// Runs a job this runner holds, renewing its lease meanwhile, and records how it ended.
-    fn run_claimed(&self, claimed: JobRecord) {
-        let id = claimed.job.id;
-        let held = Mutex::new(claimed);
-        let lost = AtomicBool::new(false);
+    fn run_claimed(&self, held: Held) {
         let over = (Mutex::new(false), Condvar::new());
-        let progress = Mutex::new((0u64, 0u64));
         let result = std::thread::scope(|scope| {
             scope.spawn(|| {
                 // Renews the lease (with the progress) every third of it until the job is over.
                 let mut finished = over.0.lock().expect("lock poisoned");
                 loop {
                     finished = over.1.wait_timeout_while(finished, LEASE / 3, |f| !*f).expect("lock poisoned").0;
-                    if *finished {
+                    if *finished || !held.renew() {
                         return;
-                    }
-                    let mut held = held.lock().expect("lock poisoned");
-                    let mut renewed = held.clone();
-                    renewed.lease_until_ms = now_ms() + lease_ms();
-                    (renewed.job.done, renewed.job.total) = *progress.lock().expect("lock poisoned");
-                    match self.catalog.swap_job(&held, renewed.clone()) {
-                        Ok(true) => *held = renewed,
-                        Ok(false) => {
-                            lost.store(true, Ordering::Release);
-                            return;
-                        }
-                        // The meta service is busy or electing: try again at the next renewal.
-                        Err(e) => log::warn!("cannot renew job {id}: {}", e.message),
                     }
                 }
             });
-            let job = held.lock().expect("lock poisoned").job.clone();
-            let stopped = || {
-                lost.load(Ordering::Acquire)
-                    || self.catalog.job_records().iter().any(|r| r.job.id == id && r.job.status == JobStatus::Stopped)
-            };
-            let result = self.execute_job(&job, &stopped, &|done, total| {
-                *progress.lock().expect("lock poisoned") = (done, total);
+            // The renewals end with the job, even one that panicked.
+            let _end = Finally(|| {
+                *over.0.lock().expect("lock poisoned") = true;
+                over.1.notify_all();
             });
-            *over.0.lock().expect("lock poisoned") = true;
-            over.1.notify_all();
-            result
+            let job = held.record.lock().expect("lock poisoned").job.clone();
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.execute_job(&job, &held)))
+                .unwrap_or_else(|_| Err(QError::storage("the job panicked")))
         });
-        let held = held.into_inner().expect("lock poisoned");
+        let gone = held.stopped();
+        let Held { record, progress, .. } = held;
+        let held = record.into_inner().expect("lock poisoned");
+        let id = held.job.id;
+        if gone {
+            // STOP JOB (or a takeover after a lapse) changed the record: it stays as that left it; a stop this
+            // runner made is acknowledged by letting go of the job, so RECOVER JOB may queue it again.
+            let now = self.catalog.job_records().into_iter().find(|r| r.job.id == id);
+            if let Some(r) = now.filter(|r| r.job.status == JobStatus::Stopped && r.runner == held.runner) {
+                let mut released = r.clone();
+                (released.runner, released.lease_until_ms) = (None, 0);
+                if let Err(e) = self.catalog.swap_job(&r, released) {
+                    log::warn!("job {id}: cannot let go of it after its stop: {} (its lease lapses)", e.message);
+                }
+            }
+            log::info!("job {id} changed while it ran; its record is left as that change made it");
+            return;
+        }
         let mut end = held.clone();
         (end.runner, end.lease_until_ms) = (None, 0);
         end.job.stop_secs = now_secs();
@@ -251,24 +266,22 @@ impl ClusterStorage {
                 end.job.status = JobStatus::Finished;
                 end.job.error = end.job.error.take().filter(|e| e == TAKEN_OVER);
             }
-            Err(_) if lost.load(Ordering::Acquire) => {}
-            Err(e) if e.message == STOPPED => end.job.status = JobStatus::Stopped,
             Err(e) => {
                 end.job.status = JobStatus::Failed;
                 end.job.error = Some(e.message.clone());
             }
         }
-        // A record that changed meanwhile (STOPPED by STOP JOB, or taken over) is left as it is.
+        // A record that changed since the last renewal (a STOP JOB) is left as it is.
         match self.catalog.swap_job(&held, end) {
             Ok(true) => log::info!("job {id} ({}) ended: {:?}", held.job.kind.name(), result.err().map(|e| e.message)),
-            Ok(false) => log::info!("job {id} changed while it ran; its record is left as it is"),
+            Ok(false) => log::info!("job {id} changed as it ended; its record is left as that change made it"),
             Err(e) => {
                 log::warn!("cannot record the end of job {id}: {} (its lease lapses, and it runs again)", e.message)
             }
         }
     }
 
-    fn execute_job(&self, job: &JobInfo, stopped: &dyn Fn() -> bool, progress: &dyn Fn(u64, u64)) -> QResult<()> {
+    fn execute_job(&self, job: &JobInfo, held: &Held) -> QResult<()> {
         let space = self
             .catalog
             .spaces()
@@ -277,14 +290,13 @@ impl ClusterStorage {
             .ok_or_else(|| QError::execution("Space not existed!"))?;
         let parts = space.all_parts();
         let n = parts.len() as u64;
+        let check = || if held.stopped() { Err(QError::execution(STOPPED)) } else { Ok(()) };
         // One task per partition, on its leader; `before` tasks were done before these, of `total`.
         let each_part = |op: &dyn Fn() -> PartOp, before: u64, total: u64| -> QResult<()> {
             for (i, &part) in parts.iter().enumerate() {
-                if stopped() {
-                    return Err(QError::execution(STOPPED));
-                }
+                check()?;
                 crate::client::done(self.on_part(&space, part, op)?)?;
-                progress(before + i as u64 + 1, total);
+                held.progress(before + i as u64 + 1, total);
             }
             Ok(())
         };
@@ -294,36 +306,163 @@ impl ClusterStorage {
                 let recounts = if kind == JobKind::Compact { n } else { 0 };
                 let total = hosts.len() as u64 + recounts;
                 for (i, host) in hosts.iter().enumerate() {
-                    if stopped() {
-                        return Err(QError::execution(STOPPED));
-                    }
                     // A host that cannot be reached now compacts (or flushes) at the next such job.
-                    if let Err(e) = host.call(HostRequest::EngineJob { space: (*space).clone(), kind }) {
-                        log::warn!("job {}: storage host {} did not run its {}: {e:?}", job.id, host.id(), kind.name());
+                    if let Err(e) = self.engine_job(host.as_ref(), &space, kind, &check) {
+                        check()?;
+                        log::warn!(
+                            "job {}: storage host {} did not run its {}: {}",
+                            job.id,
+                            host.id(),
+                            kind.name(),
+                            e.message
+                        );
                     }
-                    progress(i as u64 + 1, total);
+                    held.progress(i as u64 + 1, total);
                 }
                 if kind == JobKind::Compact {
+                    // Expired rows are gone: each partition is counted anew.
                     each_part(&|| PartOp::Recount, hosts.len() as u64, total)?;
                 }
                 Ok(())
             }
             JobKind::Stats => each_part(&|| PartOp::Recount, 0, n),
             JobKind::RebuildIndex(kind) => {
-                let total = n * job.indexes.len() as u64;
-                for (k, id) in job.indexes.iter().enumerate() {
+                let mut indexes = Vec::new();
+                for id in &job.indexes {
                     let index = self
                         .catalog
                         .indexes(&space)
                         .into_iter()
                         .find(|i| i.id == *id && i.kind == kind)
                         .ok_or_else(|| QError::execution("Index not existed!"))?;
-                    each_part(&|| PartOp::BuildIndex(index.clone()), k as u64 * n, total)?;
+                    // Not used while its entries are rewritten (a job recovered or taken over may find it ready).
+                    if index.state != IndexState::Building {
+                        self.catalog.set_index_state(&space, index.id, IndexState::Building)?;
+                    }
+                    indexes.push(index);
+                }
+                // Progress in rows, as in one process: each partition's rows of the type, counted before its build.
+                let stats = self.stats(&space)?;
+                let rows_of = |s: &SpaceStats, index: &IndexDesc| {
+                    let counts = if index.kind == SchemaKind::Tag { &s.tags } else { &s.edges };
+                    counts.iter().find(|(id, _)| *id == index.schema_id).map_or(0, |(_, n)| (*n).max(0) as u64)
+                };
+                let total: u64 = indexes.iter().map(|i| rows_of(&stats, i)).sum();
+                let mut done = 0;
+                for index in &indexes {
+                    for &part in &parts {
+                        check()?;
+                        let counted = crate::client::answer_stats(self.on_part(&space, part, &|| PartOp::Stats)?)?;
+                        crate::client::done(self.on_part(&space, part, &|| PartOp::BuildIndex(index.clone()))?)?;
+                        done += rows_of(&counted, index);
+                        held.progress(done, total.max(done));
+                    }
+                    // Only the job's holder marks it ready: not a runner that was stopped or taken over meanwhile.
+                    held.confirm()?;
                     self.catalog.set_index_state(&space, index.id, IndexState::Ready)?;
                 }
                 Ok(())
             }
         }
+    }
+
+    /// Runs a COMPACT or FLUSH on `host`'s own engine and waits until it is over.
+    fn engine_job(
+        &self,
+        host: &dyn crate::HostHandle,
+        space: &SpaceDesc,
+        kind: JobKind,
+        check: &dyn Fn() -> QResult<()>,
+    ) -> QResult<()> {
+        let failed = |e: crate::HostError| QError::storage(format!("{e:?}"));
+        let id = match host.call(HostRequest::EngineJob { space: space.clone(), kind }).map_err(failed)? {
+            Answer::JobId(id) => id,
+            other => return Err(crate::rpc::unexpected(other)),
+        };
+        loop {
+            match host.call(HostRequest::EngineJobDone { space: space.clone(), id }).map_err(failed)? {
+                Answer::Finished(true) => return Ok(()),
+                Answer::Finished(false) => {}
+                other => return Err(crate::rpc::unexpected(other)),
+            }
+            check()?;
+            std::thread::sleep(ENGINE_POLL);
+        }
+    }
+}
+
+/// How often a host's engine job is asked whether it is over.
+const ENGINE_POLL: Duration = Duration::from_millis(100);
+
+/// A job a runner holds: its record as last written by the runner, whether the runner lost it (the record changed
+/// under a renewal), and its progress.
+struct Held<'a> {
+    catalog: &'a dyn Catalog,
+    runner: &'a str,
+    record: Mutex<JobRecord>,
+    lost: AtomicBool,
+    progress: Mutex<(u64, u64)>,
+}
+
+impl Held<'_> {
+    fn progress(&self, done: u64, total: u64) {
+        *self.progress.lock().expect("lock poisoned") = (done, total);
+    }
+
+    /// Renews the lease, with the progress; false once the job is lost. A meta service that does not answer is
+    /// tried again at the next renewal.
+    fn renew(&self) -> bool {
+        match self.try_renew() {
+            Ok(held) => held,
+            Err(e) => {
+                log::warn!("cannot renew a job's lease: {}", e.message);
+                true
+            }
+        }
+    }
+
+    /// Renews the lease; whether the record was still this runner's.
+    fn try_renew(&self) -> QResult<bool> {
+        if self.lost.load(Ordering::Acquire) {
+            return Ok(false);
+        }
+        let mut held = self.record.lock().expect("lock poisoned");
+        let mut renewed = held.clone();
+        renewed.lease_until_ms = now_ms() + lease_ms();
+        (renewed.job.done, renewed.job.total) = *self.progress.lock().expect("lock poisoned");
+        if self.catalog.swap_job(&held, renewed.clone())? {
+            *held = renewed;
+            return Ok(true);
+        }
+        self.lost.store(true, Ordering::Release);
+        Ok(false)
+    }
+
+    /// Makes sure this runner still holds the job (a renewal), before a step only the holder may take.
+    fn confirm(&self) -> QResult<()> {
+        match self.try_renew()? {
+            true => Ok(()),
+            false => Err(QError::execution(STOPPED)),
+        }
+    }
+
+    /// Whether the job was stopped or taken from this runner, as far as the catalog's copy shows (the renewals
+    /// find out for sure).
+    fn stopped(&self) -> bool {
+        let id = self.record.lock().expect("lock poisoned").job.id;
+        self.lost.load(Ordering::Acquire)
+            || !self.catalog.job_records().iter().any(|r| {
+                r.job.id == id && r.job.status == JobStatus::Running && r.runner.as_deref() == Some(self.runner)
+            })
+    }
+}
+
+/// Runs a closure when dropped.
+struct Finally<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for Finally<F> {
+    fn drop(&mut self) {
+        (self.0)()
     }
 }
 

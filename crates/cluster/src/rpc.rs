@@ -29,9 +29,6 @@ pub struct Envelope<R> {
     pub request: R,
 }
 
-/// How long a host's COMPACT or FLUSH of its own engine is waited for before its caller is answered.
-pub const ENGINE_JOB_WAIT: std::time::Duration = std::time::Duration::from_secs(25);
-
 /// A request to one storage host.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum HostRequest {
@@ -44,9 +41,11 @@ pub enum HostRequest {
     Replica { space: u32, part: u32, op: ReplicaOp },
     /// The partitions whose replica here believes it leads (SHOW HOSTS, SHOW PARTS).
     Leaders,
-    /// A COMPACT or FLUSH of this host's own engine for `space` (every replica compacts itself, as in NebulaGraph);
-    /// the job is this host's.
+    /// A COMPACT or FLUSH of this host's own engine for `space` (every replica compacts itself, as in NebulaGraph),
+    /// queued as this host's own job: answered with its id at once.
     EngineJob { space: SpaceDesc, kind: JobKind },
+    /// Whether this host's engine job `id` of `space` is over.
+    EngineJobDone { space: SpaceDesc, id: i64 },
     /// A fault test's network partition of this host's Raft traffic (on) or its end (off); served only by a
     /// storaged started with `--fault-injection`.
     CutOff(bool),
@@ -208,6 +207,8 @@ pub enum Answer {
     Fenced(bool),
     ReadIndex(u64),
     JobId(i64),
+    /// Whether an engine job is over ([`HostRequest::EngineJobDone`]).
+    Finished(bool),
     /// Vertices by partition ([`PartOp::ScanVertices`]).
     PartVids(Vec<(u32, Vec<Value>)>),
     /// Index hits by partition, per scan ([`PartOp::ScanIndex`]).
@@ -339,18 +340,16 @@ impl StorageHost {
             }
             HostRequest::Leaders => Ok(Answer::Leaders(self.leading())),
             HostRequest::EngineJob { space, kind: kind @ (JobKind::Compact | JobKind::Flush) } => {
-                // Answered once the job is over here (or [`ENGINE_JOB_WAIT`] has passed).
-                let storage = self.storage();
-                let id = storage.submit_job(&space, kind, Vec::new()).map_err(HostError::Failed)?;
-                let started = std::time::Instant::now();
-                while started.elapsed() < ENGINE_JOB_WAIT {
-                    let jobs = storage.jobs(&space).map_err(HostError::Failed)?;
-                    if jobs.iter().any(|j| j.id == id && j.status.is_done()) {
-                        break;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
+                let id = self.storage().submit_job(&space, kind, Vec::new()).map_err(HostError::Failed)?;
                 Ok(Answer::JobId(id))
+            }
+            HostRequest::EngineJobDone { space, id } => {
+                let jobs = self.storage().jobs(&space).map_err(HostError::Failed)?;
+                let job = jobs
+                    .iter()
+                    .find(|j| j.id == id)
+                    .ok_or_else(|| HostError::Failed(QError::execution(format!("this host has no engine job {id}"))))?;
+                Ok(Answer::Finished(job.status.is_done()))
             }
             HostRequest::EngineJob { kind, .. } => Err(HostError::Failed(QError::execution(format!(
                 "a {} job is not a job of one host's engine",

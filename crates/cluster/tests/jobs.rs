@@ -146,8 +146,21 @@ fn a_lapsed_job_is_taken_over() {
     let done = s.wait_done(&worker, lapsed.job.id);
     assert_eq!((done.status, done.error.as_deref()), (JobStatus::Finished, Some(TAKEN_OVER)), "{done:?}");
     std::thread::sleep(Duration::from_millis(1200));
-    let still = s.catalog.job_records().into_iter().find(|r| r.job.id == held.job.id).unwrap();
+    let record = |id: i64| s.catalog.job_records().into_iter().find(|r| r.job.id == id).unwrap();
+    let still = record(held.job.id);
     assert_eq!((still.job.status, still.runner.as_deref()), (JobStatus::Running, Some("alive")), "{still:?}");
+    // Stopped while its runner holds it: STOPPED at once, but not queued again until the runner lets go of it (or
+    // its lease lapses), so two runners never run it at once.
+    worker.stop_job(&s.space, held.job.id).unwrap();
+    let stopped = record(held.job.id);
+    assert_eq!((stopped.job.status, stopped.runner.as_deref()), (JobStatus::Stopped, Some("alive")));
+    assert_eq!(worker.recover_jobs(&s.space, &[]).unwrap(), 0);
+    let mut lapsed = stopped.clone();
+    lapsed.lease_until_ms = now_ms - 1;
+    assert!(s.catalog.swap_job(&stopped, lapsed).unwrap());
+    assert_eq!(worker.recover_jobs(&s.space, &[]).unwrap(), 1);
+    let done = s.wait_done(&worker, held.job.id);
+    assert_eq!((done.status, done.error.as_deref()), (JobStatus::Finished, None), "{done:?}");
 }
 
 /// STOP JOB and RECOVER JOB on jobs no graph service runs yet, with NebulaGraph's errors; a recovered job runs once
@@ -204,6 +217,7 @@ fn a_large_index_is_built_by_a_job() {
     let id = client.index_created(&s.space, &index).unwrap().expect("a job builds the index");
     let done = s.wait_done(&client, id);
     assert_eq!((done.status, done.kind), (JobStatus::Finished, JobKind::RebuildIndex(SchemaKind::Tag)), "{done:?}");
+    assert_eq!((done.done, done.total), (rows as u64, rows as u64), "progress in rows, as in one process");
     assert_eq!(s.index_state(), IndexState::Ready);
     let index = s.catalog.indexes(&s.space).into_iter().find(|i| i.name == "t_x").unwrap();
     let scan = IndexScan { index, prefix: vec![Value::Int(3)], range: None };

@@ -91,8 +91,9 @@ pub struct MetaStore {
     /// count the in-memory state was last loaded at: when they differ the state is reloaded before use.
     applied: Arc<std::sync::atomic::AtomicU64>,
     loaded: std::sync::atomic::AtomicU64,
-    /// Held from reading a job record to committing its change, so job changes are compare-and-set.
-    jobs: std::sync::Mutex<()>,
+    /// Held from reading a job record to committing its change, so job changes are compare-and-set; true after a
+    /// job change's commit failed (its entry may still be applied, after the next change was read).
+    jobs: std::sync::Mutex<bool>,
 }
 
 /// Commits the catalog's write batches. In one process that is a durable write to the engine; in the cluster it is
@@ -451,6 +452,22 @@ impl MetaStore {
         let mut b = WriteBatch::new();
         b.put(user_key(&u.name), serde_json::to_vec(&rec).expect("a user serializes"));
         self.log.commit(b)
+    }
+
+    /// After a job change whose commit failed: an empty commit, which returns once every entry before it (the
+    /// failed one, if it is ever committed) is applied, so the next compare reads what that entry left.
+    fn settle_jobs(&self, uncertain: &mut bool) -> QResult<()> {
+        if *uncertain {
+            self.log.commit(WriteBatch::new())?;
+            *uncertain = false;
+        }
+        Ok(())
+    }
+
+    fn commit_job(&self, batch: WriteBatch, uncertain: &mut bool) -> QResult<()> {
+        let committed = self.log.commit(batch);
+        *uncertain = committed.is_err();
+        committed
     }
 
     fn persist(&self, st: &SpaceState) -> QResult<()> {
@@ -910,7 +927,8 @@ impl Catalog for MetaStore {
 
     fn add_job(&self, space_id: u32, kind: JobKind, indexes: Vec<i32>) -> QResult<JobRecord> {
         self.begin_write()?;
-        let _one = self.jobs.lock().expect("lock poisoned");
+        let mut uncertain = self.jobs.lock().expect("lock poisoned");
+        self.settle_jobs(&mut uncertain)?;
         // Records are never deleted, so the last one has the highest id ever given.
         let last: Vec<JobRecord> = json_records(self.kv.as_ref(), &job_prefix(), "job")?;
         let id = last.last().map_or(0, |r| r.job.id) + 1;
@@ -932,7 +950,7 @@ impl Catalog for MetaStore {
         };
         let mut b = WriteBatch::new();
         b.put(job_key(id), serde_json::to_vec(&record).expect("a job serializes"));
-        self.log.commit(b)?;
+        self.commit_job(b, &mut uncertain)?;
         Ok(record)
     }
 
@@ -941,7 +959,8 @@ impl Catalog for MetaStore {
             return Err(QError::execution("a job record swapped for another job's"));
         }
         self.begin_write()?;
-        let _one = self.jobs.lock().expect("lock poisoned");
+        let mut uncertain = self.jobs.lock().expect("lock poisoned");
+        self.settle_jobs(&mut uncertain)?;
         let key = job_key(seen.job.id);
         let stored = self.kv.get(&key).map_err(kv_err)?;
         let now: Option<JobRecord> = match stored {
@@ -953,7 +972,7 @@ impl Catalog for MetaStore {
         }
         let mut b = WriteBatch::new();
         b.put(key, serde_json::to_vec(&new).expect("a job serializes"));
-        self.log.commit(b)?;
+        self.commit_job(b, &mut uncertain)?;
         Ok(true)
     }
 
