@@ -2,7 +2,7 @@
 //! `perf record` (`cargo build --release --example prof -p quiver-bench`; usage: prof DIR SPACE V1,V2,.. N STMT,
 //! where `{v}` in STMT is replaced by each start vertex in turn; each start runs once before the measured runs).
 //! It times the engine alone: the result stays in the columns the engine returns (no rows built for a client).
-//! `PROF_DISABLE=rule,...` switches optimizer rules off for the run.
+//! `PROF_DISABLE=rule,...` switches optimizer rules off for the run; `PROF_WARM=STMT` runs STMT once first.
 use quiver_query::{Params, Session};
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -15,6 +15,11 @@ fn main() {
         session.disabled_rules = rules.split(',').map(str::to_string).collect();
     }
     let mut run = |stmt: String| db.execute(&mut session, &stmt, &Params::new()).unwrap();
+    // With PROF_WARM=STMT, that statement runs once first (with `{v}` the first start): to build what an earlier
+    // workload of the benchmark would have (the topology, a cache) before this one is measured.
+    if let Ok(warm) = std::env::var("PROF_WARM") {
+        run(warm.replace("{v}", &starts[0].to_string()));
+    }
     // Warm-up: every start once (caches that turn hot on reads are built here, not in the measured runs).
     for v in &starts {
         run(a[5].replace("{v}", &v.to_string()));
