@@ -393,10 +393,6 @@ fn reassemble<T>(n: usize, parts: Vec<(Vec<usize>, Vec<T>)>) -> Vec<T> {
     slots.into_iter().map(|v| v.expect("every position answered")).collect()
 }
 
-pub(crate) fn answer_stats(answer: Answer) -> QResult<SpaceStats> {
-    answer!(answer, Answer::Stats)
-}
-
 pub(crate) fn done(answer: Answer) -> QResult<()> {
     match answer {
         Answer::Done => Ok(()),

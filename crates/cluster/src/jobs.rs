@@ -341,21 +341,35 @@ impl ClusterStorage {
                     }
                     indexes.push(index);
                 }
-                // Progress in rows, as in one process: each partition's rows of the type, counted before its build.
+                // Progress in rows, as in one process.
                 let stats = self.stats(&space)?;
-                let rows_of = |s: &SpaceStats, index: &IndexDesc| {
-                    let counts = if index.kind == SchemaKind::Tag { &s.tags } else { &s.edges };
-                    counts.iter().find(|(id, _)| *id == index.schema_id).map_or(0, |(_, n)| (*n).max(0) as u64)
-                };
-                let total: u64 = indexes.iter().map(|i| rows_of(&stats, i)).sum();
+                let total: u64 = indexes
+                    .iter()
+                    .map(|index| {
+                        let counts = if index.kind == SchemaKind::Tag { &stats.tags } else { &stats.edges };
+                        counts.iter().find(|(id, _)| *id == index.schema_id).map_or(0, |(_, n)| (*n).max(0) as u64)
+                    })
+                    .sum();
                 let mut done = 0;
                 for index in &indexes {
+                    // Chunk by chunk on each partition's leader: a request each, so no request runs long and a
+                    // stop is seen between two chunks.
                     for &part in &parts {
-                        check()?;
-                        let counted = crate::client::answer_stats(self.on_part(&space, part, &|| PartOp::Stats)?)?;
-                        crate::client::done(self.on_part(&space, part, &|| PartOp::BuildIndex(index.clone()))?)?;
-                        done += rows_of(&counted, index);
-                        held.progress(done, total.max(done));
+                        let mut from = None;
+                        loop {
+                            check()?;
+                            let op = || PartOp::BuildIndexChunk { index: index.clone(), from: from.clone() };
+                            let (rows, next) = match self.on_part(&space, part, &op)? {
+                                Answer::Chunk { rows, next } => (rows, next),
+                                other => return Err(crate::rpc::unexpected(other)),
+                            };
+                            done += rows;
+                            held.progress(done, total.max(done));
+                            match next {
+                                Some(next) => from = Some(next),
+                                None => break,
+                            }
+                        }
                     }
                     // Only the job's holder marks it ready: not a runner that was stopped or taken over meanwhile.
                     held.confirm()?;

@@ -101,6 +101,12 @@ pub enum PartOp {
     },
     /// An index's entries for the rows of these partitions, written anew.
     BuildIndex(IndexRef),
+    /// One chunk of an index's build in the one partition asked
+    /// ([`quiver_storage::EmbeddedStorage::build_index_chunk`]): a REBUILD job's task, a request per chunk.
+    BuildIndexChunk {
+        index: IndexRef,
+        from: Option<Vec<u8>>,
+    },
     /// These partitions' `SHOW STATS` counters counted anew from their rows (a STATS job's task).
     Recount,
     /// One step of a read-modify-write of one row (see [`RmwStep`]).
@@ -209,6 +215,11 @@ pub enum Answer {
     JobId(i64),
     /// Whether an engine job is over ([`HostRequest::EngineJobDone`]).
     Finished(bool),
+    /// Rows an index build's chunk indexed, and where the next starts ([`PartOp::BuildIndexChunk`]).
+    Chunk {
+        rows: u64,
+        next: Option<Vec<u8>>,
+    },
     /// Vertices by partition ([`PartOp::ScanVertices`]).
     PartVids(Vec<(u32, Vec<Value>)>),
     /// Index hits by partition, per scan ([`PartOp::ScanIndex`]).
@@ -413,6 +424,14 @@ impl StorageHost {
                     self.coordinate(part, || storage.build_index_in(space, &index, &[part]))?;
                 }
                 Answer::Done
+            }
+            PartOp::BuildIndexChunk { index, from } => {
+                let &[part] = parts else {
+                    return Err(QError::storage("an index build's chunk is asked of one partition"));
+                };
+                let (rows, next) =
+                    self.coordinate(part, || storage.build_index_chunk(space, &index, part, from.as_deref()))?;
+                Answer::Chunk { rows, next }
             }
             PartOp::Recount => {
                 for &part in parts {

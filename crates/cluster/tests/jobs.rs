@@ -32,9 +32,12 @@ struct Setup {
 }
 
 fn setup(seed: u64) -> Setup {
+    setup_with(seed, 6)
+}
+
+fn setup_with(seed: u64, partition_num: u32) -> Setup {
     let catalog = Arc::new(MetaStore::open(Arc::new(MemEngine::new())).expect("an empty catalog opens"));
-    let new =
-        NewSpace { name: "s".into(), partition_num: 6, replica_factor: 1, vid_type: VidType::Int64, comment: None };
+    let new = NewSpace { name: "s".into(), partition_num, replica_factor: 1, vid_type: VidType::Int64, comment: None };
     assert!(catalog.create_space(new, false).unwrap());
     let space = catalog.space("s").unwrap();
     let def = PropDef { name: "x".into(), ty: PropType::Int64, nullable: true, default: None, comment: None };
@@ -197,11 +200,11 @@ fn stop_and_recover_jobs_in_the_meta_service() {
     assert_eq!(listed, vec![b, a], "newest first");
 }
 
-/// An index over more rows than CREATE INDEX fills itself is filled by a REBUILD job on the partitions' leaders, and
-/// is ready (and complete) once the job is over.
+/// An index over more rows than CREATE INDEX fills itself is filled by a REBUILD job on the partitions' leaders
+/// (two partitions of about 5,000 rows: two chunks each), and is ready (and complete) once the job is over.
 #[test]
 fn a_large_index_is_built_by_a_job() {
-    let s = setup(24);
+    let s = setup_with(24, 2);
     let client = s.client(Some("graphd-4"));
     let rows = quiver_storage::jobs::INLINE_BUILD_ROWS + 1;
     for chunk in (0..rows).step_by(2000) {

@@ -342,74 +342,103 @@ impl EmbeddedStorage {
         cancel: Option<&AtomicBool>,
         progress: &dyn Fn(u64, u64),
     ) -> QResult<()> {
-        let catalog = self.catalog().ok_or_else(|| QError::storage("index builds need the catalog"))?;
         let counted = self.stats_of_parts(space, parts)?;
         let counts = if index.kind == SchemaKind::Tag { &counted.tags } else { &counted.edges };
         let expected = counts.iter().find(|(id, _)| *id == index.schema_id).map_or(0, |(_, n)| *n).max(0) as u64;
-        self.drop_index_data_in(space, index.id, parts)?;
-        let kind = if index.kind == SchemaKind::Tag { KIND_TAG } else { KIND_EDGE };
-        let vl = space.vid_type.key_len();
         let mut done = 0u64;
         for &part in parts {
-            let mut cursor = keys::prefix(space.id, part, kind);
-            let end = quiver_kv::prefix_end(&cursor).expect("kind prefix ends");
+            let mut cursor = None;
             loop {
                 if cancel.is_some_and(|c| c.load(Ordering::Acquire)) {
                     return Err(QError::execution("stopped"));
                 }
-                let guard = self.lock_writers();
-                let schema =
-                    catalog.schema_by_id(space, index.kind, index.schema_id).ok_or_else(|| index.kind.not_existed())?;
-                let mut b = Batch::default();
-                let mut scanned = 0usize;
-                let mut last: Option<Vec<u8>> = None;
-                let mut err = None;
-                self.kv
-                    .scan_range(&cursor, &end, &mut |k, v| {
-                        scanned += 1;
-                        last = Some(k.to_vec());
-                        let entry = || -> QResult<Option<Vec<Vec<u8>>>> {
-                            let from = keys::decode_vid(space, &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl])?;
-                            if index.kind == SchemaKind::Tag {
-                                if keys::tag_id_of_key(space, k) != index.schema_id {
-                                    return Ok(None);
-                                }
-                                let values = index::field_values(index, &codec::decode(&schema, v)?);
-                                return index::vertex_entries(space, index, &from, &values).map(Some);
-                            }
-                            let (et, rank, to) = keys::parse_edge_key(space, k)?;
-                            if et != index.schema_id {
-                                return Ok(None);
-                            }
-                            let values = index::field_values(index, &codec::decode(&schema, v)?);
-                            index::edge_entries(space, index, &from, rank, &to, &values).map(Some)
-                        };
-                        match entry() {
-                            Ok(Some(entries)) => {
-                                entries.into_iter().for_each(|e| b.kv.put(e, Vec::new()));
-                                done += 1;
-                            }
-                            Ok(None) => {}
-                            Err(e) => err = Some(e),
-                        }
-                        err.is_none() && scanned < BUILD_CHUNK
-                    })
-                    .map_err(kv_err)?;
-                if let Some(e) = err {
-                    return Err(e);
-                }
-                self.commit(guard, space, b)?;
+                let (rows, next) = self.build_index_chunk(space, index, part, cursor.as_deref())?;
+                done += rows;
                 progress(done, expected.max(done));
-                match last {
-                    Some(mut k) if scanned >= BUILD_CHUNK => {
-                        k.push(0);
-                        cursor = k;
-                    }
-                    _ => break,
+                match next {
+                    Some(next) => cursor = Some(next),
+                    None => break,
                 }
             }
         }
         Ok(())
+    }
+
+    /// One chunk of an index's build in partition `part`: from the start (`from: None`, the partition's entries of
+    /// the index removed first) or from a cursor an earlier chunk returned, at most [`BUILD_CHUNK`] rows read and
+    /// their entries written, under the writers' lock. Returns the rows indexed and where the next chunk starts
+    /// (`None`: the partition is done). A cluster's job runs a build as these chunks, one request each.
+    pub fn build_index_chunk(
+        &self,
+        space: &SpaceDesc,
+        index: &IndexDesc,
+        part: u32,
+        from: Option<&[u8]>,
+    ) -> QResult<(u64, Option<Vec<u8>>)> {
+        let catalog = self.catalog().ok_or_else(|| QError::storage("index builds need the catalog"))?;
+        let kind = if index.kind == SchemaKind::Tag { KIND_TAG } else { KIND_EDGE };
+        let prefix = keys::prefix(space.id, part, kind);
+        let cursor = match from {
+            None => {
+                self.drop_index_data_in(space, index.id, &[part])?;
+                prefix.clone()
+            }
+            // A cursor is a key of this partition's rows (it crosses the network in a cluster).
+            Some(c) if c.starts_with(&prefix) => c.to_vec(),
+            Some(_) => return Err(QError::storage("an index build's cursor outside its partition")),
+        };
+        let end = quiver_kv::prefix_end(&prefix).expect("kind prefix ends");
+        let vl = space.vid_type.key_len();
+        let guard = self.lock_writers();
+        let schema =
+            catalog.schema_by_id(space, index.kind, index.schema_id).ok_or_else(|| index.kind.not_existed())?;
+        let mut b = Batch::default();
+        let mut scanned = 0usize;
+        let mut done = 0u64;
+        let mut last: Option<Vec<u8>> = None;
+        let mut err = None;
+        self.kv
+            .scan_range(&cursor, &end, &mut |k, v| {
+                scanned += 1;
+                last = Some(k.to_vec());
+                let entry = || -> QResult<Option<Vec<Vec<u8>>>> {
+                    let from = keys::decode_vid(space, &k[keys::PREFIX_LEN..keys::PREFIX_LEN + vl])?;
+                    if index.kind == SchemaKind::Tag {
+                        if keys::tag_id_of_key(space, k) != index.schema_id {
+                            return Ok(None);
+                        }
+                        let values = index::field_values(index, &codec::decode(&schema, v)?);
+                        return index::vertex_entries(space, index, &from, &values).map(Some);
+                    }
+                    let (et, rank, to) = keys::parse_edge_key(space, k)?;
+                    if et != index.schema_id {
+                        return Ok(None);
+                    }
+                    let values = index::field_values(index, &codec::decode(&schema, v)?);
+                    index::edge_entries(space, index, &from, rank, &to, &values).map(Some)
+                };
+                match entry() {
+                    Ok(Some(entries)) => {
+                        entries.into_iter().for_each(|e| b.kv.put(e, Vec::new()));
+                        done += 1;
+                    }
+                    Ok(None) => {}
+                    Err(e) => err = Some(e),
+                }
+                err.is_none() && scanned < BUILD_CHUNK
+            })
+            .map_err(kv_err)?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+        self.commit(guard, space, b)?;
+        Ok(match last {
+            Some(mut k) if scanned >= BUILD_CHUNK => {
+                k.push(0);
+                (done, Some(k))
+            }
+            _ => (done, None),
+        })
     }
 }
 
