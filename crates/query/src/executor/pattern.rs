@@ -143,7 +143,8 @@ impl StartVerticesExecutor {
             Start::ScanAll | Start::Bound => r.storage.scan_vertices(r.space, None, usize::MAX)?,
         };
         let check = NodeCheck::new(&s.node, req)?;
-        let mut vertices = read_vertices(r, &s.tags, &PropSelection::All, vids.clone())?;
+        let props = s.props.clone().map_or(PropSelection::All, PropSelection::Only);
+        let mut vertices = read_vertices(r, &s.tags, &props, vids.clone())?;
         let found: Vec<Value> =
             vids.iter().filter_map(|v| vertices.remove(v)).filter(|v| check.admits(v)).map(Value::Vertex).collect();
         let one = argument();

@@ -16,6 +16,9 @@
 //! Arriving at a node bound before (`AppendVertices` of a bound node) reads only its VID unless that node pattern
 //! has labels or a property map.
 //!
+//! A start node (`StartVertices`) whose column nothing reads whole reads its tags (its labels are checked on them)
+//! with only the properties read as `n.tag.prop` and those of its property map.
+//!
 //! A path alias (`BuildPath`) reads its nodes and edges whole. Names the statement does not bind (`__anon_1`) are
 //! never read by an expression, so anonymous nodes and edges always qualify.
 //!
@@ -176,6 +179,20 @@ fn prune(node: &mut PlanNode, uses: &Uses) -> bool {
                 && matches!(uses.reads(&t.edge.column), None | Some(Use::Key)) =>
         {
             t.edge_props = false;
+            changed = true;
+        }
+        Op::StartVertices(s) if s.props.is_none() => {
+            // The start node's tags are read (its labels are checked on them) with only the properties read.
+            let own = s.node.props.iter().map(|(_, p, _)| p.clone());
+            match uses.reads(&s.node.column) {
+                None | Some(Use::Key) => s.props = Some(own.collect()),
+                Some(Use::Props(read)) => {
+                    let mut names: Vec<String> = read.iter().cloned().collect();
+                    names.extend(own.filter(|p| !read.contains(p)));
+                    s.props = Some(names);
+                }
+                Some(Use::Whole) => return,
+            }
             changed = true;
         }
         Op::AppendVertices(a) if !a.node.bound && !a.id_only => match uses.reads(&a.node.column) {

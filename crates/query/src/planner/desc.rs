@@ -285,6 +285,9 @@ fn describe(op: &Op) -> Vec<(String, String)> {
                 Start::ScanTag(t) => d.push(("tag".into(), t.name.clone())),
                 Start::ScanAll | Start::Bound => {}
             }
+            if let Some(props) = &s.props {
+                d.push(("props".into(), if props.is_empty() { "tags only".into() } else { join(props) }));
+            }
             describe_node(&s.node, &mut d);
         }
         Op::Traverse(t) => {

@@ -20,6 +20,9 @@ pub(crate) struct StartNode {
     pub start: Start,
     /// The tags a vertex value is read with (all of the space's).
     pub tags: Tags,
+    /// Only these properties are read, of every tag (`prune_match_reads`, for a start node nothing reads whole):
+    /// `None` reads them all.
+    pub props: Option<Vec<String>>,
 }
 
 /// Every tag of the space, shared by the operators of one MATCH.
@@ -248,7 +251,7 @@ fn start_node(input: Option<PlanNode>, node: BoundNode, start: Start, tags: &Tag
         Start::Bound => {
             above_opt(input, Op::AppendVertices(Box::new(AppendNode::whole(node.column.clone(), node, tags))))
         }
-        start => above_opt(input, Op::StartVertices(Box::new(StartNode { node, start, tags: tags.clone() }))),
+        start => above_opt(input, Op::StartVertices(Box::new(StartNode { node, start, tags: tags.clone(), props: None }))),
     }
 }
 
