@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use quiver_api::Catalog;
+use quiver_api::{Catalog, StorageClient};
 use quiver_cluster::process::{GraphdView, ProcessCluster};
 use quiver_cluster::rpc::{HostRequest, PartOp};
 use quiver_cluster::ClusterStorage;
@@ -389,6 +389,45 @@ fn hostile_frames_are_refused(addr: &str) {
 fn meta_leader(pg: &Playground) -> usize {
     let leader = rows(&pg.exec_ok("SHOW META LEADER", Duration::from_secs(10)))[0][0].clone();
     (1..=3).find(|&n| leader == *pg.proc("metad", n).0.as_str()).unwrap_or_else(|| panic!("leader {leader}"))
+}
+
+/// Jobs are the meta service's (`cluster::jobs`): a job submitted through graphd outlives a kill -9 of that graphd
+/// right after it answered. Another graph service (a storage client in this process, as a graphd runs one) lists
+/// the job before it runs any, then runs it to the end, taking it over once the dead graphd's lease has lapsed if
+/// that graphd had started it. The space has one replica per partition: no storage host carries it whole.
+#[test]
+fn a_job_outlives_its_graphd() {
+    let _one = one_at_a_time();
+    let pg = Playground::start_at(base_offset() + 30);
+    pg.exec_ok("CREATE SPACE c(partition_num=6, replica_factor=1, vid_type=INT64)", Duration::from_secs(30));
+    pg.exec_ok("CREATE TAG t(x int)", Duration::from_secs(30));
+    let values: Vec<String> = (1..=300).map(|v| format!("{v}:({v})")).collect();
+    pg.exec_ok(&format!("INSERT VERTEX t(x) VALUES {}", values.join(", ")), Duration::from_secs(30));
+    let id = rows(&pg.exec_ok("SUBMIT JOB STATS", Duration::from_secs(30)))[0][0].as_i64().unwrap();
+    pg.kill9("graphd", 1);
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let metas = pg.metas.split(',').map(str::to_string).collect();
+    let catalog =
+        RemoteCatalog::connect(Arc::new(MetaClient::new(metas, TcpTransport::new(), rt.handle().clone()))).unwrap();
+    catalog.refresh_every(Duration::from_secs(1));
+    let space = catalog.space("c").unwrap();
+    let storage = Arc::new(ClusterStorage::new(ProcessCluster::new(catalog.clone(), TcpTransport::new()), catalog));
+    let listed = storage.jobs(&space).unwrap();
+    let job = listed.iter().find(|j| j.id == id).unwrap_or_else(|| panic!("job {id} is not listed: {listed:?}"));
+    eprintln!("job {id} after its graphd's kill -9: {:?}", job.status);
+    storage.start_jobs("test-graphd".into()).unwrap();
+    let started = Instant::now();
+    let done = loop {
+        let job = storage.jobs(&space).unwrap().into_iter().find(|j| j.id == id).unwrap();
+        if job.status.is_done() {
+            break job;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "job {id} not done after 60 s: {job:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(done.status, quiver_api::JobStatus::Finished, "{done:?}");
+    assert_eq!(storage.stats(&space).unwrap().vertices, 300);
 }
 
 fn rows(r: &J) -> Vec<Vec<J>> {

@@ -251,7 +251,9 @@ fn start_node(input: Option<PlanNode>, node: BoundNode, start: Start, tags: &Tag
         Start::Bound => {
             above_opt(input, Op::AppendVertices(Box::new(AppendNode::whole(node.column.clone(), node, tags))))
         }
-        start => above_opt(input, Op::StartVertices(Box::new(StartNode { node, start, tags: tags.clone(), props: None }))),
+        start => {
+            above_opt(input, Op::StartVertices(Box::new(StartNode { node, start, tags: tags.clone(), props: None })))
+        }
     }
 }
 
