@@ -130,7 +130,9 @@ pub fn lex(src: &str) -> QResult<Vec<Token>> {
             out.push(Token { tok, start, end: i });
             continue;
         }
-        match SYMBOLS.iter().find(|s| src[i..].starts_with(**s)) {
+        // Compared inline, byte by byte: symbols are one to three bytes.
+        let rest = &bytes[i..];
+        match SYMBOLS.iter().find(|s| s.len() <= rest.len() && s.bytes().zip(rest).all(|(x, y)| x == *y)) {
             Some(sym) => {
                 i += sym.len();
                 out.push(Token { tok: Tok::Sym(sym), start, end: i });

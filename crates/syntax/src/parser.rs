@@ -78,6 +78,14 @@ pub fn parse(src: &str) -> QResult<Vec<Statement>> {
 
 /// Parses a request whose query parameters are `params`. As in NebulaGraph, a bare `$name` that is not one of
 /// them is a syntax error (`$name.col` is a variable's column).
+/// Whether two symbols are the same: compared inline, byte by byte (they are one to three bytes, and a call to
+/// `memcmp` per comparison was a fifth of parsing).
+#[inline]
+fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 pub fn parse_with_params(src: &str, params: &[&str]) -> QResult<Vec<Statement>> {
     parse_request(src, Some(params))
 }
@@ -237,11 +245,11 @@ impl<'a> Parser<'a> {
     }
 
     fn peek_sym_at(&self, n: usize, sym: &str) -> bool {
-        matches!(self.peek_at(n), Tok::Sym(s) if *s == sym)
+        matches!(self.peek_at(n), Tok::Sym(s) if same(s, sym))
     }
 
     fn peek_sym(&self, sym: &str) -> bool {
-        matches!(self.peek(), Tok::Sym(s) if *s == sym)
+        matches!(self.peek(), Tok::Sym(s) if same(s, sym))
     }
 
     fn eat_sym(&mut self, sym: &str) -> bool {
