@@ -172,6 +172,24 @@ pub struct JobInfo {
     pub error: Option<String>,
 }
 
+impl JobInfo {
+    /// A job just submitted: QUEUE, not started.
+    pub fn queued(id: i64, space_id: u32, kind: JobKind, indexes: Vec<i32>) -> JobInfo {
+        JobInfo {
+            id,
+            space_id,
+            kind,
+            indexes,
+            status: JobStatus::Queue,
+            start_secs: 0,
+            stop_secs: 0,
+            done: 0,
+            total: 0,
+            error: None,
+        }
+    }
+}
+
 /// Counts `SHOW STATS` shows, kept exact on every write.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SpaceStats {

@@ -932,22 +932,7 @@ impl Catalog for MetaStore {
         // Records are never deleted, so the last one has the highest id ever given.
         let last: Vec<JobRecord> = json_records(self.kv.as_ref(), &job_prefix(), "job")?;
         let id = last.last().map_or(0, |r| r.job.id) + 1;
-        let record = JobRecord {
-            job: JobInfo {
-                id,
-                space_id,
-                kind,
-                indexes,
-                status: JobStatus::Queue,
-                start_secs: 0,
-                stop_secs: 0,
-                done: 0,
-                total: 0,
-                error: None,
-            },
-            runner: None,
-            lease_until_ms: 0,
-        };
+        let record = JobRecord { job: JobInfo::queued(id, space_id, kind, indexes), runner: None, lease_until_ms: 0 };
         let mut b = WriteBatch::new();
         b.put(job_key(id), serde_json::to_vec(&record).expect("a job serializes"));
         self.commit_job(b, &mut uncertain)?;

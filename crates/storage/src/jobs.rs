@@ -106,18 +106,7 @@ impl EmbeddedStorage {
     pub fn submit_job_internal(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {
         let mut st = self.jobs.state.lock().expect("lock poisoned");
         let next = self.next_job_id(&st)?;
-        let job = JobInfo {
-            id: next,
-            space_id: space.id,
-            kind,
-            indexes,
-            status: JobStatus::Queue,
-            start_secs: 0,
-            stop_secs: 0,
-            done: 0,
-            total: 0,
-            error: None,
-        };
+        let job = JobInfo::queued(next, space.id, kind, indexes);
         self.save_job(&job)?;
         st.queue.push_back(job.id);
         st.cancel.insert(job.id, Arc::default());
