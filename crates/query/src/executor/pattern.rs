@@ -702,6 +702,12 @@ pub(super) fn roll_up(input: &DataSet, keys: usize, key_of_row: &[usize], branch
 /// columns (a pattern predicate reads only its keys).
 pub(super) fn distinct_keys(input: &DataSet, keys: &[String]) -> (DataSet, Vec<usize>) {
     let cols: Vec<usize> = keys.iter().filter_map(|k| input.column_index(k)).collect();
+    if cols.is_empty() {
+        // A pattern that names no bound node (`WHERE ()-[:serve]->(:team)`): one key for every row, so the branch
+        // runs once (a DataSet without columns could not carry that one row).
+        let one = if input.is_empty() { argument().empty_like() } else { argument() };
+        return (one, vec![0; input.len()]);
+    }
     let mut seen: HashMap<Vec<Value>, usize> = HashMap::default();
     let mut firsts = Vec::new();
     let key_of_row = (0..input.len())
