@@ -200,3 +200,11 @@ pub struct SpaceStats {
     pub vertices: i64,
     pub total_edges: i64,
 }
+
+impl SpaceStats {
+    /// Rows of the tag (`kind` Tag) or out-edges of the edge type `id`; 0 when none are counted.
+    pub fn rows(&self, kind: SchemaKind, id: i32) -> i64 {
+        let counts = if kind == SchemaKind::Tag { &self.tags } else { &self.edges };
+        counts.iter().find(|(i, _)| *i == id).map_or(0, |(_, n)| *n)
+    }
+}

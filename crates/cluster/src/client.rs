@@ -669,10 +669,7 @@ impl StorageClient for ClusterStorage {
     fn index_created(&self, space: &SpaceDesc, index: &IndexRef) -> QResult<Option<i64>> {
         // Each partition's leader writes its partitions' entries, then the index is ready; a build too large to
         // run inside the statement is a job, as in one process.
-        let stats = self.stats(space)?;
-        let counts = if index.kind == SchemaKind::Tag { &stats.tags } else { &stats.edges };
-        let rows = counts.iter().find(|(id, _)| *id == index.schema_id).map_or(0, |(_, n)| *n);
-        if rows > quiver_storage::jobs::INLINE_BUILD_ROWS {
+        if self.stats(space)?.rows(index.kind, index.schema_id) > quiver_storage::jobs::INLINE_BUILD_ROWS {
             return self.submit_cluster_job(space, JobKind::RebuildIndex(index.kind), vec![index.id]).map(Some);
         }
         self.on_leaders(space, space.all_parts(), &|_| PartOp::BuildIndex(index.clone()))?

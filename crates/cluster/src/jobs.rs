@@ -343,13 +343,7 @@ impl ClusterStorage {
                 }
                 // Progress in rows, as in one process.
                 let stats = self.stats(&space)?;
-                let total: u64 = indexes
-                    .iter()
-                    .map(|index| {
-                        let counts = if index.kind == SchemaKind::Tag { &stats.tags } else { &stats.edges };
-                        counts.iter().find(|(id, _)| *id == index.schema_id).map_or(0, |(_, n)| (*n).max(0) as u64)
-                    })
-                    .sum();
+                let total: u64 = indexes.iter().map(|i| stats.rows(i.kind, i.schema_id).max(0) as u64).sum();
                 let mut done = 0;
                 for index in &indexes {
                     // Chunk by chunk on each partition's leader: a request each, so no request runs long and a

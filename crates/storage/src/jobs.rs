@@ -332,8 +332,7 @@ impl EmbeddedStorage {
         progress: &dyn Fn(u64, u64),
     ) -> QResult<()> {
         let counted = self.stats_of_parts(space, parts)?;
-        let counts = if index.kind == SchemaKind::Tag { &counted.tags } else { &counted.edges };
-        let expected = counts.iter().find(|(id, _)| *id == index.schema_id).map_or(0, |(_, n)| *n).max(0) as u64;
+        let expected = counted.rows(index.kind, index.schema_id).max(0) as u64;
         let mut done = 0u64;
         for &part in parts {
             let mut cursor = None;

@@ -422,9 +422,7 @@ impl EmbeddedStorage {
 
     /// Rows of one tag or edge type (out-edges), summed over partitions.
     pub(crate) fn rows_of(&self, space: &SpaceDesc, kind: SchemaKind, id: i32) -> QResult<i64> {
-        let s = self.counted(space)?;
-        let counts = if kind == SchemaKind::Tag { &s.tags } else { &s.edges };
-        Ok(counts.iter().find(|(i, _)| *i == id).map_or(0, |(_, n)| *n))
+        Ok(self.counted(space)?.rows(kind, id))
     }
 
     /// The topology of `space`, built from the key-value store if this is its first use.
