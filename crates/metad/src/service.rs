@@ -216,7 +216,7 @@ impl MetaService {
         let catalog = &self.meta.catalog;
         Ok(match request {
             MetaRequest::Catalog { known } => {
-                let index = self.meta.replica.raft().metrics().borrow().last_applied.map_or(0, |id| id.index);
+                let index = self.meta.replica.applied();
                 if index <= known {
                     MetaAnswer::Catalog { index, pairs: None }
                 } else {

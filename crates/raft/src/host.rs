@@ -102,6 +102,7 @@ impl RaftHost {
             LogStore::open(self.engine.clone(), group, self.syncer.clone()).map_err(|e| stopped(e.to_string()))?;
         let sm = StateMachine::open(self.engine.clone(), group, range.clone(), on_apply)
             .map_err(|e| stopped(e.to_string()))?;
+        let applied_index = sm.applied_index();
         let network = Network { group, transport };
         let raft = Raft::new(self.id, config, network, log, sm).await.map_err(|e| stopped(e.to_string()))?;
         let replica = Arc::new(Replica {
@@ -111,6 +112,7 @@ impl RaftHost {
             engine: self.engine.clone(),
             range,
             barrier: ReadBarrier::new(self.timing.election_min / 2),
+            applied_index,
         });
         self.groups.write().expect("groups lock").insert(group, replica.clone());
         Ok(replica)
@@ -211,6 +213,9 @@ pub struct Replica {
     engine: Arc<dyn KvEngine>,
     range: DataRange,
     barrier: ReadBarrier,
+    /// The index the state machine has applied (ahead of openraft's metrics, which report it after the writers of
+    /// the applied entries may already have their answers).
+    applied_index: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Replica {
@@ -307,7 +312,16 @@ impl Replica {
     /// to it ([`Replica::wait_applied`]) may answer reads that are linearizable as of this call.
     pub async fn read_index(&self) -> Result<u64, ReplicaError> {
         self.linearize().await?;
-        Ok(self.raft.metrics().borrow().last_applied.map_or(0, |id| id.index))
+        Ok(self.applied())
+    }
+
+    /// The index applied here. The state machine's own count, not openraft's metrics alone: a write is answered
+    /// once applied, and the metrics report that apply only later, so an index taken from them could miss a write
+    /// already acknowledged (a follower catching up to it, or a catalog copy compared with it, would then lack
+    /// that write).
+    pub fn applied(&self) -> u64 {
+        let metrics = self.raft.metrics().borrow().last_applied.map_or(0, |id| id.index);
+        metrics.max(self.applied_index.load(std::sync::atomic::Ordering::SeqCst))
     }
 
     /// Returns once this replica has applied up to `index` (from the leader's [`Replica::read_index`]), or

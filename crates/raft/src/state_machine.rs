@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::io::Cursor;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use openraft::storage::RaftStateMachine;
@@ -37,6 +38,9 @@ pub struct StateMachine {
     snapshots_built: u64,
     /// Told after every applied batch and installed snapshot (the caches above the data follow it).
     on_apply: Option<crate::ApplyHook>,
+    /// The index applied here, set once a batch is in the engine and its hook told, before openraft answers the
+    /// batch's writers; openraft's metrics report it later (see [`crate::Replica::read_index`]).
+    applied_index: Arc<AtomicU64>,
 }
 
 impl StateMachine {
@@ -50,7 +54,23 @@ impl StateMachine {
             None => (None, StoredMembership::default()),
             Some(v) => codec::decode_applied(&v).map_err(sm_read)?,
         };
-        Ok(StateMachine { engine, group, range, applied, membership, snapshot: None, snapshots_built: 0, on_apply })
+        let applied_index = Arc::new(AtomicU64::new(applied.map_or(0, |id| id.index)));
+        Ok(StateMachine {
+            engine,
+            group,
+            range,
+            applied,
+            membership,
+            snapshot: None,
+            snapshots_built: 0,
+            on_apply,
+            applied_index,
+        })
+    }
+
+    /// The index this state machine has applied, shared (see the field).
+    pub fn applied_index(&self) -> Arc<AtomicU64> {
+        self.applied_index.clone()
     }
 
     fn applied_record(&self) -> (Vec<u8>, Vec<u8>) {
@@ -158,6 +178,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         if let (Some(hook), Some(data)) = (&self.on_apply, &data) {
             hook(crate::ApplyEvent::Batch(data));
         }
+        self.applied_index.store(self.applied.map_or(0, |id| id.index), Ordering::SeqCst);
         Ok(replies)
     }
 
@@ -200,6 +221,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         if let Some(hook) = &self.on_apply {
             hook(crate::ApplyEvent::Snapshot);
         }
+        self.applied_index.store(self.applied.map_or(0, |id| id.index), Ordering::SeqCst);
         Ok(())
     }
 
