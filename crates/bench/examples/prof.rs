@@ -2,7 +2,8 @@
 //! `perf record` (`cargo build --release --example prof -p quiver-bench`; usage: prof DIR SPACE V1,V2,.. N STMT,
 //! where `{v}` in STMT is replaced by each start vertex in turn; each start runs once before the measured runs).
 //! It times the engine alone: the result stays in the columns the engine returns (no rows built for a client).
-//! `PROF_DISABLE=rule,...` switches optimizer rules off for the run; `PROF_WARM=STMT` runs STMT once first.
+//! `PROF_DISABLE=rule,...` switches optimizer rules off for the run; `PROF_WARM=STMT` runs STMT once first;
+//! `PROF_PLAN=1` prints the plan of the last run (its operators' times too when STMT starts with PROFILE).
 use quiver_query::{Params, Session};
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -26,10 +27,17 @@ fn main() {
     }
     let t = std::time::Instant::now();
     let mut rows = 0;
+    let mut plan = None;
     for i in 0..n {
-        let ds = run(a[5].replace("{v}", &starts[i % starts.len()].to_string()));
+        let mut ds = run(a[5].replace("{v}", &starts[i % starts.len()].to_string()));
+        plan = ds.plan.take();
         // With PROF_ROWS set, the rows a client gets are built too (as the benchmark's in-process driver does).
         rows += if std::env::var_os("PROF_ROWS").is_some() { ds.into_rows().len() } else { ds.len() };
+    }
+    if let (Some(plan), Some(_)) = (plan, std::env::var_os("PROF_PLAN")) {
+        for node in &plan.nodes {
+            println!("{:>3} {:<24} {:?} <- {:?}", node.id, node.name, node.profile, node.dependencies);
+        }
     }
     println!("{} queries, mean {:.3} ms, rows {}", n, t.elapsed().as_secs_f64() * 1000.0 / n as f64, rows);
 }

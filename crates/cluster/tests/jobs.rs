@@ -228,3 +228,38 @@ fn a_large_index_is_built_by_a_job() {
     let expected = (0..rows).filter(|v| v % 7 == 3).count();
     assert_eq!(hits.len(), expected);
 }
+
+/// What a host refuses of a job's tasks: the end of an engine job it never ran, and an index build's chunk asked of
+/// more than one partition (a chunk's cursor is a key of one partition).
+#[test]
+fn a_host_refuses_malformed_job_tasks() {
+    use quiver_cluster::host::HostError;
+    use quiver_cluster::rpc::{HostRequest, PartOp};
+    let s = setup(25);
+    // A write opens the space's partitions on their hosts.
+    s.insert(&s.client(None), 0..10);
+    let space = (*s.space).clone();
+    let host = s.sim.storage_hosts().into_iter().next().expect("three hosts");
+    let failed = |r: Result<_, HostError>| match r {
+        Err(HostError::Failed(e)) => e.message,
+        Err(other) => panic!("refused otherwise: {other:?}"),
+        Ok(_) => panic!("served"),
+    };
+    let done = host.serve(HostRequest::EngineJobDone { space: space.clone(), id: 4242 });
+    assert_eq!(failed(done), "this host has no engine job 4242");
+    let index = s.new_index();
+    // Two partitions this host leads, so the leadership check passes and the chunk's own rule is what refuses.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let led = loop {
+        let led: Vec<u32> =
+            (1..=space.partition_num).filter(|&p| s.sim.leader_id(space.id, p) == Some(host.id())).collect();
+        if led.len() >= 2 || Instant::now() > deadline {
+            break led;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(led.len() >= 2, "the host leads two partitions of six: {led:?}");
+    let chunk =
+        HostRequest::Parts { space, lead: led[..2].to_vec(), op: PartOp::BuildIndexChunk { index, from: None } };
+    assert_eq!(failed(host.serve(chunk)), "Storage Error: an index build's chunk is asked of one partition");
+}

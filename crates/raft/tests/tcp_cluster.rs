@@ -174,3 +174,32 @@ async fn a_group_survives_losing_its_leader_over_tcp() {
         n.stop().await;
     }
 }
+
+/// A service's requests on a Raft port: each answered with the service's reply; one whose handler panics answered
+/// with an error, and the connection (and the process) serve the next request as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_request_that_panics_is_answered_with_an_error() {
+    struct Echo;
+    impl quiver_raft::tcp::Service for Echo {
+        fn serve(&self, request: &[u8]) -> Vec<u8> {
+            assert!(request != b"boom", "a handler's bug");
+            request.iter().rev().copied().collect()
+        }
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let host = RaftHost::new(1, Arc::new(MemEngine::new()), timing());
+    let server = tokio::spawn(quiver_raft::tcp::serve_with(listener, host, Some(Arc::new(Echo)), Arc::default()));
+    let replies = tokio::task::spawn_blocking(move || {
+        let client = quiver_raft::tcp::ServiceClient::new(&addr);
+        let call = |r: &[u8]| client.call(r, Duration::from_secs(5)).map_err(|e| format!("{e:?}"));
+        (call(b"abc"), call(b"boom"), call(b"xyz"))
+    })
+    .await
+    .unwrap();
+    server.abort();
+    assert_eq!(replies.0, Ok(b"cba".to_vec()));
+    let panicked = replies.1.expect_err("a panicked request has no reply");
+    assert!(panicked.contains("the request panicked"), "{panicked}");
+    assert_eq!(replies.2, Ok(b"zyx".to_vec()), "the connection serves on");
+}
