@@ -83,3 +83,6 @@ pub const GEO_COVERING_MIN_LEVEL_CELLS_MAX: f64 = 65536.0;
 /// The largest `offset + count` a TopN's bound is pushed below a MATCH's last node for (`TopNFilter` keeps that many
 /// distinct key prefixes in a sorted list).
 pub const TOPN_BOUND_KEEP_MAX: usize = 1024;
+/// Verified passwords the server remembers (by salted hash) to skip hashing them again; past it the memory starts
+/// over.
+pub const AUTH_VERIFIED_MAX: usize = 10_000;

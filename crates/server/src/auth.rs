@@ -31,9 +31,6 @@ pub struct Authenticator {
     key: std::collections::hash_map::RandomState,
 }
 
-/// Most remembered verified passwords; past it the memory starts over.
-const VERIFIED_MAX: usize = 10_000;
-
 impl Authenticator {
     pub fn new(catalog: Arc<dyn Catalog>, attempts_max: u32, lock_secs: u64) -> Authenticator {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -96,7 +93,7 @@ impl Authenticator {
         if known || quiver_common::password::verify(password, &desc.password_hash) {
             if !known {
                 let mut v = self.verified.lock().unwrap_or_else(|p| p.into_inner());
-                if v.len() >= VERIFIED_MAX {
+                if v.len() >= quiver_common::limits::AUTH_VERIFIED_MAX {
                     v.clear();
                 }
                 v.insert(fp);
