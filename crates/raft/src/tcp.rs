@@ -434,7 +434,7 @@ async fn serve_connection(
             let replies = replies.clone();
             let request = rest[8..].to_vec();
             // Served on a blocking thread, which hands the reply straight to the writer: no task of the runtime
-            // wakes in between (a thread hand-off less per request, which is most of a small read's cost).
+            // wakes in between (one task wake less per request).
             tokio::task::spawn_blocking(move || {
                 let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| service.serve(&request)));
                 let reply = match served {
