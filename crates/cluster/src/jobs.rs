@@ -39,6 +39,24 @@ const SWAP_ATTEMPTS: usize = 20;
 /// The error column of a job another graph service took over after its runner's lease lapsed.
 pub const TAKEN_OVER: &str = "taken over after its graph service stopped renewing it";
 
+/// Reads job `id`'s record and swaps it for what `change` makes of it, reading again while the swap finds it
+/// changed, up to [`SWAP_ATTEMPTS`] times.
+fn swap_record(
+    id: i64,
+    read: &dyn Fn() -> QResult<JobRecord>,
+    swap: &dyn Fn(&JobRecord, JobRecord) -> QResult<bool>,
+    change: &dyn Fn(&JobRecord) -> QResult<Option<JobRecord>>,
+) -> QResult<bool> {
+    for _ in 0..SWAP_ATTEMPTS {
+        let record = read()?;
+        let Some(new) = change(&record)? else { return Ok(false) };
+        if swap(&record, new)? {
+            return Ok(true);
+        }
+    }
+    Err(QError::execution(format!("job {id} kept changing; try again")))
+}
+
 fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
@@ -112,19 +130,14 @@ impl ClusterStorage {
     /// Swaps job `id`'s record for what `change` makes of it, trying again while the record changes under it;
     /// `change` says no (`Ok(None)`) or refuses (`Err`) on the record as it is.
     fn change_job(&self, id: i64, change: &dyn Fn(&JobRecord) -> QResult<Option<JobRecord>>) -> QResult<bool> {
-        for _ in 0..SWAP_ATTEMPTS {
-            let record = self
-                .catalog
+        let read = || {
+            self.catalog
                 .job_records()
                 .into_iter()
                 .find(|r| r.job.id == id)
-                .ok_or_else(|| QError::execution("Key not existed!"))?;
-            let Some(new) = change(&record)? else { return Ok(false) };
-            if self.catalog.swap_job(&record, new)? {
-                return Ok(true);
-            }
-        }
-        Err(QError::execution(format!("job {id} kept changing; try again")))
+                .ok_or_else(|| QError::execution("Key not existed!"))
+        };
+        swap_record(id, &read, &|seen, new| self.catalog.swap_job(seen, new), change)
     }
 
     pub(crate) fn stop_cluster_job(&self, space: &SpaceDesc, id: i64) -> QResult<()> {
@@ -476,3 +489,36 @@ impl<F: FnMut()> Drop for Finally<F> {
 
 /// The error a job that was stopped ends with.
 const STOPPED: &str = "stopped";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    fn record() -> JobRecord {
+        JobRecord { job: JobInfo::queued(7, 1, JobKind::Stats, Vec::new()), runner: None, lease_until_ms: 0 }
+    }
+
+    /// A record that changes under every swap is tried [`SWAP_ATTEMPTS`] times, then the statement is told to try
+    /// again; one that stops changing is swapped; a change that says no leaves it.
+    #[test]
+    fn a_record_that_keeps_changing_is_given_up_on() {
+        let swaps = Cell::new(0);
+        let stopped = |r: &JobRecord| Ok(Some(JobRecord { runner: None, ..r.clone() }));
+        let never = |_: &JobRecord, _: JobRecord| {
+            swaps.set(swaps.get() + 1);
+            Ok(false)
+        };
+        let err = swap_record(7, &|| Ok(record()), &never, &stopped).unwrap_err();
+        assert_eq!(err.message, "job 7 kept changing; try again");
+        assert_eq!(swaps.get(), SWAP_ATTEMPTS);
+        let third = |_: &JobRecord, _: JobRecord| {
+            swaps.set(swaps.get() + 1);
+            Ok(swaps.get().is_multiple_of(3))
+        };
+        swaps.set(0);
+        assert!(swap_record(7, &|| Ok(record()), &third, &stopped).unwrap());
+        assert_eq!(swaps.get(), 3);
+        assert!(!swap_record(7, &|| Ok(record()), &never, &|_| Ok(None)).unwrap());
+    }
+}
