@@ -229,14 +229,42 @@ fn int_space(fx: &Fixture) -> Space<'_> {
     space(fx, "s", VidType::Int64)
 }
 
+/// Creates a schema of nullable properties without defaults in `space` and returns it.
+fn new_schema(
+    cat: &dyn Catalog,
+    space: &SpaceDesc,
+    kind: SchemaKind,
+    name: &str,
+    props: &[(&str, PropType)],
+) -> SchemaRef {
+    let defs = props
+        .iter()
+        .map(|(n, ty)| PropDef { name: n.to_string(), ty: *ty, nullable: true, default: None, comment: None })
+        .collect();
+    assert!(cat.create_schema(space, kind, name, defs, 0, String::new(), None, false).unwrap());
+    cat.schema(space, kind, name).unwrap()
+}
+
+/// For other suites' set-ups: creates space `s` (INT64 VIDs) with `partition_num` partitions of `replica_factor`
+/// replicas, and in it one schema `name` of `kind` with one nullable INT64 property `prop`.
+pub fn space_with_schema(
+    cat: &dyn Catalog,
+    partition_num: u32,
+    replica_factor: u32,
+    kind: SchemaKind,
+    name: &str,
+    prop: &str,
+) -> (Arc<SpaceDesc>, SchemaRef) {
+    let new = NewSpace { name: "s".into(), partition_num, replica_factor, vid_type: VidType::Int64, comment: None };
+    assert!(cat.create_space(new, false).expect("create space"));
+    let space = cat.space("s").expect("the space just created");
+    let schema = new_schema(cat, &space, kind, name, &[(prop, PropType::Int64)]);
+    (space, schema)
+}
+
 impl Space<'_> {
     fn schema(&self, kind: SchemaKind, name: &str, props: &[(&str, PropType)]) -> SchemaRef {
-        let defs = props
-            .iter()
-            .map(|(n, ty)| PropDef { name: n.to_string(), ty: *ty, nullable: true, default: None, comment: None })
-            .collect();
-        assert!(self.cat.create_schema(&self.sp, kind, name, defs, 0, String::new(), None, false).unwrap());
-        self.cat.schema(&self.sp, kind, name).unwrap()
+        new_schema(self.cat, &self.sp, kind, name, props)
     }
 
     fn tag(&self, name: &str, props: &[(&str, PropType)]) -> SchemaRef {

@@ -2,13 +2,14 @@
 //! being acknowledged once a new leader is elected; every acknowledged write reads back; the crashed host, started
 //! again on what its engine kept, catches up and then carries a quorum of its own.
 
+use quiver_api::conformance::space_with_schema;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use quiver_api::*;
 use quiver_cluster::{ClusterStorage, SimCluster};
-use quiver_common::{PropType, Value};
+use quiver_common::Value;
 use quiver_kv::MemEngine;
 use quiver_meta::MetaStore;
 use quiver_raft::Timing;
@@ -31,13 +32,7 @@ struct Setup {
 
 fn setup() -> Setup {
     let catalog = Arc::new(MetaStore::open(Arc::new(MemEngine::new())).expect("an empty catalog opens"));
-    let new =
-        NewSpace { name: "s".into(), partition_num: 6, replica_factor: 3, vid_type: VidType::Int64, comment: None };
-    assert!(catalog.create_space(new, false).unwrap());
-    let space = catalog.space("s").unwrap();
-    let def = PropDef { name: "n".into(), ty: PropType::Int64, nullable: true, default: None, comment: None };
-    assert!(catalog.create_schema(&space, SchemaKind::Tag, "t", vec![def], 0, String::new(), None, false).unwrap());
-    let tag = catalog.schema(&space, SchemaKind::Tag, "t").unwrap();
+    let (space, tag) = space_with_schema(catalog.as_ref(), 6, 3, SchemaKind::Tag, "t", "n");
     let sim = SimCluster::start(3, 3, catalog.clone(), timing(), 11);
     let storage = ClusterStorage::new(sim.clone(), catalog.clone());
     Setup { sim, storage, space, tag }

@@ -3,6 +3,7 @@
 //! same jobs; a job whose runner stopped renewing its lease is taken over; STOP JOB and RECOVER JOB work on jobs no
 //! one runs; an index over more rows than a statement builds is filled by a job.
 
+use quiver_api::conformance::space_with_schema;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -37,12 +38,7 @@ fn setup(seed: u64) -> Setup {
 
 fn setup_with(seed: u64, partition_num: u32) -> Setup {
     let catalog = Arc::new(MetaStore::open(Arc::new(MemEngine::new())).expect("an empty catalog opens"));
-    let new = NewSpace { name: "s".into(), partition_num, replica_factor: 1, vid_type: VidType::Int64, comment: None };
-    assert!(catalog.create_space(new, false).unwrap());
-    let space = catalog.space("s").unwrap();
-    let def = PropDef { name: "x".into(), ty: PropType::Int64, nullable: true, default: None, comment: None };
-    assert!(catalog.create_schema(&space, SchemaKind::Tag, "t", vec![def], 0, String::new(), None, false).unwrap());
-    let tag = catalog.schema(&space, SchemaKind::Tag, "t").unwrap();
+    let (space, tag) = space_with_schema(catalog.as_ref(), partition_num, 1, SchemaKind::Tag, "t", "x");
     let sim = SimCluster::start(3, 1, catalog.clone(), timing(), seed);
     Setup { catalog, sim, space, tag }
 }

@@ -3,6 +3,7 @@
 //! both copies with the same row or neither, no chain is left pending, and no acknowledged write is lost. Meanwhile
 //! every edge, read through its out-copy, is a linearizable register (stateright's `LinearizabilityTester`).
 
+use quiver_api::conformance::space_with_schema;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -10,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use quiver_api::*;
 use quiver_cluster::{ChainStep, ClusterStorage, SimCluster};
-use quiver_common::{PropType, Value};
+use quiver_common::Value;
 use quiver_kv::MemEngine;
 use quiver_meta::MetaStore;
 use quiver_raft::sim::Faults;
@@ -39,13 +40,7 @@ struct Setup {
 
 fn setup(seed: u64) -> Setup {
     let catalog = Arc::new(MetaStore::open(Arc::new(MemEngine::new())).expect("an empty catalog opens"));
-    let new =
-        NewSpace { name: "s".into(), partition_num: PARTS, replica_factor: 3, vid_type: VidType::Int64, comment: None };
-    assert!(catalog.create_space(new, false).unwrap());
-    let space = catalog.space("s").unwrap();
-    let def = PropDef { name: "w".into(), ty: PropType::Int64, nullable: true, default: None, comment: None };
-    assert!(catalog.create_schema(&space, SchemaKind::Edge, "e", vec![def], 0, String::new(), None, false).unwrap());
-    let edge = catalog.schema(&space, SchemaKind::Edge, "e").unwrap();
+    let (space, edge) = space_with_schema(catalog.as_ref(), PARTS, 3, SchemaKind::Edge, "e", "w");
     let sim = SimCluster::start(3, 3, catalog.clone(), timing(), seed);
     let storage = Arc::new(ClusterStorage::new(sim.clone(), catalog.clone()));
     Setup { sim, storage, space, edge }

@@ -2,6 +2,7 @@
 //! partition's leader): the chunks together index every row, a partition of more than `BUILD_CHUNK` rows takes
 //! more than one chunk, and a cursor outside the partition is refused.
 
+use quiver_api::conformance::space_with_schema;
 use quiver_api::*;
 use quiver_common::budget::Budget;
 use quiver_common::{PropType, Value};
@@ -18,13 +19,7 @@ fn chunks_index_every_row_and_refuse_a_cursor_elsewhere() {
     let catalog = Arc::new(MetaStore::open(kv.clone()).unwrap());
     let storage = EmbeddedStorage::new(kv);
     storage.set_catalog(catalog.clone());
-    let new =
-        NewSpace { name: "s".into(), partition_num: 2, replica_factor: 1, vid_type: VidType::Int64, comment: None };
-    assert!(catalog.create_space(new, false).unwrap());
-    let space = catalog.space("s").unwrap();
-    let def = PropDef { name: "x".into(), ty: PropType::Int64, nullable: true, default: None, comment: None };
-    assert!(catalog.create_schema(&space, SchemaKind::Tag, "t", vec![def], 0, String::new(), None, false).unwrap());
-    let tag = catalog.schema(&space, SchemaKind::Tag, "t").unwrap();
+    let (space, tag) = space_with_schema(catalog.as_ref(), 2, 1, SchemaKind::Tag, "t", "x");
     let rows = 2 * BUILD_CHUNK as i64 + 500;
     let ms = (0..rows)
         .map(|v| Mutation::InsertVertex {
