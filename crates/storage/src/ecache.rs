@@ -8,6 +8,13 @@
 //! and one vector of decoded values per property of the type's latest schema version. Neighbour reads then walk
 //! the topology's adjacency and take each edge's properties from there, touching no key-value state.
 //!
+//! **Copies.** Each cache holds the stored copies of one signed type, keyed by (the vertex they are stored under,
+//! rank, the other end). Embedded, every copy of a space is here, so one cache of the out-copies (`+type`) serves
+//! reads in both directions (a reverse read looks its rows up with the ends swapped). A cluster host carries only
+//! some partitions: an in-copy's out-copy may live on another host, so the host caches each direction apart
+//! ([`HotEdges::keep_directions_apart`]), `+type` from the out-copies and `-type` from the in-copies it stores
+//! (both carry the same row), and a reverse read uses only the `-type` cache. [`EdgeRows`] hides which applies.
+//!
 //! **Invariants** (those of the vertex cache, [`crate::vcache`]):
 //! - Built under the writers' lock (with the topology only read-locked, a partition at a time, while the rows are
 //!   read) and changed only under the writers' lock and the topology's write lock, right after the batch it mirrors
@@ -33,6 +40,9 @@ pub const HOT_READS: u64 = 4096;
 pub struct EdgeColumns {
     /// The schema the rows were decoded with (its latest version is the rows' shape).
     pub schema: SchemaRef,
+    /// Whether the cache holds every edge of its type, so that it also serves reads in the other direction (a
+    /// cache of out-copies built where every partition is stored).
+    both_directions: bool,
     /// Properties per edge (of the latest version).
     width: usize,
     lists: Vec<EdgeList>,
@@ -48,9 +58,10 @@ struct EdgeList {
 }
 
 impl EdgeColumns {
-    pub fn new(schema: SchemaRef) -> EdgeColumns {
+    /// An empty cache; `both_directions`: see the field.
+    pub fn new(schema: SchemaRef, both_directions: bool) -> EdgeColumns {
         let width = schema.latest().props.len();
-        EdgeColumns { schema, width, lists: Vec::new(), edges: 0 }
+        EdgeColumns { schema, both_directions, width, lists: Vec::new(), edges: 0 }
     }
 
     pub fn version(&self) -> u32 {
@@ -130,31 +141,79 @@ impl EdgeColumns {
     }
 }
 
+/// Where a read of one signed type finds its edges' rows: a cache, and whether its keys run the other way.
+#[derive(Clone, Copy)]
+pub struct EdgeRows<'a> {
+    pub cols: &'a EdgeColumns,
+    swapped: bool,
+}
+
+impl<'a> EdgeRows<'a> {
+    /// The rows a read of signed type `et` uses in `caches` (keyed by the signed type of the copies they hold), if
+    /// there are any: the cache of `et`'s own copies, else the other direction's when it holds every edge.
+    pub fn of(caches: &'a std::collections::HashMap<i32, EdgeColumns>, et: i32) -> Option<EdgeRows<'a>> {
+        if let Some(cols) = caches.get(&et) {
+            return Some(EdgeRows { cols, swapped: false });
+        }
+        caches.get(&-et).filter(|c| c.both_directions).map(|cols| EdgeRows { cols, swapped: true })
+    }
+
+    pub fn version(&self) -> u32 {
+        self.cols.version()
+    }
+
+    /// The properties at `picked` of the edge read from `near` (the vertex the read expands) to `far`.
+    pub fn get(&self, near: u32, rank: i64, far: u32, picked: &[usize]) -> Option<quiver_api::PropValues> {
+        let (a, b) = if self.swapped { (far, near) } else { (near, far) };
+        self.cols.get(a, rank, b, picked)
+    }
+}
+
 /// How many vertices each edge type has been expanded with properties for, per space: decides when it is hot.
 #[derive(Default)]
 pub struct HotEdges {
     reads: crate::vcache::ReadCounts,
     /// Types found too large or changing while being loaded: not tried again until the space's topology goes.
     refused: RwLock<FastSet<(u32, i32)>>,
-    /// No type ever turns hot (a cluster host: see [`crate::EmbeddedStorage::replicate_through`]).
-    off: std::sync::atomic::AtomicBool,
+    /// Each direction is cached apart, from its own copies (a cluster host: see the module doc).
+    apart: std::sync::atomic::AtomicBool,
 }
 
 impl HotEdges {
-    /// Counts `n` vertex reads of an edge type; true when it has just become hot.
-    pub fn count(&self, space: u32, edge_type: i32, n: u64) -> bool {
-        !self.off.load(std::sync::atomic::Ordering::Relaxed)
-            && !self.refused.read().expect("lock poisoned").contains(&(space, edge_type))
-            && self.reads.count(space, edge_type, n, HOT_READS)
+    /// Counts `n` vertex reads of a cache key ([`HotEdges::key`]); true when it has just become hot.
+    pub fn count(&self, space: u32, key: i32, n: u64) -> bool {
+        !self.refused.read().expect("lock poisoned").contains(&(space, key))
+            && self.reads.count(space, key, n, HOT_READS)
     }
 
-    pub fn switch_off(&self) {
-        self.off.store(true, std::sync::atomic::Ordering::Relaxed);
+    /// Caches each direction of a type apart from now on; called before any cache is built.
+    pub fn keep_directions_apart(&self) {
+        self.apart.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Starts counting an edge type again (its cache was dropped).
-    pub fn cool(&self, space: u32, edge_type: i32) {
-        self.reads.cool(space, edge_type);
+    fn apart(&self) -> bool {
+        self.apart.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The cache a read of signed type `et` turns hot and builds: the type's own copies when the directions are
+    /// kept apart, else its out-copies.
+    pub fn key(&self, et: i32) -> i32 {
+        if self.apart() {
+            et
+        } else {
+            et.abs()
+        }
+    }
+
+    /// Starts counting a cache key again (its cache was dropped).
+    pub fn cool(&self, space: u32, key: i32) {
+        self.reads.cool(space, key);
+    }
+
+    /// Starts counting both directions of an edge type again (the type was dropped).
+    pub fn cool_type(&self, space: u32, edge_type: i32) {
+        self.reads.cool(space, edge_type.abs());
+        self.reads.cool(space, -edge_type.abs());
     }
 
     pub fn refuse(&self, space: u32, edge_type: i32) {
@@ -185,14 +244,14 @@ impl crate::EmbeddedStorage {
         let mut all_cached = true;
         let mut seen: Vec<i32> = Vec::new();
         for (et, schema) in &req.edge_types {
-            let et = et.abs();
-            if seen.contains(&et) {
+            let key = self.hot_edges.key(*et);
+            if seen.contains(&key) {
                 continue;
             }
-            seen.push(et);
+            seen.push(key);
             let cached = existing
                 .as_ref()
-                .and_then(|t| t.read().expect("lock poisoned").edge_props.get(&et).map(EdgeColumns::version));
+                .and_then(|t| EdgeRows::of(&t.read().expect("lock poisoned").edge_props, *et).map(|r| r.version()));
             let reader = schema.latest().version;
             match cached {
                 Some(v) if v == reader => {}
@@ -206,14 +265,14 @@ impl crate::EmbeddedStorage {
                         .write()
                         .expect("lock poisoned")
                         .edge_props
-                        .remove(&et);
-                    self.hot_edges.cool(space.id, et);
+                        .remove(&key);
+                    self.hot_edges.cool(space.id, key);
                     all_cached = false;
                 }
                 None => {
-                    if !self.hot_edges.count(space.id, et, req.vids.len() as u64)
+                    if !self.hot_edges.count(space.id, key, req.vids.len() as u64)
                         || !quiver_common::memory::untracked(|| {
-                            self.build_edge_cache(space, schema, &self.topology(space)?)
+                            self.build_edge_cache(space, schema, key, &self.topology(space)?)
                         })?
                     {
                         all_cached = false;
@@ -235,12 +294,11 @@ impl crate::EmbeddedStorage {
                     if sink.full() {
                         return sink.finish().map(Some);
                     }
-                    let (Some(adj), Some(cache)) = (t.adjacency(*et), t.edge_props.get(&et.abs())) else {
+                    let (Some(adj), Some(cache)) = (t.adjacency(*et), EdgeRows::of(&t.edge_props, *et)) else {
                         continue;
                     };
                     adj.for_each(v, &mut |(rank, to)| {
-                        let (s, d) = if *et > 0 { (v, to) } else { (to, v) };
-                        let edge = match cache.get(s, rank, d, &projection.picked) {
+                        let edge = match cache.get(v, rank, to, &projection.picked) {
                             None => Err(QError::storage(format!(
                                 "edge property cache of type {} is missing an edge",
                                 et.abs()
@@ -266,17 +324,18 @@ impl crate::EmbeddedStorage {
         sink.finish().map(Some)
     }
 
-    /// Loads an edge type's rows into its property cache, under the writers' lock and the topology's write lock;
-    /// false when the type is too large, or changed (a newer schema version) while being read. Called untracked:
-    /// the cache outlives the query that happens to build it.
+    /// Loads the copies of cache key `key` (a signed type, see [`HotEdges::key`]) into its property cache, under
+    /// the writers' lock and the topology's write lock; false when the type is too large, or changed (a newer
+    /// schema version) while being read. Called untracked: the cache outlives the query that happens to build it.
     fn build_edge_cache(
         &self,
         space: &SpaceDesc,
         schema: &SchemaRef,
+        key: i32,
         topo: &Arc<RwLock<SpaceTopology>>,
     ) -> QResult<bool> {
         if self.rows_of(space, SchemaKind::Edge, schema.id)? > ECACHE_EDGES_MAX {
-            self.hot_edges.refuse(space.id, schema.id);
+            self.hot_edges.refuse(space.id, key);
             return Ok(false);
         }
         let _guard = self.lock_for_build();
@@ -285,13 +344,13 @@ impl crate::EmbeddedStorage {
         if !current.is_some_and(|c| Arc::ptr_eq(&c, topo)) {
             return Ok(false);
         }
-        if topo.read().expect("lock poisoned").edge_props.contains_key(&schema.id) {
+        if topo.read().expect("lock poisoned").edge_props.contains_key(&key) {
             return Ok(true);
         }
         // The writers are held off, so the edges and the dictionary stay as they are while the rows are read; the
         // topology is only read-locked, a partition at a time, so queries keep running during the load.
         let started = std::time::Instant::now();
-        let mut cols = EdgeColumns::new(schema.clone());
+        let mut cols = EdgeColumns::new(schema.clone(), !self.hot_edges.apart());
         let all: Vec<usize> = (0..schema.latest().props.len()).collect();
         let vl = space.vid_type.key_len();
         for part in 1..=space.partition_num {
@@ -301,7 +360,7 @@ impl crate::EmbeddedStorage {
                 .scan_prefix(&crate::keys::prefix(space.id, part, crate::keys::KIND_EDGE), &mut |k, v| {
                     let r = (|| -> QResult<()> {
                         let (et, rank, to) = crate::keys::parse_edge_key_raw(space, k)?;
-                        if et != schema.id {
+                        if et != key {
                             return Ok(());
                         }
                         let from = &k[crate::keys::PREFIX_LEN..crate::keys::PREFIX_LEN + vl];
@@ -317,24 +376,24 @@ impl crate::EmbeddedStorage {
                 .map_err(crate::kv_err)?;
             if let Some(e) = err {
                 log::debug!("edge type {} of space {} not cached: {e}", schema.name, space.name);
-                self.hot_edges.refuse(space.id, schema.id);
+                self.hot_edges.refuse(space.id, key);
                 return Ok(false);
             }
         }
         let cols = cols.sorted();
         log::debug!(
-            "cached edge type {} of space {}: {} edges, {} bytes, {:.2} s",
+            "cached edge type {} ({key}) of space {}: {} edges, {} bytes, {:.2} s",
             schema.name,
             space.name,
             cols.rows(),
             cols.bytes(),
             started.elapsed().as_secs_f64()
         );
-        topo.write().expect("lock poisoned").edge_props.insert(schema.id, cols);
+        topo.write().expect("lock poisoned").edge_props.insert(key, cols);
         Ok(true)
     }
 
-    /// Edges and bytes of each cached edge type of `space`: `(type, edges, bytes)`.
+    /// Edges and bytes of each edge property cache of `space`: `(signed type of its copies, edges, bytes)`.
     pub fn edge_cache_stats(&self, space: &SpaceDesc) -> Vec<(i32, usize, usize)> {
         let Some(t) = self.topologies.read().expect("lock poisoned").get(&space.id).cloned() else {
             return Vec::new();

@@ -421,7 +421,7 @@ pub fn finish(r: ExpandResult) -> QResult<ExpandResult> {
 /// The read lock is held for the whole count; the budget is checked as prefixes and edges are visited.
 mod paths {
     use super::Tally;
-    use crate::ecache::EdgeColumns;
+    use crate::ecache::EdgeRows;
     use crate::topology::{Adjacency, SpaceTopology};
     use crate::EdgeProjection;
     use quiver_api::{ExpandOutput, ExpandRequest, ExpandResult, LastEdge, LastEdgeProps, PropRow};
@@ -434,7 +434,7 @@ mod paths {
     /// properties picked.
     pub(super) struct CachedProps<'a> {
         et: i32,
-        cache: &'a EdgeColumns,
+        cache: EdgeRows<'a>,
         picked: Vec<usize>,
         names: Option<Arc<[String]>>,
     }
@@ -445,7 +445,7 @@ mod paths {
             p.types
                 .iter()
                 .map(|(et, schema)| {
-                    let cache = t.edge_props.get(&et.abs()).filter(|c| c.version() == schema.latest().version)?;
+                    let cache = EdgeRows::of(&t.edge_props, *et).filter(|c| c.version() == schema.latest().version)?;
                     let projection = EdgeProjection::new(schema, &p.props, &[]);
                     Some(CachedProps { et: *et, cache, picked: projection.picked, names: projection.returned })
                 })
@@ -576,8 +576,7 @@ mod paths {
                                 result.paths = result.paths.saturating_add(n);
                                 let props = cached.and_then(|c| {
                                     let names = c.names.clone()?;
-                                    let (s, d) = if et > 0 { (v, to) } else { (to, v) };
-                                    let values = c.cache.get(s, rank, d, &c.picked);
+                                    let values = c.cache.get(v, rank, to, &c.picked);
                                     missing |= values.is_none();
                                     Some(PropRow { names, values: values.unwrap_or_default() })
                                 });

@@ -647,8 +647,8 @@ impl EmbeddedStorage {
                 match op {
                     TopoOp::Add(e, row) => {
                         t.add_edge(e, &mut due);
-                        if t.mirror_edge_row(e, Some(row)) {
-                            self.hot_edges.cool(space.id, e.edge_type);
+                        for key in t.mirror_edge_row(e, Some(row)) {
+                            self.hot_edges.cool(space.id, key);
                         }
                     }
                     TopoOp::Remove(e) => {
@@ -656,27 +656,24 @@ impl EmbeddedStorage {
                         t.remove_edge(e, &mut due);
                     }
                     TopoOp::Copy(c, row) => {
-                        // The property cache holds out-edges: mirrored from the out-copy only, in the order of
-                        // `Add` (after the ids exist) and `Remove` (before they may go).
-                        let out = c.edge_type > 0;
+                        // Each copy is mirrored in the cache of its own signed type (embedded, only the out-copies
+                        // have one), in the order of `Add` (after the ids exist) and `Remove` (before they may go).
                         match row {
                             Some(row) => {
                                 t.change_copy(c, true, &mut due);
-                                if out && t.mirror_edge_row(c, Some(row)) {
-                                    self.hot_edges.cool(space.id, c.edge_type);
+                                if let Some(key) = t.mirror_copy_row(c, Some(row)) {
+                                    self.hot_edges.cool(space.id, key);
                                 }
                             }
                             None => {
-                                if out {
-                                    t.mirror_edge_row(c, None);
-                                }
+                                t.mirror_copy_row(c, None);
                                 t.change_copy(c, false, &mut due);
                             }
                         }
                     }
                     TopoOp::DropEdgeType(et) => {
                         t.drop_edge_type(*et);
-                        self.hot_edges.cool(space.id, et.abs());
+                        self.hot_edges.cool_type(space.id, *et);
                     }
                     TopoOp::Vertex { vid, exists } => t.set_vertex(vid, *exists),
                     TopoOp::Tag { .. } | TopoOp::DropTag(_) => {}

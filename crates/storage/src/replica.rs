@@ -66,11 +66,18 @@ impl EmbeddedStorage {
     }
 
     /// Makes this storage a cluster host's, once and for good: every writer's batch goes to `proposer` instead of
-    /// the engine (see the module doc). The edge property cache is off from then on: it is filled from out-copies, and a host that
-    /// carries some of a space's partitions holds in-copies whose out-copies live elsewhere.
+    /// the engine (see the module doc). From then on the edge property caches keep each direction apart
+    /// ([`Self::keep_edge_directions_apart`]).
     pub fn replicate_through(&self, proposer: Proposer) {
-        self.hot_edges.switch_off();
+        self.keep_edge_directions_apart();
         assert!(self.proposer.set(proposer).is_ok(), "a storage joins a cluster once");
+    }
+
+    /// Caches each direction of an edge type apart, from the copies stored here (see [`crate::ecache`]), as a
+    /// storage that holds only some of a space's partitions must: an in-copy's out-copy may be stored elsewhere.
+    /// Called before any read, once.
+    pub fn keep_edge_directions_apart(&self) {
+        self.hot_edges.keep_directions_apart();
     }
 
     /// Runs `f` as a writer: holding the writers' lock, so no writer of this storage computes or proposes a batch

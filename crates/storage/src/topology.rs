@@ -353,7 +353,7 @@ pub struct TopoEdge {
 pub struct SpaceTopology {
     pub dict: VidDict,
     adjacency: HashMap<i32, Adjacency>,
-    /// Cached properties of hot edge types, by (positive) type: see [`crate::ecache`].
+    /// Cached properties of hot edge types, by the signed type of the copies held: see [`crate::ecache`].
     pub edge_props: HashMap<i32, crate::ecache::EdgeColumns>,
     /// Which ids are vertices that exist (have a vertex key; every tag row comes with one): a MATCH path reaches
     /// only existing vertices, while an edge may outlive its ends or precede them.
@@ -518,27 +518,39 @@ impl SpaceTopology {
         self.adjacency.remove(&edge_type);
         self.adjacency.remove(&-edge_type);
         self.edge_props.remove(&edge_type.abs());
+        self.edge_props.remove(&-edge_type.abs());
     }
 
-    /// Mirrors an edge write (`Some`: the row written) or delete in its type's property cache, if there is one;
-    /// returns true when the cache had to go (a row of a schema version it cannot decode).
-    pub fn mirror_edge_row(&mut self, e: &TopoEdge, row: Option<&[u8]>) -> bool {
-        let Some(c) = self.edge_props.get_mut(&e.edge_type) else { return false };
-        let (Some(s), Some(d)) = (self.dict.get(&e.src), self.dict.get(&e.dst)) else { return false };
+    /// Mirrors an edge write (`Some`: the row written) or delete in the property caches of both its copies, where
+    /// they exist; returns the keys of the caches that had to go (a row of a schema version they cannot decode).
+    pub fn mirror_edge_row(&mut self, e: &TopoEdge, row: Option<&[u8]>) -> Vec<i32> {
+        let mut dropped: Vec<i32> = self.mirror_copy_row(e, row).into_iter().collect();
+        if self.edge_props.contains_key(&-e.edge_type) {
+            let reverse = TopoEdge { src: e.dst.clone(), edge_type: -e.edge_type, rank: e.rank, dst: e.src.clone() };
+            dropped.extend(self.mirror_copy_row(&reverse, row));
+        }
+        dropped
+    }
+
+    /// Mirrors the write or delete of one stored copy (`c.src` the vertex it is stored under, `c.edge_type` signed)
+    /// in the cache of its signed type, if there is one; returns that cache's key when it had to go.
+    pub fn mirror_copy_row(&mut self, c: &TopoEdge, row: Option<&[u8]>) -> Option<i32> {
+        let cache = self.edge_props.get_mut(&c.edge_type)?;
+        let (Some(near), Some(far)) = (self.dict.get(&c.src), self.dict.get(&c.dst)) else { return None };
         match row {
-            None => c.set(s, e.rank, d, None),
+            None => cache.set(near, c.rank, far, None),
             Some(bytes) => {
-                let all: Vec<usize> = (0..c.schema.latest().props.len()).collect();
-                match crate::codec::decode_indices(&c.schema, bytes, &all) {
-                    Ok(values) => c.set(s, e.rank, d, Some(values)),
+                let all: Vec<usize> = (0..cache.schema.latest().props.len()).collect();
+                match crate::codec::decode_indices(&cache.schema, bytes, &all) {
+                    Ok(values) => cache.set(near, c.rank, far, Some(values)),
                     Err(_) => {
-                        self.edge_props.remove(&e.edge_type);
-                        return true;
+                        self.edge_props.remove(&c.edge_type);
+                        return Some(c.edge_type);
                     }
                 }
             }
         }
-        false
+        None
     }
 
     pub fn merge_page(&mut self, edge_type: i32, page: usize) {

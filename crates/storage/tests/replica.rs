@@ -6,7 +6,7 @@
 use quiver_api::*;
 use quiver_common::rng::Rng;
 use quiver_common::{PropType, Value};
-use quiver_kv::{MemEngine, WriteBatch};
+use quiver_kv::{MemEngine, WriteBatch, WriteOp};
 use quiver_storage::EmbeddedStorage;
 use std::sync::{Arc, Mutex};
 
@@ -138,6 +138,88 @@ fn a_replica_fed_the_committed_batches_answers_as_the_leader() {
     for seed in 1..=3 {
         replica_agrees(VidType::Int64, seed);
         replica_agrees(VidType::FixedString(8), seed + 100);
+    }
+}
+
+/// A cluster host carries only some of a space's partitions, so an in-copy stored there may have its out-copy on
+/// another host. Fed only its partitions' keys, keeping each direction's edge property cache apart
+/// (`keep_edge_directions_apart`), with every cache built and hot before the batches arrive, it answers every read
+/// of its own vertices (both directions of both edge types, with and without properties; their tags) as the whole
+/// storage does.
+fn partial_replica_agrees(vid_type: VidType, seed: u64) {
+    let space = SpaceDesc { id: 4, name: "g".into(), partition_num: 3, replica_factor: 1, vid_type, comment: None };
+    let held = [1u32, 3];
+    let leader = EmbeddedStorage::new(Arc::new(MemEngine::new()));
+    let host = EmbeddedStorage::new(Arc::new(MemEngine::new()));
+    host.keep_edge_directions_apart();
+    let log: Arc<Mutex<Vec<WriteBatch>>> = Arc::default();
+    let sink = log.clone();
+    leader.observe_commits(Arc::new(move |_, batch| sink.lock().unwrap().push(batch.clone())));
+    let n = 40;
+    let vids: Vec<Value> = (0..n).map(|i| vid(&space, i)).collect();
+    let local: Vec<Value> =
+        vids.iter().filter(|v| held.contains(&quiver_storage::keys::part_of(&space, v))).cloned().collect();
+    assert!(local.len() > 5 && local.len() < vids.len(), "seed {seed}: some vertices are elsewhere");
+    let mut rng = Rng(seed);
+    let ship = || {
+        for batch in log.lock().unwrap().drain(..) {
+            let mut mine = WriteBatch::new();
+            for op in batch.ops {
+                let key = match &op {
+                    WriteOp::Put(k, _) | WriteOp::Delete(k) => k,
+                    // A range delete of other partitions finds nothing here.
+                    WriteOp::DeleteRange(..) => {
+                        mine.ops.push(op);
+                        continue;
+                    }
+                };
+                if held.contains(&quiver_storage::keys::part_of_key(space.id, key).unwrap()) {
+                    mine.ops.push(op);
+                }
+            }
+            host.apply_replicated(&space, mine).unwrap();
+        }
+    };
+    let local_reads = |s: &EmbeddedStorage| {
+        let types = [(5, knows()), (-5, knows()), (6, likes()), (-6, likes())];
+        let mut out = Vec::new();
+        for props in [PropSelection::All, PropSelection::None] {
+            let req = support::neighbors(&local, &types, props);
+            let mut rows: Vec<String> =
+                s.get_neighbors(&space, &req).unwrap().iter().map(|e| format!("{e:?}")).collect();
+            rows.sort();
+            out.extend(rows);
+        }
+        let tags = [person(), team()];
+        let found = s.get_vertices(&space, &local, &tags, &PropSelection::All).unwrap();
+        out.extend(found.iter().map(|v| format!("{v:?}")));
+        out
+    };
+    for round in 0..6 {
+        if round == 4 {
+            leader.clear_space(&space).unwrap();
+        }
+        for _ in 0..250 {
+            leader.write(&space, vec![random_mutation(&mut rng, &space, n)]).unwrap();
+        }
+        ship();
+        if round == 1 || round == 4 {
+            for _ in 0..quiver_storage::ecache::HOT_READS / local.len() as u64 + 2 {
+                local_reads(&host);
+            }
+            let cached: Vec<i32> = host.edge_cache_stats(&space).iter().map(|(t, _, _)| *t).collect();
+            assert_eq!(cached, vec![-6, -5, 5, 6], "seed {seed}: each direction cached apart");
+        }
+        assert_eq!(local_reads(&host), local_reads(&leader), "seed {seed}, round {round}");
+    }
+    assert_eq!(host.edge_cache_stats(&space).len(), 4, "seed {seed}: the caches were mirrored, not dropped");
+}
+
+#[test]
+fn a_host_with_some_partitions_caches_each_edge_direction_apart() {
+    for seed in 1..=3 {
+        partial_replica_agrees(VidType::Int64, seed);
+        partial_replica_agrees(VidType::FixedString(8), seed + 100);
     }
 }
 
