@@ -77,8 +77,38 @@ impl RocksEngine {
                 _ => rocksdb::CompactionDecision::Keep,
             }
         });
+        // RocksDB writes an informational `LOG` per open and keeps the old ones as `LOG.old.*`: keep ten.
+        opts.set_keep_log_file_num(10);
         let db = rocksdb::DB::open(&opts, path).map_err(err)?;
+        remove_empty_old_wals(path);
         Ok(RocksEngine { db, opts, dir: path.to_path_buf(), filter, ingested: AtomicU64::new(0) })
+    }
+}
+
+/// Deletes the empty write-ahead logs earlier opens left behind. Every open starts a new log, and RocksDB before 8.3
+/// keeps an older one until a memtable flush, which a process that writes nothing never does: each open of an idle
+/// database left one more empty `NNNNNN.log` (RocksDB's issue 11313, fixed by its pull request 11409). RocksDB's
+/// maintainers call deleting them safe with `track_and_verify_wals_in_manifest` off (the default, kept here). Runs
+/// right after the open, holding the database's lock, and spares the newest log (the one this open writes to);
+/// an empty log holds no record, so nothing it would recover is lost. Failures are only logged.
+fn remove_empty_old_wals(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut logs: Vec<(u64, PathBuf, u64)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let number: u64 = name.strip_suffix(".log")?.parse().ok()?;
+            Some((number, e.path(), e.metadata().ok()?.len()))
+        })
+        .collect();
+    logs.sort_unstable_by_key(|(number, _, _)| *number);
+    logs.pop();
+    for (_, path, len) in logs {
+        if len == 0 {
+            if let Err(e) = std::fs::remove_file(&path) {
+                log::warn!("cannot remove the empty write-ahead log {}: {e}", path.display());
+            }
+        }
     }
 }
 
@@ -358,6 +388,38 @@ mod tests {
         }
         let e = RocksEngine::open(dir.path()).unwrap();
         assert_eq!(e.get(b"durable").unwrap(), Some(b"yes".to_vec()));
+    }
+
+    /// Each open of an idle database used to leave one more empty write-ahead log behind (RocksDB before 8.3).
+    #[test]
+    fn reopening_leaves_no_empty_logs_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = || {
+            let mut names: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().into_string().unwrap())
+                .filter(|n| n.ends_with(".log"))
+                .collect();
+            names.sort();
+            names
+        };
+        for round in 0..6u8 {
+            let e = RocksEngine::open(dir.path()).unwrap();
+            for written in (0..round).step_by(2) {
+                assert_eq!(e.get(&[written]).unwrap(), Some(vec![written]), "round {round}");
+            }
+            // Every other round writes (unflushed, recovered by the next open), the others only read.
+            if round % 2 == 0 {
+                let mut b = WriteBatch::new();
+                b.put(vec![round], vec![round]);
+                e.write(b).unwrap();
+            }
+            assert!(logs().len() <= 2, "round {round}: {:?}", logs());
+        }
+        let e = RocksEngine::open(dir.path()).unwrap();
+        assert_eq!(e.get(&[4]).unwrap(), Some(vec![4]));
+        assert_eq!(logs().len(), 1, "{:?}", logs());
     }
 
     #[test]
