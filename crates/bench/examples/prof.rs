@@ -37,6 +37,7 @@ fn main() {
         rows += if std::env::var_os("PROF_ROWS").is_some() { ds.into_rows().len() } else { ds.len() };
     }
     if let (Some(plan), Some(_)) = (plan, std::env::var_os("PROF_PLAN")) {
+        println!("validated, planned and optimized in {} us", plan.optimize_time_us);
         for node in &plan.nodes {
             println!("{:>3} {:<24} {:?} <- {:?}", node.id, node.name, node.profile, node.dependencies);
         }
