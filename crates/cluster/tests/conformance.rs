@@ -4,7 +4,6 @@
 //! leader).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use quiver_api::conformance::{self, Fixture};
 use quiver_cluster::{ClusterStorage, SimCluster};
@@ -12,20 +11,9 @@ use quiver_kv::MemEngine;
 use quiver_meta::MetaStore;
 use quiver_raft::Timing;
 
-pub fn timing() -> Timing {
-    Timing {
-        // Long next to the heartbeat: these runs test no failover, and a busy machine running many clusters at once
-        // must not make a follower give up on its leader (a first election is immediate, `initialize`).
-        heartbeat: Duration::from_millis(100),
-        election_min: Duration::from_millis(1500),
-        election_max: Duration::from_millis(3000),
-        snapshot_every: 1000,
-    }
-}
-
 fn cluster() -> Fixture {
     let catalog = Arc::new(MetaStore::open(Arc::new(MemEngine::new())).expect("an empty catalog opens"));
-    let sim = SimCluster::start(3, 3, catalog.clone(), timing(), 7);
+    let sim = SimCluster::start(3, 3, catalog.clone(), Timing::steady(), 7);
     let storage = Arc::new(ClusterStorage::new(sim, catalog.clone()));
     storage.start_jobs("sim-client".into()).expect("the job worker starts");
     Fixture { storage, catalog }
@@ -50,7 +38,7 @@ fn cluster_storage_over_three_replicas() {
 fn cluster_storage_with_one_replica_per_partition() {
     let single = || {
         let catalog = Arc::new(MetaStore::open(Arc::new(MemEngine::new())).expect("an empty catalog opens"));
-        let sim = SimCluster::start(3, 1, catalog.clone(), timing(), 9);
+        let sim = SimCluster::start(3, 1, catalog.clone(), Timing::steady(), 9);
         let storage = Arc::new(ClusterStorage::new(sim, catalog.clone()));
         storage.start_jobs("sim-client".into()).expect("the job worker starts");
         Fixture { storage, catalog }

@@ -5,7 +5,6 @@
 
 use quiver_api::conformance::space_with_schema;
 use std::sync::Arc;
-use std::time::Duration;
 
 use quiver_api::*;
 use quiver_cluster::{ClusterStorage, SimCluster};
@@ -18,15 +17,6 @@ use quiver_raft::Timing;
 use quiver_storage::EmbeddedStorage;
 
 const VERTICES: u64 = 40;
-
-fn timing() -> Timing {
-    Timing {
-        heartbeat: Duration::from_millis(100),
-        election_min: Duration::from_millis(1500),
-        election_max: Duration::from_millis(3000),
-        snapshot_every: 1000,
-    }
-}
 
 fn random_writes(rng: &mut Rng, schema: &SchemaRef, n: usize) -> Vec<Mutation> {
     (0..n)
@@ -66,7 +56,7 @@ fn reads(s: &dyn StorageClient, space: &SpaceDesc, schema: &SchemaRef) -> Vec<St
 fn hosts_with_some_partitions_cache_each_edge_direction() {
     let catalog = Arc::new(MetaStore::open(Arc::new(MemEngine::new())).expect("an empty catalog opens"));
     let (space, schema) = space_with_schema(catalog.as_ref(), 6, 1, SchemaKind::Edge, "e", "w");
-    let sim = SimCluster::start(3, 1, catalog.clone(), timing(), 11);
+    let sim = SimCluster::start(3, 1, catalog.clone(), Timing::steady(), 11);
     let cluster = ClusterStorage::new(sim.clone(), catalog.clone());
     let reference = EmbeddedStorage::new(Arc::new(MemEngine::new()));
     let mut rng = Rng(5);

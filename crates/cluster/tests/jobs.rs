@@ -16,15 +16,6 @@ use quiver_kv::MemEngine;
 use quiver_meta::MetaStore;
 use quiver_raft::Timing;
 
-fn timing() -> Timing {
-    Timing {
-        heartbeat: Duration::from_millis(100),
-        election_min: Duration::from_millis(1500),
-        election_max: Duration::from_millis(3000),
-        snapshot_every: 1000,
-    }
-}
-
 struct Setup {
     catalog: Arc<MetaStore>,
     sim: Arc<SimCluster>,
@@ -39,7 +30,7 @@ fn setup(seed: u64) -> Setup {
 fn setup_with(seed: u64, partition_num: u32) -> Setup {
     let catalog = Arc::new(MetaStore::open(Arc::new(MemEngine::new())).expect("an empty catalog opens"));
     let (space, tag) = space_with_schema(catalog.as_ref(), partition_num, 1, SchemaKind::Tag, "t", "x");
-    let sim = SimCluster::start(3, 1, catalog.clone(), timing(), seed);
+    let sim = SimCluster::start(3, 1, catalog.clone(), Timing::steady(), seed);
     Setup { catalog, sim, space, tag }
 }
 

@@ -211,6 +211,18 @@ impl Default for Timing {
 }
 
 impl Timing {
+    /// For runs that exercise no failover (tests, mostly): elections long next to the heartbeat, so that a busy
+    /// machine running many clusters at once does not make a follower give up on its leader (a group's first
+    /// election is immediate, `initialize`), and a snapshot every 1,000 entries.
+    pub fn steady() -> Timing {
+        Timing {
+            heartbeat: Duration::from_millis(100),
+            election_min: Duration::from_millis(1500),
+            election_max: Duration::from_millis(3000),
+            snapshot_every: 1000,
+        }
+    }
+
     /// How often each group's openraft core ticks (its `heartbeat_interval × 3 / 2`): on a tick a leader sends the
     /// heartbeats that are due and a follower checks its election timeout. A group's ticks keep the phase of its
     /// start.

@@ -98,6 +98,36 @@ fn make_hot(s: &EmbeddedStorage, space: &SpaceDesc, vids: &[Value]) {
     }
 }
 
+/// Vertices the random writes touch.
+const VERTICES: u64 = 40;
+
+/// Six rounds of 250 random writes to `leader` (a CLEAR SPACE before the fifth), each round's batches shipped to
+/// the replica; after the second and the fifth, `hot` (from there on the batches are mirrored into a built
+/// topology and hot caches); after every round, `check` with its number.
+fn rounds(
+    leader: &EmbeddedStorage,
+    space: &SpaceDesc,
+    seed: u64,
+    ship: &dyn Fn(),
+    hot: &dyn Fn(),
+    check: &dyn Fn(u32),
+) {
+    let mut rng = Rng(seed);
+    for round in 0..6 {
+        if round == 4 {
+            leader.clear_space(space).unwrap();
+        }
+        for _ in 0..250 {
+            leader.write(space, vec![random_mutation(&mut rng, space, VERTICES)]).unwrap();
+        }
+        ship();
+        if round == 1 || round == 4 {
+            hot();
+        }
+        check(round);
+    }
+}
+
 fn replica_agrees(vid_type: VidType, seed: u64) {
     let space = SpaceDesc { id: 4, name: "g".into(), partition_num: 3, replica_factor: 1, vid_type, comment: None };
     let leader = EmbeddedStorage::new(Arc::new(MemEngine::new()));
@@ -105,31 +135,22 @@ fn replica_agrees(vid_type: VidType, seed: u64) {
     let log: Arc<Mutex<Vec<(u32, WriteBatch)>>> = Arc::default();
     let sink = log.clone();
     leader.observe_commits(Arc::new(move |space, batch| sink.lock().unwrap().push((space.id, batch.clone()))));
-    let n = 40;
-    let vids: Vec<Value> = (0..n).map(|i| vid(&space, i)).collect();
-    let mut rng = Rng(seed);
+    let vids: Vec<Value> = (0..VERTICES).map(|i| vid(&space, i)).collect();
     let ship = || {
         for (space_id, batch) in log.lock().unwrap().drain(..) {
             assert_eq!(space_id, space.id);
             follower.apply_replicated(&space, batch).unwrap();
         }
     };
-    for round in 0..6 {
-        if round == 4 {
-            leader.clear_space(&space).unwrap();
-        }
-        for _ in 0..250 {
-            leader.write(&space, vec![random_mutation(&mut rng, &space, n)]).unwrap();
-        }
-        ship();
-        if round == 1 || round == 4 {
-            // From here on the batches are mirrored into a built topology and hot caches.
-            make_hot(&follower, &space, &vids);
-            assert_eq!(follower.edge_cache_stats(&space).len(), 2, "seed {seed}: both edge types cached");
-            assert_eq!(follower.vertex_cache_stats(&space).len(), 2, "seed {seed}: both tags cached");
-        }
+    let hot = || {
+        make_hot(&follower, &space, &vids);
+        assert_eq!(follower.edge_cache_stats(&space).len(), 2, "seed {seed}: both edge types cached");
+        assert_eq!(follower.vertex_cache_stats(&space).len(), 2, "seed {seed}: both tags cached");
+    };
+    let check = |round| {
         assert_eq!(reads(&follower, &space, &vids), reads(&leader, &space, &vids), "seed {seed}, round {round}");
-    }
+    };
+    rounds(&leader, &space, seed, &ship, &hot, &check);
     assert!(!follower.edge_cache_stats(&space).is_empty(), "seed {seed}: the caches were mirrored, not dropped");
 }
 
@@ -155,12 +176,10 @@ fn partial_replica_agrees(vid_type: VidType, seed: u64) {
     let log: Arc<Mutex<Vec<WriteBatch>>> = Arc::default();
     let sink = log.clone();
     leader.observe_commits(Arc::new(move |_, batch| sink.lock().unwrap().push(batch.clone())));
-    let n = 40;
-    let vids: Vec<Value> = (0..n).map(|i| vid(&space, i)).collect();
+    let vids: Vec<Value> = (0..VERTICES).map(|i| vid(&space, i)).collect();
     let local: Vec<Value> =
         vids.iter().filter(|v| held.contains(&quiver_storage::keys::part_of(&space, v))).cloned().collect();
     assert!(local.len() > 5 && local.len() < vids.len(), "seed {seed}: some vertices are elsewhere");
-    let mut rng = Rng(seed);
     let ship = || {
         for batch in log.lock().unwrap().drain(..) {
             let mut mine = WriteBatch::new();
@@ -195,23 +214,15 @@ fn partial_replica_agrees(vid_type: VidType, seed: u64) {
         out.extend(found.iter().map(|v| format!("{v:?}")));
         out
     };
-    for round in 0..6 {
-        if round == 4 {
-            leader.clear_space(&space).unwrap();
+    let hot = || {
+        for _ in 0..quiver_storage::ecache::HOT_READS / local.len() as u64 + 2 {
+            local_reads(&host);
         }
-        for _ in 0..250 {
-            leader.write(&space, vec![random_mutation(&mut rng, &space, n)]).unwrap();
-        }
-        ship();
-        if round == 1 || round == 4 {
-            for _ in 0..quiver_storage::ecache::HOT_READS / local.len() as u64 + 2 {
-                local_reads(&host);
-            }
-            let cached: Vec<i32> = host.edge_cache_stats(&space).iter().map(|(t, _, _)| *t).collect();
-            assert_eq!(cached, vec![-6, -5, 5, 6], "seed {seed}: each direction cached apart");
-        }
-        assert_eq!(local_reads(&host), local_reads(&leader), "seed {seed}, round {round}");
-    }
+        let cached: Vec<i32> = host.edge_cache_stats(&space).iter().map(|(t, _, _)| *t).collect();
+        assert_eq!(cached, vec![-6, -5, 5, 6], "seed {seed}: each direction cached apart");
+    };
+    let check = |round| assert_eq!(local_reads(&host), local_reads(&leader), "seed {seed}, round {round}");
+    rounds(&leader, &space, seed, &ship, &hot, &check);
     assert_eq!(host.edge_cache_stats(&space).len(), 4, "seed {seed}: the caches were mirrored, not dropped");
 }
 
