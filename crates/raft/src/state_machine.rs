@@ -73,6 +73,12 @@ impl StateMachine {
         self.applied_index.clone()
     }
 
+    /// Makes what this state machine has applied visible to [`crate::Replica::applied`]: once a batch or snapshot
+    /// is in the engine and its hook told, before openraft answers the writers.
+    fn publish_applied(&self) {
+        self.applied_index.store(self.applied.map_or(0, |id| id.index), Ordering::SeqCst);
+    }
+
     fn applied_record(&self) -> (Vec<u8>, Vec<u8>) {
         (keys::state_key(keys::APPLIED, self.group), codec::encode_applied(&self.applied, &self.membership))
     }
@@ -178,7 +184,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         if let (Some(hook), Some(data)) = (&self.on_apply, &data) {
             hook(crate::ApplyEvent::Batch(data));
         }
-        self.applied_index.store(self.applied.map_or(0, |id| id.index), Ordering::SeqCst);
+        self.publish_applied();
         Ok(replies)
     }
 
@@ -221,7 +227,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         if let Some(hook) = &self.on_apply {
             hook(crate::ApplyEvent::Snapshot);
         }
-        self.applied_index.store(self.applied.map_or(0, |id| id.index), Ordering::SeqCst);
+        self.publish_applied();
         Ok(())
     }
 

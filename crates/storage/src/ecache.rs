@@ -216,8 +216,9 @@ impl HotEdges {
         self.reads.cool(space, -edge_type.abs());
     }
 
-    pub fn refuse(&self, space: u32, edge_type: i32) {
-        self.refused.write().expect("lock poisoned").insert((space, edge_type));
+    /// Never turns cache key `key` ([`HotEdges::key`]) hot again until the space's topology goes.
+    pub fn refuse(&self, space: u32, key: i32) {
+        self.refused.write().expect("lock poisoned").insert((space, key));
     }
 
     pub fn forget_space(&self, space: u32) {
