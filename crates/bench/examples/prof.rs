@@ -3,7 +3,9 @@
 //! where `{v}` in STMT is replaced by each start vertex in turn; each start runs once before the measured runs).
 //! It times the engine alone: the result stays in the columns the engine returns (no rows built for a client).
 //! `PROF_DISABLE=rule,...` switches optimizer rules off for the run; `PROF_WARM=STMT` runs STMT once first;
-//! `PROF_WARM_RUNS=N` runs STMT N times before the measured runs; `PROF_PLAN=1` prints the plan of the last run (its operators' times too when STMT starts with PROFILE).
+//! `PROF_ALT=STMT2` alternates STMT and STMT2 and prints both means (see below); `PROF_WARM_RUNS=N` runs STMT N
+//! times before the measured runs; `PROF_PLAN=1` prints the plan of the last run (its operators' times too when
+//! STMT starts with PROFILE).
 use quiver_query::{Params, Session};
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -26,6 +28,26 @@ fn main() {
     let warm_runs = std::env::var("PROF_WARM_RUNS").ok().and_then(|n| n.parse().ok()).unwrap_or(starts.len());
     for i in 0..warm_runs.max(starts.len()) {
         run(a[5].replace("{v}", &starts[i % starts.len()].to_string()));
+    }
+    // With PROF_ALT=STMT2, STMT and STMT2 alternate query by query in this one process, each timed apart (the
+    // machine's noise then falls on both alike): prints both means and their ratio.
+    if let Ok(alt) = std::env::var("PROF_ALT") {
+        for v in &starts {
+            run(alt.replace("{v}", &v.to_string()));
+        }
+        let (mut first, mut second) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
+        for i in 0..n {
+            let v = starts[i % starts.len()].to_string();
+            let t = std::time::Instant::now();
+            run(a[5].replace("{v}", &v));
+            first += t.elapsed();
+            let t = std::time::Instant::now();
+            run(alt.replace("{v}", &v));
+            second += t.elapsed();
+        }
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0 / n as f64;
+        println!("{} pairs, mean {:.3} ms and {:.3} ms, ratio {:.2}", n, ms(first), ms(second), ms(first) / ms(second));
+        return;
     }
     let t = std::time::Instant::now();
     let mut rows = 0;

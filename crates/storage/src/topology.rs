@@ -153,10 +153,14 @@ impl Slot<'_> {
     }
 
     fn iter(&self) -> impl Iterator<Item = Neighbor> + '_ {
-        (0..self.len()).map(move |i| match self {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+
+    fn get(&self, i: usize) -> Neighbor {
+        match self {
             Slot::Delta(list) => list[i],
             Slot::Base { targets, ranks } => (ranks.get(i).copied().unwrap_or(0), targets[i]),
-        })
+        }
     }
 }
 
@@ -287,6 +291,21 @@ impl Adjacency {
             Some(Slot::Base { targets, ranks: [] }) => targets.iter().for_each(|&t| f(0, t)),
             Some(Slot::Base { targets, ranks }) => targets.iter().zip(ranks).for_each(|(&t, &r)| f(r, t)),
         }
+    }
+
+    /// The far ends of `v`'s neighbours in key order as one slice, where they are stored as one (not in a page's
+    /// delta): for loops that must be tighter than a closure per neighbour.
+    pub fn targets(&self, v: u32) -> Option<&[u32]> {
+        match self.slot(v)? {
+            Slot::Base { targets, .. } => Some(targets),
+            Slot::Delta(_) => None,
+        }
+    }
+
+    /// The `i`-th neighbour of `v` in key order (as the `i`-th call of [`Adjacency::for_each_target`] or
+    /// [`Adjacency::for_each_entry`] sees it), or `None` past its last.
+    pub fn entry(&self, v: u32, i: usize) -> Option<Neighbor> {
+        self.slot(v).filter(|s| i < s.len()).map(|s| s.get(i))
     }
 
     pub fn edges(&self) -> usize {
