@@ -70,6 +70,9 @@ pub const RAFT_FRAME_BYTES_MAX: usize = 64 << 20;
 pub const RAFT_SNAPSHOT_BYTES_MAX: usize = 4 << 30;
 /// Raft requests one connection may have in flight on the receiving host.
 pub const RAFT_REQUESTS_IN_FLIGHT_MAX: usize = 256;
+/// Connections a host serves on threads of their own (a `ServiceClient`'s, which ask one request at a time); further
+/// ones are served as the others are, on the runtime.
+pub const SEQUENTIAL_CONNECTIONS_MAX: usize = 64;
 /// Graph-protocol frames larger than this are refused, unless the server is configured otherwise (`--max-frame-mb`).
 pub const FRAME_BYTES_MAX: usize = 64 << 20;
 /// Vertices of one geography value (all rings together). Validity checks and predicates compare edges pairwise, so

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use openraft::error::{InstallSnapshotError, PayloadTooLarge, RemoteError};
-use quiver_common::limits::{RAFT_FRAME_BYTES_MAX, RAFT_REQUESTS_IN_FLIGHT_MAX};
+use quiver_common::limits::{RAFT_FRAME_BYTES_MAX, RAFT_REQUESTS_IN_FLIGHT_MAX, SEQUENTIAL_CONNECTIONS_MAX};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot, Semaphore};
@@ -49,6 +49,12 @@ fn frame(id: u64, kind: u8, head: &[u8], body: &[u8]) -> Vec<u8> {
     f
 }
 
+/// The `group` word of a service request on a connection that carries only service requests, one at a time (a
+/// [`ServiceClient`]'s): the host serves such a connection on a thread of its own, which reads a request, serves it
+/// and writes the reply, with no hand-off between threads (the runtime's path hands each request to the blocking
+/// pool and its reply to a writer task: two thread wake-ups more per request).
+const SEQUENTIAL: u64 = 1;
+
 /// Reads one frame's bytes after its length; `None` at a clean end of stream.
 async fn read_frame(r: &mut (impl AsyncReadExt + Unpin)) -> std::io::Result<Option<Vec<u8>>> {
     let mut len = [0u8; 4];
@@ -57,13 +63,31 @@ async fn read_frame(r: &mut (impl AsyncReadExt + Unpin)) -> std::io::Result<Opti
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e),
     }
+    let mut buf = vec![0u8; frame_len(len)?];
+    r.read_exact(&mut buf).await?;
+    Ok(Some(buf))
+}
+
+/// [`read_frame`] from a blocking stream.
+fn read_frame_blocking(r: &mut impl std::io::Read) -> std::io::Result<Option<Vec<u8>>> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let mut buf = vec![0u8; frame_len(len)?];
+    r.read_exact(&mut buf)?;
+    Ok(Some(buf))
+}
+
+/// The length a frame claims, refused before anything is allocated unless it is within bounds.
+fn frame_len(len: [u8; 4]) -> std::io::Result<usize> {
     let len = u32::from_le_bytes(len) as usize;
     if !(9..=RAFT_FRAME_BYTES_MAX).contains(&len) {
         return Err(std::io::Error::other(format!("a raft frame of {len} bytes")));
     }
-    let mut buf = vec![0u8; len];
-    r.read_exact(&mut buf).await?;
-    Ok(Some(buf))
+    Ok(len)
 }
 
 fn split_head(f: &[u8]) -> (u64, u8, &[u8]) {
@@ -137,8 +161,8 @@ impl std::fmt::Display for CallError {
     }
 }
 
-/// A process's own requests, served on its Raft port: `request` in, the reply out. Runs on the blocking pool (a
-/// service may wait on its groups).
+/// A process's own requests, served on its Raft port: `request` in, the reply out. Runs on the blocking pool or on
+/// a connection's own thread, never on the runtime's workers (a service may wait on its groups).
 pub trait Service: Send + Sync + 'static {
     fn serve(&self, request: &[u8]) -> Vec<u8>;
 }
@@ -285,7 +309,7 @@ impl ServiceClient {
             conn.set_write_timeout(Some(timeout)).map_err(lost)?;
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        if let Err(e) = conn.write_all(&frame(id, SERVICE, &0u64.to_le_bytes(), request)) {
+        if let Err(e) = conn.write_all(&frame(id, SERVICE, &SEQUENTIAL.to_le_bytes(), request)) {
             // The peer closed the connection (it stopped): nothing of the request was served.
             self.pool.lock().expect("pool lock").clear();
             return Err(CallError::Unreachable(format!("{}: {e}", self.addr)));
@@ -394,23 +418,117 @@ pub async fn serve_with(
     cut_off: Arc<std::sync::atomic::AtomicBool>,
 ) {
     let mut connections = tokio::task::JoinSet::new();
+    // Dropped with this future: closes the connections served on threads of their own too.
+    let sequential = Arc::new(Sequential::default());
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
                 let _ = stream.set_nodelay(true);
-                connections.spawn(serve_connection(stream, host.clone(), service.clone(), cut_off.clone()));
+                let ctx = (host.clone(), service.clone(), cut_off.clone(), sequential.clone());
+                connections.spawn(serve_connection(stream, ctx));
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
     }
 }
 
-async fn serve_connection(
+/// The connections a host serves on threads of their own ([`SEQUENTIAL`]), each by a clone of its socket, so
+/// that they close when the host stops serving (as the runtime's connections do when their tasks are dropped).
+#[derive(Default)]
+struct Sequential {
+    open: Mutex<HashMap<u64, std::net::TcpStream>>,
+    next: AtomicU64,
+}
+
+impl Drop for Sequential {
+    fn drop(&mut self) {
+        for (_, s) in self.open.lock().expect("sequential lock").drain() {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// A service request served: its status and reply (a panic or an oversized reply is answered as unavailable).
+fn serve_request(service: &dyn Service, request: &[u8]) -> Reply {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| service.serve(request))) {
+        Ok(reply) if reply.len() + 64 <= RAFT_FRAME_BYTES_MAX => (OK, reply),
+        Ok(reply) => (UNAVAILABLE, format!("a reply of {} bytes is larger than a frame", reply.len()).into_bytes()),
+        Err(_) => (UNAVAILABLE, b"the request panicked".to_vec()),
+    }
+}
+
+type ConnectionContext = (Arc<RaftHost>, Option<Arc<dyn Service>>, Arc<std::sync::atomic::AtomicBool>, Arc<Sequential>);
+
+async fn serve_connection(mut stream: TcpStream, (host, service, cut_off, sequential): ConnectionContext) {
+    let Ok(Some(mut first)) = read_frame(&mut stream).await else { return };
+    let (_, kind, rest) = split_head(&first);
+    let sequential_request = kind == SERVICE
+        && rest.len() >= 8
+        && u64::from_le_bytes(rest[..8].try_into().expect("8 bytes")) & SEQUENTIAL != 0;
+    if let (true, Some(service)) = (sequential_request, &service) {
+        match serve_on_own_thread(stream, first, service.clone(), &sequential) {
+            Ok(()) => return,
+            Err(back) => (stream, first) = back,
+        }
+    }
+    serve_multiplexed(stream, Some(first), (host, service, cut_off)).await
+}
+
+/// Hands a [`SEQUENTIAL`] connection to a thread of its own, or gives it back (with its first frame) when
+/// [`SEQUENTIAL_CONNECTIONS_MAX`] are served so already or the thread cannot start.
+fn serve_on_own_thread(
     stream: TcpStream,
-    host: Arc<RaftHost>,
-    service: Option<Arc<dyn Service>>,
-    cut_off: Arc<std::sync::atomic::AtomicBool>,
+    first: Vec<u8>,
+    service: Arc<dyn Service>,
+    sequential: &Arc<Sequential>,
+) -> Result<(), (TcpStream, Vec<u8>)> {
+    let mut open = sequential.open.lock().expect("sequential lock");
+    if open.len() >= SEQUENTIAL_CONNECTIONS_MAX {
+        return Err((stream, first));
+    }
+    let Ok(std) = stream.into_std() else { return Ok(()) };
+    let Ok(kept) = std.set_nonblocking(false).and_then(|_| std.try_clone()) else { return Ok(()) };
+    let key = sequential.next.fetch_add(1, Ordering::Relaxed);
+    open.insert(key, kept);
+    drop(open);
+    let registry = Arc::downgrade(sequential);
+    let spawned = std::thread::Builder::new().name("quiver-service".into()).spawn(move || {
+        serve_sequential(std, first, &*service);
+        if let Some(r) = registry.upgrade() {
+            r.open.lock().expect("sequential lock").remove(&key);
+        }
+    });
+    if spawned.is_err() {
+        // The stream moved into the closure that did not start and is closed with it; the client retries.
+        sequential.open.lock().expect("sequential lock").remove(&key);
+    }
+    Ok(())
+}
+
+/// Serves a [`SEQUENTIAL`] connection until it closes or sends anything but a service request.
+fn serve_sequential(mut stream: std::net::TcpStream, first: Vec<u8>, service: &dyn Service) {
+    use std::io::Write;
+    let mut next = Some(first);
+    while let Some(f) = next.take() {
+        let (id, kind, rest) = split_head(&f);
+        if kind != SERVICE || rest.len() < 8 {
+            return;
+        }
+        let (status, reply) = serve_request(service, &rest[8..]);
+        if stream.write_all(&frame(id, kind | REPLY, &[status], &reply)).is_err() {
+            return;
+        }
+        next = read_frame_blocking(&mut stream).ok().flatten();
+    }
+}
+
+/// Serves a connection's frames on the runtime, `first` (already read) first: Raft's requests and service requests,
+/// several in flight, each reply written by the connection's writer task as it is ready.
+async fn serve_multiplexed(
+    stream: TcpStream,
+    mut first: Option<Vec<u8>>,
+    (host, service, cut_off): (Arc<RaftHost>, Option<Arc<dyn Service>>, Arc<std::sync::atomic::AtomicBool>),
 ) {
     let (mut rd, mut wr) = stream.into_split();
     let (replies, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
@@ -422,7 +540,14 @@ async fn serve_connection(
         }
     });
     let in_flight = Arc::new(Semaphore::new(RAFT_REQUESTS_IN_FLIGHT_MAX));
-    while let Ok(Some(f)) = read_frame(&mut rd).await {
+    loop {
+        let f = match first.take() {
+            Some(f) => f,
+            None => match read_frame(&mut rd).await {
+                Ok(Some(f)) => f,
+                _ => break,
+            },
+        };
         let (id, kind, rest) = split_head(&f);
         if rest.len() < 8 {
             break;
@@ -436,15 +561,8 @@ async fn serve_connection(
             // Served on a blocking thread, which hands the reply straight to the writer: no task of the runtime
             // wakes in between (one task wake less per request).
             tokio::task::spawn_blocking(move || {
-                let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| service.serve(&request)));
-                let reply = match served {
-                    Ok(reply) if reply.len() + 64 <= RAFT_FRAME_BYTES_MAX => (OK, reply),
-                    Ok(reply) => {
-                        (UNAVAILABLE, format!("a reply of {} bytes is larger than a frame", reply.len()).into_bytes())
-                    }
-                    Err(_) => (UNAVAILABLE, b"the request panicked".to_vec()),
-                };
-                let _ = replies.send(frame(id, kind | REPLY, &[reply.0], &reply.1));
+                let (status, reply) = serve_request(&*service, &request);
+                let _ = replies.send(frame(id, kind | REPLY, &[status], &reply));
                 drop(permit);
             });
             continue;

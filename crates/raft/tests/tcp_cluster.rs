@@ -203,3 +203,45 @@ async fn a_service_request_that_panics_is_answered_with_an_error() {
     assert!(panicked.contains("the request panicked"), "{panicked}");
     assert_eq!(replies.2, Ok(b"zyx".to_vec()), "the connection serves on");
 }
+
+/// A `ServiceClient`'s connections are served on threads of their own, up to `SEQUENTIAL_CONNECTIONS_MAX`; more at
+/// once are served on the runtime as other connections are (every call answered); when the host stops serving, its
+/// connections close, those served on their own threads too (a call on one then fails instead of being answered).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_connections_past_the_thread_limit_are_served_and_all_close_when_the_host_stops() {
+    use quiver_common::limits::SEQUENTIAL_CONNECTIONS_MAX;
+    struct Slow;
+    impl quiver_raft::tcp::Service for Slow {
+        fn serve(&self, request: &[u8]) -> Vec<u8> {
+            std::thread::sleep(Duration::from_millis(300));
+            request.to_vec()
+        }
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let host = RaftHost::new(1, Arc::new(MemEngine::new()), timing());
+    let server = tokio::spawn(quiver_raft::tcp::serve_with(listener, host, Some(Arc::new(Slow)), Arc::default()));
+    let client = Arc::new(quiver_raft::tcp::ServiceClient::new(&addr));
+    let calls = SEQUENTIAL_CONNECTIONS_MAX + 8;
+    let c = client.clone();
+    let replies = tokio::task::spawn_blocking(move || {
+        // All at once: each call takes a connection of its own from the client's pool.
+        let threads: Vec<_> = (0..calls)
+            .map(|i| {
+                let c = c.clone();
+                std::thread::spawn(move || c.call(&(i as u32).to_le_bytes(), Duration::from_secs(20)))
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap().map_err(|e| format!("{e:?}"))).collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    for (i, r) in replies.into_iter().enumerate() {
+        assert_eq!(r, Ok((i as u32).to_le_bytes().to_vec()), "call {i} of {calls}");
+    }
+    server.abort();
+    let _ = server.await;
+    // The pooled connections (served on threads of their own or on the stopped runtime task) are closed.
+    let after = tokio::task::spawn_blocking(move || client.call(b"late", Duration::from_secs(5))).await.unwrap();
+    assert!(after.is_err(), "a stopped host answered: {after:?}");
+}
