@@ -8,8 +8,9 @@
 //!   reads but `id(...)` and the `Traverse` walking on from it, only checks that the vertex exists: its value
 //!   carries the VID and no tags;
 //! - an `AppendVertices` of a node with no earlier binding, whose column is read only as `n.tag.prop` (and by
-//!   `id(...)` and the next `Traverse`), reads only those properties (with those of its own property map), of
-//!   every tag, so its tags (its labels) stay whole; read only by `id(...)`, walks and arrivals but labelled, it
+//!   `id(...)` and the next `Traverse`), reads only those properties, and only of those tags and its labels (its
+//!   labels are checked on them); with a property map of its own, it reads those properties and the map's, of
+//!   every tag (a map's property may be any tag's); read only by `id(...)`, walks and arrivals but labelled, it
 //!   reads its tags and no property beyond its property map; labelled without a property map, it only checks that
 //!   the vertex has its labels: its value carries the VID and no tags.
 //!
@@ -30,6 +31,7 @@
 
 use super::{id_of, Rule, RuleContext};
 use crate::planner::{Op, PlanNode};
+use quiver_api::SchemaRef;
 use quiver_common::expr::Expr;
 use quiver_common::fasthash::FastMap as HashMap;
 use std::collections::BTreeSet;
@@ -41,8 +43,8 @@ pub(crate) struct PruneMatchReads;
 enum Use {
     /// Its VID or edge key only (`id(n)`, a walk from it, edge uniqueness).
     Key,
-    /// Its key and these properties of its tags (`n.tag.prop`), by property name.
-    Props(BTreeSet<String>),
+    /// Its key and these properties (`n.tag.prop`), by property name, of these tags, by name.
+    Props(BTreeSet<String>, BTreeSet<String>),
     /// Its whole value.
     Whole,
 }
@@ -51,20 +53,21 @@ impl Use {
     fn merge(&mut self, other: Use) {
         *self = match (std::mem::replace(self, Use::Key), other) {
             (Use::Whole, _) | (_, Use::Whole) => Use::Whole,
-            (Use::Props(mut a), Use::Props(b)) => {
+            (Use::Props(mut a, mut at), Use::Props(b, bt)) => {
                 a.extend(b);
-                Use::Props(a)
+                at.extend(bt);
+                Use::Props(a, at)
             }
-            (Use::Props(a), Use::Key) | (Use::Key, Use::Props(a)) => Use::Props(a),
+            (Use::Props(a, at), Use::Key) | (Use::Key, Use::Props(a, at)) => Use::Props(a, at),
             (Use::Key, Use::Key) => Use::Key,
         }
     }
 }
 
-/// `n.tag.prop` on a column: the column and the property.
-fn tag_prop_of(e: &Expr) -> Option<(&str, &str)> {
+/// `n.tag.prop` on a column: the column, the tag and the property.
+fn tag_prop_of(e: &Expr) -> Option<(&str, &str, &str)> {
     match e.tag_prop()? {
-        (Expr::InputProp(c), _, prop) => Some((c, prop)),
+        (Expr::InputProp(c), tag, prop) => Some((c, tag, prop)),
         _ => None,
     }
 }
@@ -85,23 +88,24 @@ impl Uses {
     fn expr(&mut self, e: &Expr) {
         // Per column: its mentions, and those that are under `id(...)` or read one property of a tag.
         let mut whole: HashMap<&str, usize> = HashMap::default();
-        let mut narrow: HashMap<&str, (usize, BTreeSet<String>)> = HashMap::default();
+        let mut narrow: HashMap<&str, (usize, BTreeSet<String>, BTreeSet<String>)> = HashMap::default();
         e.visit(&mut |x| match x {
             Expr::InputProp(c) => *whole.entry(c.as_str()).or_default() += 1,
             x => {
                 if let Some(c) = id_of(x) {
                     narrow.entry(c).or_default().0 += 1;
-                } else if let Some((c, prop)) = tag_prop_of(x) {
+                } else if let Some((c, tag, prop)) = tag_prop_of(x) {
                     let n = narrow.entry(c).or_default();
                     n.0 += 1;
                     n.1.insert(prop.to_string());
+                    n.2.insert(tag.to_string());
                 }
             }
         });
         for (c, n) in whole {
             let u = match narrow.remove(c) {
-                Some((k, props)) if k == n && props.is_empty() => Use::Key,
-                Some((k, props)) if k == n => Use::Props(props),
+                Some((k, props, _)) if k == n && props.is_empty() => Use::Key,
+                Some((k, props, tags)) if k == n => Use::Props(props, tags),
                 _ => Use::Whole,
             };
             self.mark(c, u);
@@ -186,7 +190,7 @@ fn prune(node: &mut PlanNode, uses: &Uses) -> bool {
             let own = s.node.props.iter().map(|(_, p, _)| p.clone());
             match uses.reads(&s.node.column) {
                 None | Some(Use::Key) => s.props = Some(own.collect()),
-                Some(Use::Props(read)) => {
+                Some(Use::Props(read, _)) => {
                     let mut names: Vec<String> = read.iter().cloned().collect();
                     names.extend(own.filter(|p| !read.contains(p)));
                     s.props = Some(names);
@@ -205,11 +209,17 @@ fn prune(node: &mut PlanNode, uses: &Uses) -> bool {
                 a.props = Some(a.node.props.iter().map(|(_, p, _)| p.clone()).collect());
                 changed = true;
             }
-            Some(Use::Props(read)) if a.props.is_none() => {
+            Some(Use::Props(read, tags)) if a.props.is_none() => {
                 // The pattern's own property map is checked on the values read.
                 let mut names: Vec<String> = read.iter().cloned().collect();
                 names.extend(a.node.props.iter().map(|(_, p, _)| p.clone()).filter(|p| !read.contains(p)));
                 a.props = Some(names);
+                if a.node.props.is_empty() {
+                    // Nothing reads the vertex whole: only the tags read from and the labels checked are read.
+                    let kept = |t: &SchemaRef| tags.contains(&t.name) || a.node.tags.iter().any(|l| l.id == t.id);
+                    a.tags = a.tags.iter().filter(|t| kept(t)).cloned().collect();
+                    a.tags_narrowed = true;
+                }
                 changed = true;
             }
             _ => {}

@@ -326,6 +326,9 @@ fn describe(op: &Op) -> Vec<(String, String)> {
             } else if let Some(props) = &a.props {
                 d.push(("props".into(), if props.is_empty() { "tags only".into() } else { join(props) }));
             }
+            if a.tags_narrowed {
+                d.push(("of tags".into(), join(a.tags.iter().map(|t| t.name.clone()))));
+            }
             describe_node(&a.node, &mut d);
             if let Some(keep) = &a.keep {
                 d.push(("keep".into(), join(keep)));

@@ -84,9 +84,12 @@ pub(crate) struct AppendNode {
     /// Only whether the vertex exists (and has the node's labels) is read: its value carries the VID and no tags (`prune_match_reads`, for a
     /// node nothing reads but `id(...)`).
     pub id_only: bool,
-    /// Only these properties are read, of every tag (`prune_match_reads`, for a node nothing reads whole): `None`
-    /// reads them all.
+    /// Only these properties are read, of every tag in `tags` (`prune_match_reads`, for a node nothing reads
+    /// whole): `None` reads them all.
     pub props: Option<Vec<String>>,
+    /// `tags` was narrowed to the tags the statement reads properties of and the node's labels
+    /// (`prune_match_reads`, for a node read only as `n.tag.prop`); otherwise it is every tag of the space.
+    pub tags_narrowed: bool,
     /// The input's VIDs are known to exist (far ends a path count found, `fuse_match_rows`): with `id_only`,
     /// nothing is read.
     pub exist: bool,
@@ -107,6 +110,7 @@ impl AppendNode {
             tags: tags.clone(),
             id_only: false,
             props: None,
+            tags_narrowed: false,
             exist: false,
             columns: Vec::new(),
             keep: None,
