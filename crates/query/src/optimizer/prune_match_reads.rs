@@ -18,7 +18,8 @@
 //! has labels or a property map.
 //!
 //! A start node (`StartVertices`) whose column nothing reads whole reads its tags (its labels are checked on them)
-//! with only the properties read as `n.tag.prop` and those of its property map.
+//! with only the properties read as `n.tag.prop` and those of its property map; without a property map, only the
+//! tags named in `n.tag.prop` and its labels (not shown by EXPLAIN).
 //!
 //! A path alias (`BuildPath`) reads its nodes and edges whole. Names the statement does not bind (`__anon_1`) are
 //! never read by an expression, so anonymous nodes and edges always qualify.
@@ -30,7 +31,7 @@
 //! ```
 
 use super::{id_of, Rule, RuleContext};
-use crate::planner::{Op, PlanNode};
+use crate::planner::{Op, PlanNode, Tags};
 use quiver_api::SchemaRef;
 use quiver_common::expr::Expr;
 use quiver_common::fasthash::FastMap as HashMap;
@@ -173,6 +174,11 @@ pub(super) fn reads_whole(e: &Expr, column: &str) -> bool {
     matches!(uses.reads(column), Some(Use::Whole))
 }
 
+/// Of `all`, the tags named in `read` and the `labels`.
+fn narrowed(all: &Tags, read: &BTreeSet<String>, labels: &[SchemaRef]) -> Tags {
+    all.iter().filter(|t| read.contains(&t.name) || labels.iter().any(|l| l.id == t.id)).cloned().collect()
+}
+
 /// Prunes the reads under `node` that `uses` shows nobody needs; whether any changed.
 fn prune(node: &mut PlanNode, uses: &Uses) -> bool {
     let mut changed = false;
@@ -186,16 +192,25 @@ fn prune(node: &mut PlanNode, uses: &Uses) -> bool {
             changed = true;
         }
         Op::StartVertices(s) if s.props.is_none() => {
-            // The start node's tags are read (its labels are checked on them) with only the properties read.
+            // The start node's labels are checked on the tags read, with only the properties read; without a
+            // property map, only the tags read from and its labels are read.
             let own = s.node.props.iter().map(|(_, p, _)| p.clone());
-            match uses.reads(&s.node.column) {
-                None | Some(Use::Key) => s.props = Some(own.collect()),
-                Some(Use::Props(read, _)) => {
+            let no_map = s.node.props.is_empty();
+            let read_tags = match uses.reads(&s.node.column) {
+                None | Some(Use::Key) => {
+                    s.props = Some(own.collect());
+                    BTreeSet::new()
+                }
+                Some(Use::Props(read, tags)) => {
                     let mut names: Vec<String> = read.iter().cloned().collect();
                     names.extend(own.filter(|p| !read.contains(p)));
                     s.props = Some(names);
+                    tags.clone()
                 }
                 Some(Use::Whole) => return,
+            };
+            if no_map {
+                s.tags = narrowed(&s.tags, &read_tags, &s.node.tags);
             }
             changed = true;
         }
@@ -216,8 +231,7 @@ fn prune(node: &mut PlanNode, uses: &Uses) -> bool {
                 a.props = Some(names);
                 if a.node.props.is_empty() {
                     // Nothing reads the vertex whole: only the tags read from and the labels checked are read.
-                    let kept = |t: &SchemaRef| tags.contains(&t.name) || a.node.tags.iter().any(|l| l.id == t.id);
-                    a.tags = a.tags.iter().filter(|t| kept(t)).cloned().collect();
+                    a.tags = narrowed(&a.tags, tags, &a.node.tags);
                     a.tags_narrowed = true;
                 }
                 changed = true;

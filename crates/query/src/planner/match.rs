@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub(crate) struct StartNode {
     pub node: BoundNode,
     pub start: Start,
-    /// The tags a vertex value is read with (all of the space's).
+    /// The tags a vertex value is read with: all of the space's, unless `prune_match_reads` narrowed them.
     pub tags: Tags,
     /// Only these properties are read, of every tag (`prune_match_reads`, for a start node nothing reads whole):
     /// `None` reads them all.
