@@ -283,7 +283,7 @@ impl ServiceClient {
     }
 
     pub fn call(&self, request: &[u8], timeout: Duration) -> Result<Vec<u8>, CallError> {
-        use std::io::{Read, Write};
+        use std::io::Write;
         if request.len() + 64 > RAFT_FRAME_BYTES_MAX {
             return Err(CallError::Unreachable(format!("a request of {} bytes is larger than a frame", request.len())));
         }
@@ -314,14 +314,12 @@ impl ServiceClient {
             self.pool.lock().expect("pool lock").clear();
             return Err(CallError::Unreachable(format!("{}: {e}", self.addr)));
         }
-        let mut len = [0u8; 4];
-        conn.read_exact(&mut len).map_err(lost)?;
-        let len = u32::from_le_bytes(len) as usize;
-        if !(10..=RAFT_FRAME_BYTES_MAX).contains(&len) {
-            return Err(CallError::Lost(format!("{}: a reply frame of {len} bytes", self.addr)));
-        }
-        let mut body = vec![0u8; len];
-        conn.read_exact(&mut body).map_err(lost)?;
+        // A reply has a status byte after the head: at least 10 bytes.
+        let body = match read_frame_blocking(&mut conn).map_err(lost)? {
+            Some(body) if body.len() >= 10 => body,
+            Some(body) => return Err(CallError::Lost(format!("{}: a reply frame of {} bytes", self.addr, body.len()))),
+            None => return Err(lost(std::io::ErrorKind::UnexpectedEof.into())),
+        };
         let (got, kind, rest) = split_head(&body);
         if got != id || kind != SERVICE | REPLY {
             return Err(CallError::Lost(format!("{}: a reply to another request", self.addr)));
