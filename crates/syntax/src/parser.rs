@@ -198,11 +198,17 @@ impl<'a> Parser<'a> {
         matches!(self.peek(), Tok::Eof)
     }
 
-    fn bump(&mut self) -> Tok {
-        let t = self.tokens[self.pos].tok.clone();
+    /// Steps past the current token (never past the end).
+    fn bump(&mut self) {
         if self.pos < self.tokens.len() - 1 {
             self.pos += 1;
         }
+    }
+
+    /// The current token, stepped past.
+    fn next_tok(&mut self) -> Tok {
+        let t = self.peek().clone();
+        self.bump();
         t
     }
 
@@ -271,27 +277,20 @@ impl<'a> Parser<'a> {
 
     /// A name: a non-reserved word or a backquoted name.
     fn name(&mut self) -> QResult<String> {
-        match self.peek().clone() {
-            Tok::Ident(s) if !is_reserved(&s) => {
-                self.bump();
-                Ok(s)
-            }
-            Tok::Quoted(s) if !s.is_empty() => {
-                self.bump();
-                Ok(s)
-            }
-            _ => Err(self.error_here()),
-        }
+        let s = match self.peek() {
+            Tok::Ident(s) if !is_reserved(s) => s.clone(),
+            Tok::Quoted(s) if !s.is_empty() => s.clone(),
+            _ => return Err(self.error_here()),
+        };
+        self.bump();
+        Ok(s)
     }
 
     fn string_lit(&mut self) -> QResult<String> {
-        match self.peek().clone() {
-            Tok::Str(s) => {
-                self.bump();
-                Ok(s)
-            }
-            _ => Err(self.error_here()),
-        }
+        let Tok::Str(s) = self.peek() else { return Err(self.error_here()) };
+        let s = s.clone();
+        self.bump();
+        Ok(s)
     }
 
     fn int_lit(&mut self) -> QResult<i64> {
@@ -681,7 +680,7 @@ impl<'a> Parser<'a> {
             )));
         }
         self.expect_kw("FROM")?;
-        let Tok::Var(left) = self.bump() else {
+        let Tok::Var(left) = self.next_tok() else {
             self.pos -= 1;
             return Err(self.error_here());
         };
@@ -696,7 +695,7 @@ impl<'a> Parser<'a> {
             self.expect_kw("JOIN")?;
             inner
         };
-        let Tok::Var(right) = self.bump() else {
+        let Tok::Var(right) = self.next_tok() else {
             self.pos -= 1;
             return Err(self.error_here());
         };
@@ -1193,7 +1192,7 @@ impl<'a> Parser<'a> {
                     which @ ("charset" | "collate") => {
                         self.bump();
                         self.expect_sym("=")?;
-                        let Tok::Ident(value) = self.bump() else {
+                        let Tok::Ident(value) = self.next_tok() else {
                             return Err(self.error_here());
                         };
                         let value = Some(value.to_ascii_lowercase());
@@ -2297,23 +2296,30 @@ impl<'a> Parser<'a> {
             Tok::Sym(">") => BinaryOp::Gt,
             Tok::Sym(">=") => BinaryOp::Ge,
             Tok::Sym("=~") => BinaryOp::Regex,
-            Tok::Ident(w) => match w.to_uppercase().as_str() {
-                "IN" => BinaryOp::In,
-                "CONTAINS" => BinaryOp::Contains,
-                "STARTS" => BinaryOp::StartsWith,
-                "ENDS" => BinaryOp::EndsWith,
-                "NOT" => match self.peek_at(1) {
-                    Tok::Ident(w2) => match w2.to_uppercase().as_str() {
-                        "IN" => BinaryOp::NotIn,
-                        "CONTAINS" => BinaryOp::NotContains,
-                        "STARTS" => BinaryOp::NotStartsWith,
-                        "ENDS" => BinaryOp::NotEndsWith,
+            Tok::Ident(w) => {
+                // Compared in place: an upper-cased copy of the word after every operand cost an allocation.
+                const WORDS: [(&str, BinaryOp, BinaryOp); 4] = [
+                    ("IN", BinaryOp::In, BinaryOp::NotIn),
+                    ("CONTAINS", BinaryOp::Contains, BinaryOp::NotContains),
+                    ("STARTS", BinaryOp::StartsWith, BinaryOp::NotStartsWith),
+                    ("ENDS", BinaryOp::EndsWith, BinaryOp::NotEndsWith),
+                ];
+                let find = |w: &str| WORDS.iter().find(|(k, ..)| k.eq_ignore_ascii_case(w));
+                if w.eq_ignore_ascii_case("NOT") {
+                    match self.peek_at(1) {
+                        Tok::Ident(w2) => match find(w2) {
+                            Some(&(_, _, negated)) => negated,
+                            None => return Ok(None),
+                        },
                         _ => return Ok(None),
-                    },
-                    _ => return Ok(None),
-                },
-                _ => return Ok(None),
-            },
+                    }
+                } else {
+                    match find(w) {
+                        Some(&(_, op, _)) => op,
+                        None => return Ok(None),
+                    }
+                }
+            }
             _ => return Ok(None),
         };
         if matches!(op, BinaryOp::NotIn | BinaryOp::NotContains | BinaryOp::NotStartsWith | BinaryOp::NotEndsWith) {
@@ -2430,7 +2436,7 @@ impl<'a> Parser<'a> {
 
     /// A name after `.`: reserved words are allowed there (`e._dst`, `$$.player.name`).
     fn any_name(&mut self) -> QResult<String> {
-        match self.bump() {
+        match self.next_tok() {
             Tok::Ident(s) | Tok::Quoted(s) => Ok(s),
             _ => {
                 self.pos -= 1;
@@ -2485,7 +2491,7 @@ impl<'a> Parser<'a> {
             }
             let literal = ["TRUE", "FALSE", "NULL"].iter().any(|w| word.eq_ignore_ascii_case(w));
             if !literal && matches!(self.peek_at(1), Tok::Sym("(")) {
-                let Tok::Ident(name) = self.bump() else { unreachable!("peeked a name") };
+                let Tok::Ident(name) = self.next_tok() else { unreachable!("peeked a name") };
                 // Not in `call`: its frame would stand between the levels of a nested one.
                 if let Some(quantifier) = Quantifier::from_name(&name) {
                     return self.predicate(quantifier);
@@ -2565,7 +2571,7 @@ impl<'a> Parser<'a> {
             let mut items = Vec::new();
             let mut height = 0;
             loop {
-                let key = match self.bump() {
+                let key = match self.next_tok() {
                     Tok::Ident(s) | Tok::Quoted(s) | Tok::Str(s) => s,
                     _ => {
                         self.pos -= 1;
@@ -2653,29 +2659,24 @@ impl<'a> Parser<'a> {
                 self.after_name(name)
             }
             Tok::Ident(word) => {
-                let upper = word.to_uppercase();
-                match upper.as_str() {
-                    "TRUE" => {
-                        self.bump();
-                        return Ok((Expr::Const(Value::Bool(true)), 0));
-                    }
-                    "FALSE" => {
-                        self.bump();
-                        return Ok((Expr::Const(Value::Bool(false)), 0));
-                    }
-                    "NULL" => {
-                        self.bump();
-                        return Ok((Expr::Const(Value::NULL), 0));
-                    }
-                    "VERTEX" => {
-                        self.bump();
-                        return Ok((Expr::Vertex(VertexRef::Current), 0));
-                    }
-                    "EDGE" => {
-                        self.bump();
-                        return Ok((Expr::Edge, 0));
-                    }
-                    _ => {}
+                // The words that are values here, compared in place (no upper-cased copy per name).
+                let is = |w: &str| word.eq_ignore_ascii_case(w);
+                let value = if is("TRUE") {
+                    Some(Expr::Const(Value::Bool(true)))
+                } else if is("FALSE") {
+                    Some(Expr::Const(Value::Bool(false)))
+                } else if is("NULL") {
+                    Some(Expr::Const(Value::NULL))
+                } else if is("VERTEX") {
+                    Some(Expr::Vertex(VertexRef::Current))
+                } else if is("EDGE") {
+                    Some(Expr::Edge)
+                } else {
+                    None
+                };
+                if let Some(e) = value {
+                    self.bump();
+                    return Ok((e, 0));
                 }
                 if is_reserved(&word) {
                     return Err(self.error_here());
@@ -2941,13 +2942,25 @@ fn one_above(below: usize, max: usize) -> Option<usize> {
     (below < max).then_some(below + 1)
 }
 
+/// Whether `word` is reserved, in any case: a binary search of `RESERVED`, which is sorted (a test holds it so).
 fn is_reserved(word: &str) -> bool {
-    RESERVED.iter().any(|r| r.eq_ignore_ascii_case(word))
+    RESERVED.binary_search_by(|r| r.bytes().cmp(word.bytes().map(|b| b.to_ascii_uppercase()))).is_ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reserved_words_are_sorted_and_found_in_any_case() {
+        assert!(RESERVED.windows(2).all(|w| w[0] < w[1]), "RESERVED must stay sorted for is_reserved");
+        for w in RESERVED {
+            assert!(is_reserved(w) && is_reserved(&w.to_lowercase()), "{w}");
+        }
+        for w in ["player", "ADDS", "A", "", "YIELDS", "Xor_"] {
+            assert!(!is_reserved(w), "{w}");
+        }
+    }
     use quiver_common::limits::QUERY_THREAD_STACK_BYTES;
 
     fn one(src: &str) -> Statement {

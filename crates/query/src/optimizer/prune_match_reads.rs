@@ -86,30 +86,36 @@ impl Uses {
         }
     }
 
+    /// Records what `e` reads of each column: its key under `id(...)`, a property as `n.tag.prop`, its whole
+    /// value anywhere else. Each mention is merged as it is met (the wider use wins).
     fn expr(&mut self, e: &Expr) {
-        // Per column: its mentions, and those that are under `id(...)` or read one property of a tag.
-        let mut whole: HashMap<&str, usize> = HashMap::default();
-        let mut narrow: HashMap<&str, (usize, BTreeSet<String>, BTreeSet<String>)> = HashMap::default();
-        e.visit(&mut |x| match x {
-            Expr::InputProp(c) => *whole.entry(c.as_str()).or_default() += 1,
-            x => {
-                if let Some(c) = id_of(x) {
-                    narrow.entry(c).or_default().0 += 1;
-                } else if let Some((c, tag, prop)) = tag_prop_of(x) {
-                    let n = narrow.entry(c).or_default();
-                    n.0 += 1;
-                    n.1.insert(prop.to_string());
-                    n.2.insert(tag.to_string());
+        if let Some(c) = id_of(e) {
+            self.mark(c, Use::Key);
+        } else if let Some((c, tag, prop)) = tag_prop_of(e) {
+            self.mark_prop(c, tag, prop);
+        } else if let Expr::InputProp(c) = e {
+            self.mark(c, Use::Whole);
+        } else {
+            e.for_each_child(&mut |x| self.expr(x));
+        }
+    }
+
+    /// `mark(column, Props({prop}, {tag}))`, allocating only for a name not recorded yet.
+    fn mark_prop(&mut self, column: &str, tag: &str, prop: &str) {
+        match self.0.get_mut(column) {
+            Some(Use::Whole) => {}
+            Some(Use::Props(props, tags)) => {
+                if !props.contains(prop) {
+                    props.insert(prop.to_string());
+                }
+                if !tags.contains(tag) {
+                    tags.insert(tag.to_string());
                 }
             }
-        });
-        for (c, n) in whole {
-            let u = match narrow.remove(c) {
-                Some((k, props, _)) if k == n && props.is_empty() => Use::Key,
-                Some((k, props, tags)) if k == n => Use::Props(props, tags),
-                _ => Use::Whole,
-            };
-            self.mark(c, u);
+            Some(u @ Use::Key) => *u = Use::Props([prop.to_string()].into(), [tag.to_string()].into()),
+            None => {
+                self.0.insert(column.to_string(), Use::Props([prop.to_string()].into(), [tag.to_string()].into()));
+            }
         }
     }
 

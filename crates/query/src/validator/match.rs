@@ -654,7 +654,7 @@ impl Validator<'_> {
                     let hidden = p.alias.as_ref().expect("a rolled-up pattern names its column");
                     with_roll_ups.add(hidden, AliasKind::Value);
                 }
-                columns.push(YieldColumn { expr: rewrite(&expr, &with_roll_ups)?, alias: Some(name) });
+                columns.push(YieldColumn { expr: rewrite_owned(expr, &with_roll_ups)?, alias: Some(name) });
             }
         }
         let distinct = p.distinct || p.items.as_ref().is_some_and(|y| y.distinct);
@@ -850,10 +850,14 @@ fn walk_labels(e: &Expr, bound: &mut Vec<String>, f: &mut dyn FnMut(&str)) {
 
 /// `e` with its aliases turned into column reads, checked against `scope` with NebulaGraph's messages.
 fn rewrite(e: &Expr, scope: &Scope) -> QResult<Expr> {
-    let mut out = e.clone();
+    rewrite_owned(e.clone(), scope)
+}
+
+/// [`rewrite`] of an expression already owned (no second copy).
+fn rewrite_owned(mut e: Expr, scope: &Scope) -> QResult<Expr> {
     let mut err = None;
-    rewrite_in(&mut out, scope, &mut Vec::new(), &mut err);
-    err.map_or(Ok(out), Err)
+    rewrite_in(&mut e, scope, &mut Vec::new(), &mut err);
+    err.map_or(Ok(e), Err)
 }
 
 fn rewrite_in(e: &mut Expr, scope: &Scope, bound: &mut Vec<String>, err: &mut Option<QError>) {
