@@ -36,7 +36,6 @@ impl Rule for RemoveUnusedColumns {
         if reads_var(read.iter().copied()) || !node.branches.is_empty() {
             return false;
         }
-        let used = input_columns(read.iter().copied());
         let Some(producer) = &mut node.input else { return false };
         let below = producer.input.as_deref().and_then(output_columns);
         let (y, is_go): (&mut YieldClause, bool) = match &mut producer.op {
@@ -57,6 +56,9 @@ impl Rule for RemoveUnusedColumns {
         if y.distinct {
             return false;
         }
+        // Only now, under a producer this rule rewrites, the columns the node reads (a MATCH's RETURN stands over
+        // pattern operators: no need to gather them).
+        let used = input_columns(read.iter().copied());
         let removable = |c: &quiver_syntax::ast::YieldColumn| {
             !used.contains(&c.name())
                 && cannot_fail(&c.expr, if is_go { None } else { below.as_deref() })
