@@ -88,6 +88,7 @@ on_a_cluster!(
     match_errors,
     match_multi_hop,
     match_patterns,
+    match_start,
     match_shortest_path,
     match_syntax,
     nba,

@@ -53,6 +53,7 @@ query_files!(
     match_multi_hop,
     match_clauses,
     match_patterns,
+    match_start,
     match_errors,
     match_shortest_path,
     find_path,

@@ -546,6 +546,12 @@ fn a_playground_survives_kill9_of_storage_hosts_and_of_the_meta_leader() {
     }
     let r = pg.exec(&format!("ADD HOSTS \"127.0.0.1\":{}", stores[0].rsplit(':').next().unwrap())).unwrap();
     assert_eq!(r["results"][0]["errors"]["message"], "Existed!", "{r}");
+    // Zones are not modelled: every host is in the one default zone.
+    let r = pg.exec("ADD HOSTS \"127.0.0.9\":9779 INTO NEW ZONE \"z1\"").unwrap();
+    assert_eq!(
+        r["results"][0]["errors"]["message"], "SemanticError: `ADD HOSTS ... INTO NEW ZONE' is not supported yet",
+        "{r}"
+    );
     let meta = meta_leader(&pg);
 
     // Writers: each edge goes from i to i + 1e6, two partitions apart in general (a chain across hosts); a reader

@@ -464,8 +464,11 @@ impl Validator<'_> {
     }
 
     /// Picks the node a path starts from and marks the nodes bound before they are reached. A node bound in the
-    /// input is cheapest, then VIDs from the WHERE, then an index of a tag with an equality, then a tag's
-    /// vertices, then every vertex.
+    /// input is cheapest, then VIDs from the WHERE. Where neither applies, the node whose start reads the fewest
+    /// vertices by the space's exact counts (`StorageClient::stats`, asked only then): an index of a tag with an
+    /// equality (estimated at a tenth of the tag's rows), the vertices of the node's least numerous label, or
+    /// every vertex; on a tie, the earlier kind in that order, then the earlier node. NebulaGraph picks by the
+    /// kind alone.
     ///
     /// A shortest path starts at both of its nodes: each gets its own start (the second's is `end_start`).
     ///
@@ -480,6 +483,7 @@ impl Validator<'_> {
     ) -> Vec<usize> {
         let conjuncts = filter.map(Expr::conjuncts).unwrap_or_default();
         let mut best: Option<(u8, usize, Start, Option<usize>)> = None;
+        let mut scans: Vec<(u8, usize, Start, Option<usize>)> = Vec::new();
         let mut ends: Vec<(Start, Option<usize>)> = Vec::new();
         for (i, node) in path.nodes.iter().enumerate() {
             let mut answered = None;
@@ -498,9 +502,10 @@ impl Validator<'_> {
                 ends.push((start, answered));
                 continue;
             }
-            if best.as_ref().is_none_or(|(r, ..)| rank < *r) {
-                best = Some((rank, i, start, answered));
-            }
+            scans.push((rank, i, start, answered));
+        }
+        if path.kind == PathKind::All {
+            best = self.cheapest_start(space, &path.nodes, scans);
         }
         let mut answered_end = None;
         if path.kind != PathKind::All {
@@ -530,6 +535,39 @@ impl Validator<'_> {
             }
         }
         answered
+    }
+
+    /// Of the candidate starts (kind rank, node position, start, conjunct answered), the one `choose_start`
+    /// takes. Bound nodes and VIDs win by kind; among index and scan starts the estimated vertices decide, and a
+    /// tag scan scans the node's least numerous label (its other labels are checked on each vertex).
+    fn cheapest_start(
+        &self,
+        space: &quiver_api::SpaceDesc,
+        nodes: &[BoundNode],
+        mut candidates: Vec<(u8, usize, Start, Option<usize>)>,
+    ) -> Option<(u8, usize, Start, Option<usize>)> {
+        let by_kind = |c: &(u8, usize, Start, Option<usize>)| (c.0, c.1);
+        let scans_only = candidates.iter().all(|c| c.0 >= 2);
+        let choice = candidates.len() > 1 || nodes.iter().any(|n| n.tags.len() > 1);
+        // Counts are asked only when they can change the choice.
+        let stats = if scans_only && choice { self.engine.storage.stats(space).ok() } else { None };
+        let Some(stats) = stats else {
+            return candidates.into_iter().min_by_key(by_kind);
+        };
+        let rows = |t: &SchemaRef| stats.rows(SchemaKind::Tag, t.id);
+        let estimate = |start: &Start| match start {
+            Start::Index(plan) => (rows(&plan.schema) / INDEX_EQUALITY_SHARE).max(1),
+            Start::ScanTag(t) => rows(t),
+            _ => stats.vertices,
+        };
+        for (_, i, start, _) in &mut candidates {
+            if let Start::ScanTag(t) = start {
+                if let Some(least) = nodes[*i].tags.iter().min_by_key(|t| rows(t)) {
+                    *t = least.clone();
+                }
+            }
+        }
+        candidates.into_iter().min_by_key(|c| (estimate(&c.2), c.0, c.1))
     }
 
     /// A LOOKUP on one of the node's tags for an equality in its property map or the WHERE, when an index can
@@ -742,6 +780,10 @@ fn pagination(e: &Expr, what: &str, v: &Validator<'_>) -> QResult<Expr> {
         _ => Err(semantic(format!("{what} should be of type integer"))),
     }
 }
+
+/// The share of a tag's vertices an index start by one equality is estimated to find: one in this many (no
+/// per-value counts are kept).
+const INDEX_EQUALITY_SHARE: i64 = 10;
 
 fn hidden(anon: &mut usize) -> String {
     *anon += 1;
