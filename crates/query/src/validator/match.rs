@@ -464,11 +464,11 @@ impl Validator<'_> {
     }
 
     /// Picks the node a path starts from and marks the nodes bound before they are reached. A node bound in the
-    /// input is cheapest, then VIDs from the WHERE. Where neither applies, the node whose start reads the fewest
-    /// vertices by the space's exact counts (`StorageClient::stats`, asked only then): an index of a tag with an
-    /// equality (estimated at a tenth of the tag's rows), the vertices of the node's least numerous label, or
-    /// every vertex; on a tie, the earlier kind in that order, then the earlier node. NebulaGraph picks by the
-    /// kind alone.
+    /// input is cheapest, then VIDs from the WHERE. Where neither applies, the cheapest start by the space's exact
+    /// counts (`StorageClient::stats`, asked only then; `cheapest_start`): an index of a tag with an equality
+    /// (estimated at a tenth of the tag's rows), the vertices of the node's least numerous label, or every vertex,
+    /// each weighed by the edges its vertices have on the hops next to it; on a tie, the earlier kind in that
+    /// order, then the earlier node. NebulaGraph picks by the kind alone.
     ///
     /// A shortest path starts at both of its nodes: each gets its own start (the second's is `end_start`).
     ///
@@ -505,7 +505,7 @@ impl Validator<'_> {
             scans.push((rank, i, start, answered));
         }
         if path.kind == PathKind::All {
-            best = self.cheapest_start(space, &path.nodes, scans);
+            best = self.cheapest_start(space, path, scans);
         }
         let mut answered_end = None;
         if path.kind != PathKind::All {
@@ -538,28 +538,25 @@ impl Validator<'_> {
     }
 
     /// Of the candidate starts (kind rank, node position, start, conjunct answered), the one `choose_start`
-    /// takes. Bound nodes and VIDs win by kind; among index and scan starts the estimated vertices decide, and a
-    /// tag scan scans the node's least numerous label (its other labels are checked on each vertex).
+    /// takes. Bound nodes and VIDs win by kind. Among index and scan starts the cost decides: the vertices the start
+    /// finds, times one plus the edges each of them has on average on the pattern's hops next to it (the hop's
+    /// types' edges over the node's vertices, both ways for an undirected hop). A tag scan scans the node's least
+    /// numerous label (its other labels are checked on each vertex).
     fn cheapest_start(
         &self,
         space: &quiver_api::SpaceDesc,
-        nodes: &[BoundNode],
+        path: &BoundPath,
         mut candidates: Vec<(u8, usize, Start, Option<usize>)>,
     ) -> Option<(u8, usize, Start, Option<usize>)> {
-        let by_kind = |c: &(u8, usize, Start, Option<usize>)| (c.0, c.1);
+        let nodes = &path.nodes;
         let scans_only = candidates.iter().all(|c| c.0 >= 2);
         let choice = candidates.len() > 1 || nodes.iter().any(|n| n.tags.len() > 1);
         // Counts are asked only when they can change the choice.
         let stats = if scans_only && choice { self.engine.storage.stats(space).ok() } else { None };
         let Some(stats) = stats else {
-            return candidates.into_iter().min_by_key(by_kind);
+            return candidates.into_iter().min_by_key(|c| (c.0, c.1));
         };
         let rows = |t: &SchemaRef| stats.rows(SchemaKind::Tag, t.id);
-        let estimate = |start: &Start| match start {
-            Start::Index(plan) => (rows(&plan.schema) / INDEX_EQUALITY_SHARE).max(1),
-            Start::ScanTag(t) => rows(t),
-            _ => stats.vertices,
-        };
         for (_, i, start, _) in &mut candidates {
             if let Start::ScanTag(t) = start {
                 if let Some(least) = nodes[*i].tags.iter().min_by_key(|t| rows(t)) {
@@ -567,7 +564,23 @@ impl Validator<'_> {
                 }
             }
         }
-        candidates.into_iter().min_by_key(|c| (estimate(&c.2), c.0, c.1))
+        // The vertices a node stands for: those of its least numerous label, or every vertex.
+        let population = |i: usize| nodes[i].tags.iter().map(rows).min().unwrap_or(stats.vertices).max(1) as f64;
+        let edges_of = |e: &BoundEdge| {
+            let n: i64 = e.types.iter().map(|t| stats.rows(SchemaKind::Edge, t.id)).sum();
+            n as f64 * if e.direction == PatternDirection::Both { 2.0 } else { 1.0 }
+        };
+        let cost = |(_, i, start, _): &(u8, usize, Start, Option<usize>)| {
+            let found = match start {
+                Start::Index(plan) => (rows(&plan.schema) / INDEX_EQUALITY_SHARE).max(1),
+                Start::ScanTag(t) => rows(t),
+                _ => stats.vertices,
+            } as f64;
+            let hops = [i.checked_sub(1).and_then(|h| path.edges.get(h)), path.edges.get(*i)];
+            let degree: f64 = hops.into_iter().flatten().map(|e| edges_of(e) / population(*i)).sum();
+            found * (1.0 + degree)
+        };
+        candidates.into_iter().min_by(|a, b| cost(a).total_cmp(&cost(b)).then((a.0, a.1).cmp(&(b.0, b.1))))
     }
 
     /// A LOOKUP on one of the node's tags for an equality in its property map or the WHERE, when an index can
