@@ -731,9 +731,8 @@ impl EmbeddedStorage {
         if let Some(c) = self.vcache.get(space.id, schema) {
             return Ok(Some(c));
         }
-        if !self.vcache.count_reads(space.id, schema.id, n as u64)
-            || self.rows_of(space, SchemaKind::Tag, schema.id)? > VCACHE_ROWS_MAX
-        {
+        let mut rows = || self.rows_of(space, SchemaKind::Tag, schema.id);
+        if !self.vcache.count_reads(space.id, schema.id, n as u64, &mut rows)? || rows()? > VCACHE_ROWS_MAX {
             return Ok(None);
         }
         let _guard = self.lock_for_build();

@@ -4,7 +4,9 @@
 //! is a point read (bloom filter, index and data block) and a decode each, about 3 µs. Once a tag has been read
 //! [`HOT_READS`] times, its rows are loaded into a [`TagCache`]: a dense slot per vertex that has the tag, and one
 //! vector of decoded values per property of the tag's latest schema version (every row decodes to that shape,
-//! whatever version it was written with). Reads of cached tags then touch no key-value state.
+//! whatever version it was written with). Reads of cached tags then touch no key-value state. A tag with fewer rows
+//! than that is cached once its reads reach its row count (checked each time the count passes a power of two): a
+//! scan of its rows then costs no more than the point reads already spent on it.
 //!
 //! **Invariants.**
 //! - A cache is built under the writers' lock (so no write falls between its scan and it going live) and changed
@@ -142,6 +144,17 @@ impl ReadCounts {
         before < hot && before + n >= hot
     }
 
+    /// Counts `n` reads; the count before and after them.
+    pub fn add(&self, space: u32, id: i32, n: u64) -> (u64, u64) {
+        let counter = self.reads.read().expect("lock poisoned").get(&(space, id)).cloned();
+        let counter = match counter {
+            Some(c) => c,
+            None => self.reads.write().expect("lock poisoned").entry((space, id)).or_default().clone(),
+        };
+        let before = counter.fetch_add(n, Ordering::Relaxed);
+        (before, before + n)
+    }
+
     /// Forgets a count, so it has to reach the threshold again.
     pub fn cool(&self, space: u32, id: i32) {
         self.reads.write().expect("lock poisoned").remove(&(space, id));
@@ -181,9 +194,18 @@ impl VertexCache {
         self.tags.read().expect("lock poisoned").get(&(space, tag)).cloned()
     }
 
-    /// Counts `n` vertex reads of a tag; true when the tag has just become hot.
-    pub fn count_reads(&self, space: u32, tag: i32, n: u64) -> bool {
-        self.reads.count(space, tag, n, HOT_READS)
+    /// Counts `n` vertex reads of a tag; true when the tag has just become hot: its reads reached [`HOT_READS`], or
+    /// reached its rows (`rows`, asked only when the count passes a power of two below `HOT_READS`).
+    pub fn count_reads(&self, space: u32, tag: i32, n: u64, rows: &mut dyn FnMut() -> QResult<i64>) -> QResult<bool> {
+        let (before, after) = self.reads.add(space, tag, n);
+        if before >= HOT_READS {
+            return Ok(false);
+        }
+        if after >= HOT_READS {
+            return Ok(true);
+        }
+        let passed_power_of_two = before == 0 || before.ilog2() != after.ilog2();
+        Ok(passed_power_of_two && rows()? as u64 <= after)
     }
 
     /// Forgets a tag's read count, so it has to become hot again before it is cached.

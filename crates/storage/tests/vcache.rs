@@ -88,6 +88,20 @@ fn random_writes_agree(vid_type: VidType, seed: u64) {
     let n = 80u64;
     let all: Vec<Value> = (0..n).map(|i| vid(&space, i)).collect();
     let mut model: Model = HashMap::new();
+    // Ballast: vertices never read or written below, with both tags, so that each tag has more rows than the reads
+    // of rounds 0 and 1 (a tag is cached once its reads reach its rows): those rounds read from the store.
+    let ballast: Vec<Value> = (n..n + HOT_READS).map(|i| vid(&space, i)).collect();
+    let ballast_rows = [(person(), vec![Value::str("b"), Value::Int(0)]), (team(), vec![Value::str("b")])];
+    for chunk in ballast.chunks(512) {
+        let ms = chunk
+            .iter()
+            .map(|v| Mutation::InsertVertex { vid: v.clone(), tags: ballast_rows.to_vec(), if_not_exists: false })
+            .collect();
+        s.write(&space, ms).unwrap();
+        for v in chunk {
+            model.insert(v.clone(), ballast_rows.iter().map(|(t, vs)| (t.id, vs.clone())).collect());
+        }
+    }
     let mut rng = Rng(seed);
     let selections = [PropSelection::All, PropSelection::Only(vec!["name".into()]), PropSelection::None];
     for round in 0..6 {
@@ -161,6 +175,26 @@ fn random_writes_agree(vid_type: VidType, seed: u64) {
         }
     }
     assert_eq!(s.vertex_cache_stats(&space).len(), 2, "still cached after the writes");
+}
+
+#[test]
+fn a_tag_with_fewer_rows_than_hot_reads_is_cached_once_its_reads_reach_them() {
+    let space = support::int_space(9);
+    let s = EmbeddedStorage::new(Arc::new(MemEngine::new()));
+    let p = person();
+    let vids: Vec<Value> = (0..100).map(Value::Int).collect();
+    insert(&s, &space, &vids, &p, vec![Value::String("a".into()), Value::Int(1)]);
+    // The count is compared with the rows each time it passes a power of two (64, 128, ...).
+    read(&s, &space, &vids[..60], std::slice::from_ref(&p), &PropSelection::All);
+    assert!(s.vertex_cache_stats(&space).is_empty(), "60 reads of a 100-row tag");
+    read(&s, &space, &vids[..30], std::slice::from_ref(&p), &PropSelection::All);
+    assert!(s.vertex_cache_stats(&space).is_empty(), "90 reads: 64 was passed with fewer reads than rows");
+    read(&s, &space, &vids[..40], std::slice::from_ref(&p), &PropSelection::All);
+    assert_eq!(s.vertex_cache_stats(&space).len(), 1, "130 reads: 128 passed, and 100 rows are no more");
+    assert_eq!(
+        read(&s, &space, &vids[99..], std::slice::from_ref(&p), &PropSelection::Only(vec!["name".into()])),
+        vec![Some(vec![(3, [("name".to_string(), Value::String("a".into()))].into_iter().collect())])]
+    );
 }
 
 #[test]
