@@ -135,13 +135,8 @@ pub struct ReadCounts {
 impl ReadCounts {
     /// Counts `n` reads; true when they have just reached `hot`.
     pub fn count(&self, space: u32, id: i32, n: u64, hot: u64) -> bool {
-        let counter = self.reads.read().expect("lock poisoned").get(&(space, id)).cloned();
-        let counter = match counter {
-            Some(c) => c,
-            None => self.reads.write().expect("lock poisoned").entry((space, id)).or_default().clone(),
-        };
-        let before = counter.fetch_add(n, Ordering::Relaxed);
-        before < hot && before + n >= hot
+        let (before, after) = self.add(space, id, n);
+        before < hot && after >= hot
     }
 
     /// Counts `n` reads; the count before and after them.
