@@ -482,8 +482,8 @@ impl Validator<'_> {
         filter: Option<&Expr>,
     ) -> Vec<usize> {
         let conjuncts = filter.map(Expr::conjuncts).unwrap_or_default();
-        let mut best: Option<(u8, usize, Start, Option<usize>)> = None;
-        let mut scans: Vec<(u8, usize, Start, Option<usize>)> = Vec::new();
+        let mut best: Option<Candidate> = None;
+        let mut scans: Vec<Candidate> = Vec::new();
         let mut ends: Vec<(Start, Option<usize>)> = Vec::new();
         for (i, node) in path.nodes.iter().enumerate() {
             let mut answered = None;
@@ -537,8 +537,7 @@ impl Validator<'_> {
         answered
     }
 
-    /// Of the candidate starts (kind rank, node position, start, conjunct answered), the one `choose_start`
-    /// takes. Bound nodes and VIDs win by kind. Among index and scan starts the cost decides: the vertices the start
+    /// Of the candidate starts, the one `choose_start` takes. Bound nodes and VIDs win by kind. Among index and scan starts the cost decides: the vertices the start
     /// finds, times one plus the edges each of them has on average on the pattern's hops next to it (the hop's
     /// types' edges over the node's vertices, both ways for an undirected hop). A tag scan scans the node's least
     /// numerous label (its other labels are checked on each vertex).
@@ -546,8 +545,8 @@ impl Validator<'_> {
         &self,
         space: &quiver_api::SpaceDesc,
         path: &BoundPath,
-        mut candidates: Vec<(u8, usize, Start, Option<usize>)>,
-    ) -> Option<(u8, usize, Start, Option<usize>)> {
+        mut candidates: Vec<Candidate>,
+    ) -> Option<Candidate> {
         let nodes = &path.nodes;
         let scans_only = candidates.iter().all(|c| c.0 >= 2);
         let choice = candidates.len() > 1 || nodes.iter().any(|n| n.tags.len() > 1);
@@ -570,7 +569,7 @@ impl Validator<'_> {
             let n: i64 = e.types.iter().map(|t| stats.rows(SchemaKind::Edge, t.id)).sum();
             n as f64 * if e.direction == PatternDirection::Both { 2.0 } else { 1.0 }
         };
-        let cost = |(_, i, start, _): &(u8, usize, Start, Option<usize>)| {
+        let cost = |(_, i, start, _): &Candidate| {
             let found = match start {
                 Start::Index(plan) => (rows(&plan.schema) / INDEX_EQUALITY_SHARE).max(1),
                 Start::ScanTag(t) => rows(t),
@@ -793,6 +792,10 @@ fn pagination(e: &Expr, what: &str, v: &Validator<'_>) -> QResult<Expr> {
         _ => Err(semantic(format!("{what} should be of type integer"))),
     }
 }
+
+/// A possible start of a path: its kind's rank (bound 0, VIDs 1, index 2, tag scan 3, every vertex 4), the node's
+/// position, how its vertices are found, and the WHERE conjunct that finding answers exactly.
+type Candidate = (u8, usize, Start, Option<usize>);
 
 /// The share of a tag's vertices an index start by one equality is estimated to find: one in this many (no
 /// per-value counts are kept).
