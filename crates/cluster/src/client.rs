@@ -139,26 +139,31 @@ impl ClusterStorage {
         let mut pending = parts;
         let mut out = Vec::new();
         while !pending.is_empty() {
-            let mut by_host: BTreeMap<NodeId, (Arc<dyn HostHandle>, Vec<u32>)> = BTreeMap::new();
+            // By host id (a few hosts: a list, searched).
+            let mut by_host: Vec<(Arc<dyn HostHandle>, Vec<u32>)> = Vec::new();
             let mut again = Vec::new();
             for part in std::mem::take(&mut pending) {
                 match self.leader(space, part) {
-                    Some(host) => by_host.entry(host.id()).or_insert_with(|| (host, Vec::new())).1.push(part),
+                    Some(host) => match by_host.iter_mut().find(|(h, _)| h.id() == host.id()) {
+                        Some((_, parts)) => parts.push(part),
+                        None => by_host.push((host, vec![part])),
+                    },
                     None => again.push(part),
                 }
             }
+            by_host.sort_by_key(|(h, _)| h.id());
             let ask = |host: &dyn HostHandle, parts: &[u32]| -> Result<Answer, HostError> {
                 host.call(HostRequest::Parts { space: space.clone(), lead: parts.to_vec(), op: op(parts) })
             };
             let answers: Vec<(Vec<u32>, Result<Answer, HostError>)> = if by_host.len() == 1 {
                 // One host: asked on this thread (no thread to start per request).
-                let (host, parts) = by_host.into_values().next().expect("one host");
+                let (host, parts) = by_host.pop().expect("one host");
                 let answer = ask(host.as_ref(), &parts);
                 vec![(parts, answer)]
             } else {
                 std::thread::scope(|scope| {
                     let running: Vec<_> = by_host
-                        .into_values()
+                        .into_iter()
                         .map(|(host, parts)| {
                             let asked = parts.clone();
                             let handle = scope.spawn(move || ask(host.as_ref(), &asked));
@@ -208,6 +213,12 @@ impl ClusterStorage {
         parts: &[u32],
         op: &(dyn Fn(&[usize]) -> PartOp + Sync),
     ) -> QResult<Vec<(Vec<usize>, Answer)>> {
+        if let Some(&only) = parts.first().filter(|&&p| parts.iter().all(|&q| q == p)) {
+            // Every item in one partition (a 1-hop read from one vertex, most often): no grouping.
+            let all: Vec<usize> = (0..parts.len()).collect();
+            let answers = self.on_leaders(space, vec![only], &|_| op(&all))?;
+            return Ok(answers.into_iter().map(|(_, answer)| (all.clone(), answer)).collect());
+        }
         let mut by_part = PartItems::new();
         for (i, &p) in parts.iter().enumerate() {
             by_part.entry(p).or_default().push(i);
@@ -471,10 +482,14 @@ impl StorageClient for ClusterStorage {
         let answers = self.on_items(space, &parts, &|positions| {
             PartOp::GetNeighbors(NeighborsRequest { vids: pick(&req.vids, positions), ..req.clone() })
         })?;
+        let mut answers = answers!(answers, Answer::Neighbors)?;
+        if answers.len() == 1 {
+            // One host read every vertex, in the request's order.
+            return Ok(answers.pop().expect("one answer").1);
+        }
         // Back in the order of the request's vertices, each host's edges in its own order, then the limit.
         let first: HashMap<&Value, usize> = req.vids.iter().enumerate().rev().map(|(i, v)| (v, i)).collect();
-        let mut edges: Vec<NeighborEdge> =
-            answers!(answers, Answer::Neighbors)?.into_iter().flat_map(|(_, edges)| edges).collect();
+        let mut edges: Vec<NeighborEdge> = answers.into_iter().flat_map(|(_, edges)| edges).collect();
         edges.sort_by_key(|e| first.get(&e.from).copied().unwrap_or(usize::MAX));
         if let Some(limit) = req.limit {
             edges.truncate(limit);

@@ -148,8 +148,9 @@ pub struct ProcessCluster {
     local: Mutex<Option<Weak<StorageHost>>>,
     /// The spaces whose every partition was seen led.
     ready: Mutex<std::collections::BTreeSet<u32>>,
-    /// A blocking client per storage host, with its pooled connections.
-    clients: Mutex<std::collections::HashMap<String, Arc<ServiceClient>>>,
+    /// Each storage host as reached from here (a blocking client with its pooled connections), by node id: a
+    /// request's leader lookup neither formats an address nor allocates a handle.
+    remotes: Mutex<std::collections::HashMap<NodeId, Arc<RemoteHost>>>,
 }
 
 impl ProcessCluster {
@@ -159,7 +160,7 @@ impl ProcessCluster {
             transport,
             local: Mutex::default(),
             ready: Mutex::default(),
-            clients: Mutex::default(),
+            remotes: Mutex::default(),
         })
     }
 
@@ -192,14 +193,19 @@ impl ProcessCluster {
     /// A storage host at `addr`, as this process reaches it.
     pub fn remote(&self, addr: &str) -> Option<Arc<dyn HostHandle>> {
         let id = node_id(addr).ok()?;
-        let client = self
-            .clients
-            .lock()
-            .expect("lock poisoned")
-            .entry(addr.to_string())
-            .or_insert_with(|| Arc::new(ServiceClient::new(addr)))
-            .clone();
-        Some(Arc::new(RemoteHost { id, addr: addr.to_string(), client, catalog: self.catalog.clone() }))
+        Some(self.remote_by_id(id, || addr.to_string()))
+    }
+
+    fn remote_by_id(&self, id: NodeId, addr: impl FnOnce() -> String) -> Arc<dyn HostHandle> {
+        let mut remotes = self.remotes.lock().expect("lock poisoned");
+        remotes
+            .entry(id)
+            .or_insert_with(|| {
+                let addr = addr();
+                let client = Arc::new(ServiceClient::new(&addr));
+                Arc::new(RemoteHost { id, addr, client, catalog: self.catalog.clone() })
+            })
+            .clone()
     }
 
     fn local(&self) -> Option<Arc<StorageHost>> {
@@ -209,7 +215,7 @@ impl ProcessCluster {
 
 impl Cluster for ProcessCluster {
     fn host(&self, id: NodeId) -> Option<Arc<dyn HostHandle>> {
-        self.remote(&node_addr(id))
+        Some(self.remote_by_id(id, || node_addr(id)))
     }
 
     fn hosts(&self) -> Vec<Arc<dyn HostHandle>> {

@@ -307,6 +307,12 @@ impl Replica {
         })
     }
 
+    /// Whether [`Replica::linearize`] would return at once, within the read lease of an earlier confirmation:
+    /// checked without a runtime or a timer, as most reads to a busy leader are.
+    pub fn linearized_by_lease(&self) -> bool {
+        self.barrier.within_lease(&self.raft)
+    }
+
     /// A read index for a follower read: once confirmed as leader (see [`Replica::linearize`]), the index this
     /// replica has applied, which covers every write acknowledged before the call. A replica that has applied up
     /// to it ([`Replica::wait_applied`]) may answer reads that are linearizable as of this call.

@@ -72,8 +72,9 @@ impl ReadBarrier {
         Ok(())
     }
 
-    /// Whether the last confirmation's lease still runs, in the term it was taken in, and this replica leads.
-    fn within_lease(&self, raft: &Raft) -> bool {
+    /// Whether the last confirmation's lease still runs, in the term it was taken in, and this replica leads: then
+    /// [`ReadBarrier::confirm`] would return at once.
+    pub fn within_lease(&self, raft: &Raft) -> bool {
         let Some((until, term)) = *self.leased.lock().expect("lock poisoned") else { return false };
         let m = raft.metrics();
         let m = m.borrow();
