@@ -69,6 +69,10 @@ async fn read_frame(r: &mut (impl AsyncReadExt + Unpin)) -> std::io::Result<Opti
 }
 
 /// [`read_frame`] from a blocking stream.
+/// How many bytes a blocking connection's reader asks the socket for at once: a small frame's length and body
+/// arrive in one `recv`, not two.
+const BLOCKING_READ_BYTES: usize = 16 * 1024;
+
 fn read_frame_blocking(r: &mut impl std::io::Read) -> std::io::Result<Option<Vec<u8>>> {
     let mut len = [0u8; 4];
     match r.read_exact(&mut len) {
@@ -272,8 +276,9 @@ impl TcpTransport {
 /// it serves any.
 pub struct ServiceClient {
     addr: String,
-    /// Idle connections, each with the timeout its socket is set to (set again only when a call's differs).
-    pool: Mutex<Vec<(std::net::TcpStream, Option<Duration>)>>,
+    /// Idle connections (read through a buffer), each with the timeout its socket is set to (set again only when
+    /// a call's differs).
+    pool: Mutex<Vec<(std::io::BufReader<std::net::TcpStream>, Option<Duration>)>>,
     next_id: AtomicU64,
 }
 
@@ -296,7 +301,7 @@ impl ServiceClient {
                 let c = std::net::TcpStream::connect_timeout(&addr, timeout)
                     .map_err(|e| CallError::Unreachable(format!("{}: {e}", self.addr)))?;
                 let _ = c.set_nodelay(true);
-                (c, None)
+                (std::io::BufReader::with_capacity(BLOCKING_READ_BYTES, c), None)
             }
         };
         // Any failure drops every pooled connection too: they lead to the same (maybe restarted) process.
@@ -305,17 +310,17 @@ impl ServiceClient {
             CallError::Lost(format!("{}: {e}", self.addr))
         };
         if set_to != Some(timeout) {
-            conn.set_read_timeout(Some(timeout)).map_err(lost)?;
-            conn.set_write_timeout(Some(timeout)).map_err(lost)?;
+            conn.get_ref().set_read_timeout(Some(timeout)).map_err(lost)?;
+            conn.get_ref().set_write_timeout(Some(timeout)).map_err(lost)?;
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        if let Err(e) = conn.write_all(&frame(id, SERVICE, &SEQUENTIAL.to_le_bytes(), request)) {
+        if let Err(e) = conn.get_mut().write_all(&frame(id, SERVICE, &SEQUENTIAL.to_le_bytes(), request)) {
             // The peer closed the connection (it stopped): nothing of the request was served.
             self.pool.lock().expect("pool lock").clear();
             return Err(CallError::Unreachable(format!("{}: {e}", self.addr)));
         }
         // A reply has a status byte after the head: at least 10 bytes.
-        let body = match read_frame_blocking(&mut conn).map_err(lost)? {
+        let mut body = match read_frame_blocking(&mut conn).map_err(lost)? {
             Some(body) if body.len() >= 10 => body,
             Some(body) => return Err(CallError::Lost(format!("{}: a reply frame of {} bytes", self.addr, body.len()))),
             None => return Err(lost(std::io::ErrorKind::UnexpectedEof.into())),
@@ -324,8 +329,13 @@ impl ServiceClient {
         if got != id || kind != SERVICE | REPLY {
             return Err(CallError::Lost(format!("{}: a reply to another request", self.addr)));
         }
-        let (status, reply) = (rest[0], rest[1..].to_vec());
-        self.pool.lock().expect("pool lock").push((conn, Some(timeout)));
+        let status = rest[0];
+        body.drain(..10);
+        // A server sends one reply per request: bytes after it mean a connection out of step, not pooled again.
+        if conn.buffer().is_empty() {
+            self.pool.lock().expect("pool lock").push((conn, Some(timeout)));
+        }
+        let reply = body;
         match status {
             OK => Ok(reply),
             _ => Err(CallError::Lost(format!("{}: {}", self.addr, String::from_utf8_lossy(&reply)))),
@@ -505,8 +515,9 @@ fn serve_on_own_thread(
 }
 
 /// Serves a [`SEQUENTIAL`] connection until it closes or sends anything but a service request.
-fn serve_sequential(mut stream: std::net::TcpStream, first: Vec<u8>, service: &dyn Service) {
+fn serve_sequential(stream: std::net::TcpStream, first: Vec<u8>, service: &dyn Service) {
     use std::io::Write;
+    let mut reader = std::io::BufReader::with_capacity(BLOCKING_READ_BYTES, &stream);
     let mut next = Some(first);
     while let Some(f) = next.take() {
         let (id, kind, rest) = split_head(&f);
@@ -514,10 +525,10 @@ fn serve_sequential(mut stream: std::net::TcpStream, first: Vec<u8>, service: &d
             return;
         }
         let (status, reply) = serve_request(service, &rest[8..]);
-        if stream.write_all(&frame(id, kind | REPLY, &[status], &reply)).is_err() {
+        if (&stream).write_all(&frame(id, kind | REPLY, &[status], &reply)).is_err() {
             return;
         }
-        next = read_frame_blocking(&mut stream).ok().flatten();
+        next = read_frame_blocking(&mut reader).ok().flatten();
     }
 }
 
