@@ -245,3 +245,66 @@ async fn service_connections_past_the_thread_limit_are_served_and_all_close_when
     let after = tokio::task::spawn_blocking(move || client.call(b"late", Duration::from_secs(5))).await.unwrap();
     assert!(after.is_err(), "a stopped host answered: {after:?}");
 }
+
+/// A connection that says it asks one request at a time is served on a thread of its own that reads through a
+/// buffer: requests written back to back (one of them split across writes, one larger than the buffer) are each
+/// answered once, in order, and a `ServiceClient` gets a reply larger than its buffer whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sequential_connection_answers_back_to_back_and_large_requests_in_order() {
+    use std::io::{Read, Write};
+    struct Echo;
+    impl quiver_raft::tcp::Service for Echo {
+        fn serve(&self, request: &[u8]) -> Vec<u8> {
+            request.iter().rev().copied().collect()
+        }
+    }
+    // A service request frame as a `ServiceClient` writes it: length, id, kind 4, the SEQUENTIAL group word, body.
+    fn request(id: u64, body: &[u8]) -> Vec<u8> {
+        let mut f = ((8 + 1 + 8 + body.len()) as u32).to_le_bytes().to_vec();
+        f.extend_from_slice(&id.to_le_bytes());
+        f.push(4);
+        f.extend_from_slice(&1u64.to_le_bytes());
+        f.extend_from_slice(body);
+        f
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let host = RaftHost::new(1, Arc::new(MemEngine::new()), timing());
+    let server = tokio::spawn(quiver_raft::tcp::serve_with(listener, host, Some(Arc::new(Echo)), Arc::default()));
+    let large: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    let large_reversed: Vec<u8> = large.iter().rev().copied().collect();
+    let bodies: Vec<Vec<u8>> = vec![b"first".to_vec(), b"second".to_vec(), large.clone(), b"last".to_vec()];
+    let asked = bodies.clone();
+    let (replies, whole) = tokio::task::spawn_blocking(move || {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        // The first frame alone (it makes the connection a sequential one), then the rest in one stream of bytes
+        // written in two pieces that cut the third frame in its middle.
+        s.write_all(&request(1, &asked[0])).unwrap();
+        let rest: Vec<u8> = (1..asked.len()).flat_map(|i| request(i as u64 + 1, &asked[i])).collect();
+        let cut = request(2, &asked[1]).len() + 1_000;
+        s.write_all(&rest[..cut]).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        s.write_all(&rest[cut..]).unwrap();
+        let mut replies = Vec::new();
+        for _ in 0..asked.len() {
+            let mut len = [0u8; 4];
+            s.read_exact(&mut len).unwrap();
+            let mut f = vec![0u8; u32::from_le_bytes(len) as usize];
+            s.read_exact(&mut f).unwrap();
+            let id = u64::from_le_bytes(f[..8].try_into().unwrap());
+            replies.push((id, f[8], f[9], f[10..].to_vec()));
+        }
+        let client = quiver_raft::tcp::ServiceClient::new(&addr);
+        (replies, client.call(&large, Duration::from_secs(10)).map_err(|e| format!("{e:?}")))
+    })
+    .await
+    .unwrap();
+    server.abort();
+    for (i, (id, kind, status, body)) in replies.into_iter().enumerate() {
+        assert_eq!((id, kind, status), (i as u64 + 1, 4 | 0x80, 0), "reply {i}");
+        let expected: Vec<u8> = bodies[i].iter().rev().copied().collect();
+        assert!(body == expected, "reply {i}: {} bytes, expected {}", body.len(), expected.len());
+    }
+    assert!(whole.as_ref().is_ok_and(|r| *r == large_reversed), "a large reply: {:?}", whole.map(|r| r.len()));
+}
