@@ -146,7 +146,10 @@ fn edge_rows(
         }
         if !columns.is_empty() {
             let at = e.props.as_ref().map(|row| {
-                match positions.iter().position(|(names, _)| Arc::ptr_eq(names, &row.names)) {
+                // Rows read in this process share their type's name list; rows decoded from a storage host's
+                // reply each have their own copy of it, compared by content (a few names, a few lists).
+                let same = |names: &Arc<[String]>| Arc::ptr_eq(names, &row.names) || **names == *row.names;
+                match positions.iter().position(|(names, _)| same(names)) {
                     Some(k) => k,
                     None => {
                         let at = columns.iter().map(|(p, _)| row.names.iter().position(|n| n == p)).collect();
