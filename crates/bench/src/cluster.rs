@@ -2,7 +2,7 @@
 //! metads, 3 storage hosts, 1 graphd; the graph in 6 partitions of 3 replicas) beside the embedded server, both
 //! over NebulaGraph's graph protocol, in one run (docs/design/cluster.md §9). Reports per workload the
 //! cluster/embedded ratio of single-client latency (and that both answer alike), 1-hop and 3-hop GO throughput at
-//! 16 clients, single `INSERT EDGE` latency, and the time from killing a partition's leader to the first write to
+//! 16 clients (the two modes measured in alternating rounds), single `INSERT EDGE` latency, and the time from killing a partition's leader to the first write to
 //! that partition acknowledged.
 
 use std::fmt::Write as _;
@@ -31,6 +31,9 @@ const SINGLE_REQUESTS: usize = 200;
 const CELL: Duration = Duration::from_secs(5);
 /// Clients of the throughput measurements (the issue's).
 const CLIENTS: usize = 16;
+/// The throughput measurements alternate between the two modes in this many rounds, each `CELL / ROUNDS` long, so
+/// that the machine's drift during a run (its speed changes by a third within minutes here) falls on both alike.
+const ROUNDS: u32 = 5;
 /// Partitions of the cluster's space, each with 3 replicas.
 const PARTITIONS: u32 = 6;
 
@@ -179,35 +182,50 @@ pub fn run(opts: &Options) -> Result<PathBuf, String> {
         report,
         "## Throughput and inserts\n\n| measurement | embedded | cluster | cluster/embedded |\n|---|---:|---:|---:|"
     );
-    let point = |name: &str, clients: usize| -> Result<(LadderPoint, LadderPoint), String> {
+    let point = |name: &str, clients: usize, cell: Duration| -> Result<(LadderPoint, LadderPoint), String> {
         let w = Workload::social()
             .into_iter()
             .chain(Workload::social_mixes())
             .find(|w| w.name == name)
             .ok_or_else(|| format!("no workload {name}"))?;
         let request = |c: usize| w.request(&ds, c, likes);
-        let e = ladder(name, "embedded", clients, CELL, &connect(embedded.addr), &request)?;
-        let c = ladder(name, "cluster", clients, CELL, &connect(graphd), &request)?;
+        let e = ladder(name, "embedded", clients, cell, &connect(embedded.addr), &request)?;
+        let c = ladder(name, "cluster", clients, cell, &connect(graphd), &request)?;
         Ok((e, c))
     };
+    let mut rounds_note = String::new();
     for (name, label) in [("go1-dst", "1-hop GO"), ("go3-dst", "3-hop GO")] {
-        let (e, c) = point(name, CLIENTS)?;
+        // Requests and seconds of each mode summed over the rounds; each round's ratio kept to show the spread.
+        let (mut e_sum, mut c_sum, mut ratios) = ((0u64, 0.0f64), (0u64, 0.0f64), Vec::new());
+        for _ in 0..ROUNDS {
+            let (e, c) = point(name, CLIENTS, CELL / ROUNDS)?;
+            e_sum = (e_sum.0 + e.requests, e_sum.1 + e.requests as f64 / e.qps);
+            c_sum = (c_sum.0 + c.requests, c_sum.1 + c.requests as f64 / c.qps);
+            ratios.push(c.qps / e.qps);
+        }
+        let (e_qps, c_qps) = (e_sum.0 as f64 / e_sum.1, c_sum.0 as f64 / c_sum.1);
         let _ = writeln!(
             report,
-            "| {label} at {CLIENTS} clients, requests/s | {:.0} | {:.0} | {:.2} |",
-            e.qps,
-            c.qps,
-            c.qps / e.qps
+            "| {label} at {CLIENTS} clients, requests/s | {e_qps:.0} | {c_qps:.0} | {:.2} |",
+            c_qps / e_qps
         );
-        eprintln!("{label} at {CLIENTS} clients: embedded {:.0}/s, cluster {:.0}/s", e.qps, c.qps);
+        let spread = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(", ");
+        let _ = write!(rounds_note, " {label}: {spread}.");
+        eprintln!("{label} at {CLIENTS} clients: embedded {e_qps:.0}/s, cluster {c_qps:.0}/s (rounds: {spread})");
     }
-    let (e, c) = point("insert-edge", 1)?;
+    let (e, c) = point("insert-edge", 1, CELL)?;
     for (label, ev, cv) in [
         ("single INSERT EDGE p50 ms (client side)", e.client.p50, c.client.p50),
         ("single INSERT EDGE p99 ms (client side)", e.client.p99, c.client.p99),
     ] {
         let _ = writeln!(report, "| {label} | {ev:.2} | {cv:.2} | {:.1} |", cv / ev.max(1e-3));
     }
+    let _ = writeln!(
+        report,
+        "\nThroughput: {ROUNDS} rounds of {:.1} s per mode, embedded and cluster in turn (each mode's requests over \
+         its seconds, summed over the rounds). Cluster/embedded per round:{rounds_note}",
+        (CELL / ROUNDS).as_secs_f64()
+    );
     eprintln!(
         "insert p50/p99: embedded {:.2}/{:.2} ms, cluster {:.2}/{:.2} ms",
         e.client.p50, e.client.p99, c.client.p50, c.client.p99
