@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use quiver_api::*;
 use quiver_common::budget::Budget;
+use quiver_common::fasthash::FastMap;
 use quiver_common::{QError, QResult, Value};
 use quiver_raft::{partition_group, GroupId, NodeId};
 use quiver_storage::keys::part_of;
@@ -488,9 +489,15 @@ impl StorageClient for ClusterStorage {
             return Ok(answers.pop().expect("one answer").1);
         }
         // Back in the order of the request's vertices, each host's edges in its own order, then the limit.
-        let first: HashMap<&Value, usize> = req.vids.iter().enumerate().rev().map(|(i, v)| (v, i)).collect();
-        let mut edges: Vec<NeighborEdge> = answers.into_iter().flat_map(|(_, edges)| edges).collect();
-        edges.sort_by_key(|e| first.get(&e.from).copied().unwrap_or(usize::MAX));
+        // Each edge's key is looked up once (a sort's comparisons would look it up O(n log n) times).
+        let first: FastMap<&Value, usize> = req.vids.iter().enumerate().rev().map(|(i, v)| (v, i)).collect();
+        let mut keyed: Vec<(usize, NeighborEdge)> = answers
+            .into_iter()
+            .flat_map(|(_, edges)| edges)
+            .map(|e| (first.get(&e.from).copied().unwrap_or(usize::MAX), e))
+            .collect();
+        keyed.sort_by_key(|(at, _)| *at);
+        let mut edges: Vec<NeighborEdge> = keyed.into_iter().map(|(_, e)| e).collect();
         if let Some(limit) = req.limit {
             edges.truncate(limit);
         }
