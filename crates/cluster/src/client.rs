@@ -162,23 +162,25 @@ impl ClusterStorage {
                 let answer = ask(host.as_ref(), &parts);
                 vec![(parts, answer)]
             } else {
+                // The first host is asked on this thread, each other one on a thread of its own, all at once.
                 std::thread::scope(|scope| {
-                    let running: Vec<_> = by_host
-                        .into_iter()
+                    let mut hosts = by_host.into_iter();
+                    let (first_host, first_parts) = hosts.next().expect("several hosts");
+                    let running: Vec<_> = hosts
                         .map(|(host, parts)| {
                             let asked = parts.clone();
                             let handle = scope.spawn(move || ask(host.as_ref(), &asked));
                             (parts, handle)
                         })
                         .collect();
-                    running
-                        .into_iter()
-                        .map(|(parts, h)| {
+                    let first = ask(first_host.as_ref(), &first_parts);
+                    std::iter::once((first_parts, first))
+                        .chain(running.into_iter().map(|(parts, h)| {
                             let answer = h.join().unwrap_or_else(|_| {
                                 Err(HostError::Failed(QError::storage("a storage request panicked")))
                             });
                             (parts, answer)
-                        })
+                        }))
                         .collect()
                 })
             };
