@@ -156,16 +156,13 @@ impl ClusterStorage {
             let ask = |host: &dyn HostHandle, parts: &[u32]| -> Result<Answer, HostError> {
                 host.call(HostRequest::Parts { space: space.clone(), lead: parts.to_vec(), op: op(parts) })
             };
-            let answers: Vec<(Vec<u32>, Result<Answer, HostError>)> = if by_host.len() == 1 {
-                // One host: asked on this thread (no thread to start per request).
-                let (host, parts) = by_host.pop().expect("one host");
-                let answer = ask(host.as_ref(), &parts);
-                vec![(parts, answer)]
-            } else {
-                // The first host is asked on this thread, each other one on a thread of its own, all at once.
-                std::thread::scope(|scope| {
-                    let mut hosts = by_host.into_iter();
-                    let (first_host, first_parts) = hosts.next().expect("several hosts");
+            // The first host is asked on this thread, each other one on a thread of its own, all at once (one host,
+            // most requests: no thread started).
+            let mut hosts = by_host.into_iter();
+            let answers: Vec<(Vec<u32>, Result<Answer, HostError>)> = match hosts.next() {
+                // No part's leader is known: they are all asked again below.
+                None => Vec::new(),
+                Some((first_host, first_parts)) => std::thread::scope(|scope| {
                     let running: Vec<_> = hosts
                         .map(|(host, parts)| {
                             let asked = parts.clone();
@@ -182,7 +179,7 @@ impl ClusterStorage {
                             (parts, answer)
                         }))
                         .collect()
-                })
+                }),
             };
             for (parts, answer) in answers {
                 match answer {
