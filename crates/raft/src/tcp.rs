@@ -68,11 +68,11 @@ async fn read_frame(r: &mut (impl AsyncReadExt + Unpin)) -> std::io::Result<Opti
     Ok(Some(buf))
 }
 
-/// [`read_frame`] from a blocking stream.
 /// How many bytes a blocking connection's reader asks the socket for at once: a small frame's length and body
 /// arrive in one `recv`, not two.
 const BLOCKING_READ_BYTES: usize = 16 * 1024;
 
+/// [`read_frame`] from a blocking stream (its callers read through a buffer of [`BLOCKING_READ_BYTES`]).
 fn read_frame_blocking(r: &mut impl std::io::Read) -> std::io::Result<Option<Vec<u8>>> {
     let mut len = [0u8; 4];
     match r.read_exact(&mut len) {
