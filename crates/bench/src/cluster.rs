@@ -2,8 +2,8 @@
 //! metads, 3 storage hosts, 1 graphd; the graph in 6 partitions of 3 replicas) beside the embedded server, both
 //! over NebulaGraph's graph protocol, in one run (docs/design/cluster.md §9). Reports per workload the
 //! cluster/embedded ratio of single-client latency (and that both answer alike), 1-hop and 3-hop GO throughput at
-//! 16 clients (the two modes measured in alternating rounds), single `INSERT EDGE` latency, and the time from killing a partition's leader to the first write to
-//! that partition acknowledged.
+//! 16 clients (the two modes measured in alternating rounds), single `INSERT EDGE` latency, and the time from
+//! killing a partition's leader to the first write to that partition acknowledged.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
