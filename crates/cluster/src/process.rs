@@ -19,7 +19,7 @@ use quiver_raft::{BasicNode, NodeId, ReplicaError, Timing};
 use quiver_storage::EmbeddedStorage;
 
 use crate::client::Cluster;
-use crate::host::{HostError, Hosts, LeaderFuture, PartLeader, StorageHost};
+use crate::host::{HostError, Hosts, LeaderFuture, LeaderHost, PartLeader, StorageHost};
 use crate::rpc::{
     batch_bytes, decode, encode, unexpected, Answer, Envelope, HostHandle, HostRequest, Refusal, ReplicaOp, Reply,
 };
@@ -90,8 +90,12 @@ pub struct RemotePart {
 
 impl RemotePart {
     async fn ask(&self, op: ReplicaOp) -> Result<Answer, ReplicaError> {
+        self.send(HostRequest::Replica { space: self.space, part: self.part, op }).await
+    }
+
+    /// Sends `request` to this partition leader's host.
+    async fn send(&self, request: HostRequest) -> Result<Answer, ReplicaError> {
         let group = quiver_raft::partition_group(self.space, self.part);
-        let request = HostRequest::Replica { space: self.space, part: self.part, op };
         let lost = |reason: String| ReplicaError::Unknown { group, reason };
         let bytes = encode(&Envelope { catalog: self.catalog.known(), request });
         let reply = match self.transport.call_service(&self.addr, &bytes, HOST_CALL_TIMEOUT).await {
@@ -133,6 +137,26 @@ impl PartLeader for RemotePart {
         Box::pin(async move {
             match self.ask(ReplicaOp::ReadIndex).await? {
                 Answer::ReadIndex(index) => Ok(index),
+                other => Err(ReplicaError::Unknown { group: 0, reason: unexpected(other).message }),
+            }
+        })
+    }
+
+    fn on_other_host(&self) -> Option<&dyn LeaderHost> {
+        Some(self)
+    }
+}
+
+impl LeaderHost for RemotePart {
+    fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    fn read_indexes(&self, parts: Vec<u32>) -> LeaderFuture<'_, Vec<Result<u64, ReplicaError>>> {
+        Box::pin(async move {
+            let request = HostRequest::ReadIndexes { space: self.space, parts };
+            match self.send(request).await? {
+                Answer::ReadIndexes(indexes) => Ok(indexes),
                 other => Err(ReplicaError::Unknown { group: 0, reason: unexpected(other).message }),
             }
         })

@@ -39,6 +39,9 @@ pub enum HostRequest {
     /// An operation on this host's replica of a partition, which must lead its group (another host's chain or
     /// forwarded proposal).
     Replica { space: u32, part: u32, op: ReplicaOp },
+    /// The read index of each of `parts` of `space`, whose replicas here lead them (another host catching up before
+    /// a read of the whole space: one request per leader host, not one per partition).
+    ReadIndexes { space: u32, parts: Vec<u32> },
     /// The partitions whose replica here believes it leads (SHOW HOSTS, SHOW PARTS).
     Leaders,
     /// A COMPACT or FLUSH of this host's own engine for `space` (every replica compacts itself, as in NebulaGraph),
@@ -198,6 +201,8 @@ pub enum Answer {
     TagColumns(Vec<TagColumns>),
     Edges(Vec<Option<Props>>),
     Neighbors(Vec<NeighborEdge>),
+    /// Per partition asked, in order: its read index, or why its replica here gave none.
+    ReadIndexes(Vec<Result<u64, ReplicaError>>),
     Done,
     EdgeKeys(Vec<EdgeKeyVal>),
     Rmw(RmwOutcome),
@@ -349,6 +354,7 @@ impl StorageHost {
                 };
                 answer.map_err(HostError::Replica)
             }
+            HostRequest::ReadIndexes { space, parts } => Ok(Answer::ReadIndexes(self.read_indexes(space, &parts))),
             HostRequest::Leaders => Ok(Answer::Leaders(self.leading())),
             HostRequest::EngineJob { space, kind: kind @ (JobKind::Compact | JobKind::Flush) } => {
                 let id = self.storage().submit_job(&space, kind, Vec::new()).map_err(HostError::Failed)?;

@@ -112,3 +112,45 @@ fn a_leader_crash_loses_no_acknowledged_write() {
     let stats = s.storage.stats(&s.space).expect("stats");
     assert_eq!(stats.vertices, acked.len() as i64, "SHOW STATS counts every acknowledged vertex once");
 }
+
+/// What a host catching up before a read of the whole space asks another host for, one request per host: the read
+/// index of each partition named. A host answers each partition it leads with an index that covers every write
+/// acknowledged before the request (at least its replica's applied index before it), and each one it does not
+/// lead as not led, in the order asked; the answer survives the request encoding.
+#[test]
+fn a_host_answers_the_read_indexes_of_the_partitions_it_leads_in_one_request() {
+    use quiver_cluster::rpc::{decode, encode, Answer, HostRequest};
+    let s = setup();
+    for i in 0..60 {
+        s.insert(i).expect("a write");
+    }
+    let parts: Vec<u32> = (1..=6).chain([99]).collect();
+    let mut led_somewhere = 0;
+    for host in s.sim.storage_hosts() {
+        let before: Vec<Option<u64>> =
+            parts.iter().map(|&p| host.replica(s.space.id, p).filter(|r| r.is_leader()).map(|r| r.applied())).collect();
+        let answer = host.serve(HostRequest::ReadIndexes { space: s.space.id, parts: parts.clone() });
+        let bytes = encode(&answer.expect("served"));
+        let Answer::ReadIndexes(indexes) = decode::<Answer>(&bytes, "answer").expect("decodes") else {
+            panic!("not an answer of read indexes")
+        };
+        assert_eq!(indexes.len(), parts.len(), "one answer per partition asked");
+        for ((part, led), index) in parts.iter().zip(before).zip(indexes) {
+            match (led, index) {
+                (Some(applied), Ok(index)) => {
+                    assert!(index >= applied, "part {part}: read index {index} below applied {applied}");
+                    led_somewhere += 1;
+                }
+                (None, Err(quiver_raft::ReplicaError::NotLeader { .. })) => {}
+                // An election between the two looks (none is expected on the quiet simulated network).
+                (Some(_), Err(quiver_raft::ReplicaError::NotLeader { .. }))
+                    if !host.replica(s.space.id, *part).is_some_and(|r| r.is_leader()) =>
+                {
+                    led_somewhere += 1
+                }
+                (led, index) => panic!("part {part} on host {}: led {led:?}, answered {index:?}", host.id()),
+            }
+        }
+    }
+    assert_eq!(led_somewhere, 6, "every partition answered by the host leading it");
+}
