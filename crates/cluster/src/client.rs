@@ -90,6 +90,9 @@ pub struct ClusterStorage {
     pub(crate) catalog: Arc<dyn Catalog>,
     /// The leader each partition had when last asked.
     leaders: Mutex<HashMap<GroupId, NodeId>>,
+    /// Where the next read of a whole space starts looking for a host that carries the space: they take turns, so
+    /// no one host walks every multi-hop read.
+    next_whole: std::sync::atomic::AtomicUsize,
     pub(crate) job_wake: Arc<crate::jobs::JobWake>,
 }
 
@@ -100,7 +103,13 @@ impl ClusterStorage {
     /// A client of `cluster`, whose schemas and jobs are in `catalog`. Its jobs run once
     /// [`ClusterStorage::start_jobs`] is called.
     pub fn new(cluster: Arc<dyn Cluster>, catalog: Arc<dyn Catalog>) -> ClusterStorage {
-        ClusterStorage { cluster, catalog, leaders: Mutex::default(), job_wake: Arc::default() }
+        ClusterStorage {
+            cluster,
+            catalog,
+            leaders: Mutex::default(),
+            next_whole: std::sync::atomic::AtomicUsize::new(0),
+            job_wake: Arc::default(),
+        }
     }
 
     pub(crate) fn cluster(&self) -> &Arc<dyn Cluster> {
@@ -258,14 +267,16 @@ impl ClusterStorage {
         }
     }
 
-    /// Sends `op` to a host that carries every partition of `space`, which runs it once it has caught up with every
-    /// leader; `None` when no host carries them all.
+    /// Sends `op` to a host that carries every partition of `space` (the hosts take turns), which runs it once it has
+    /// caught up with every leader; `None` when no host carries them all.
     fn on_whole_space_if_carried(&self, space: &SpaceDesc, op: &dyn Fn() -> SpaceOp) -> QResult<Option<Answer>> {
         self.cluster.open_space(space)?;
         let started = Instant::now();
         loop {
             let mut last = None;
-            for host in self.cluster.hosts() {
+            let hosts = self.cluster.hosts();
+            let first = self.next_whole.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % hosts.len().max(1);
+            for host in hosts.iter().cycle().skip(first).take(hosts.len()) {
                 match host.call(HostRequest::Whole { space: space.clone(), op: op() }) {
                     Ok(answer) => return Ok(Some(answer)),
                     Err(HostError::NotCarried) => {}
