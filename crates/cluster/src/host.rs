@@ -184,8 +184,9 @@ pub(crate) async fn all<E: Send + 'static>(
     first
 }
 
-/// A leader on another host, and the partitions led there with their replicas here (what a catch-up asks of it).
-type LedElsewhere = (Arc<dyn PartLeader>, Vec<(u32, Arc<Replica>)>);
+/// Another host's address, a leader there, and the partitions led there with their replicas here (what a catch-up
+/// asks of that host).
+type LedElsewhere = (String, Arc<dyn PartLeader>, Vec<(u32, Arc<Replica>)>);
 
 pub struct StorageHost {
     id: NodeId,
@@ -383,12 +384,12 @@ impl StorageHost {
                 }));
                 continue;
             };
-            match elsewhere.iter_mut().find(|(l, _)| l.on_other_host().is_some_and(|h| h.addr() == addr)) {
-                Some((_, parts)) => parts.push((part, local)),
-                None => elsewhere.push((leader, vec![(part, local)])),
+            match elsewhere.iter_mut().find(|(at, _, _)| *at == addr) {
+                Some((_, _, parts)) => parts.push((part, local)),
+                None => elsewhere.push((addr, leader, vec![(part, local)])),
             }
         }
-        for (leader, parts) in elsewhere {
+        for (_, leader, parts) in elsewhere {
             work.push(Box::pin(async move {
                 let host = leader.on_other_host().expect("a leader on another host");
                 let asked: Vec<u32> = parts.iter().map(|(part, _)| *part).collect();

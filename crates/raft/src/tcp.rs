@@ -335,10 +335,9 @@ impl ServiceClient {
         if conn.buffer().is_empty() {
             self.pool.lock().expect("pool lock").push((conn, Some(timeout)));
         }
-        let reply = body;
         match status {
-            OK => Ok(reply),
-            _ => Err(CallError::Lost(format!("{}: {}", self.addr, String::from_utf8_lossy(&reply)))),
+            OK => Ok(body),
+            _ => Err(CallError::Lost(format!("{}: {}", self.addr, String::from_utf8_lossy(&body)))),
         }
     }
 }
