@@ -167,7 +167,7 @@ fn a_query_past_its_memory_bound_fails_alone() {
         )
         .unwrap_err();
     assert_eq!(e.message, "GraphMemoryExceeded: (-2600) the query needed more than its memory bound of 4096 bytes");
-    assert_eq!(e.code.as_i32(), -1005);
+    assert_eq!(e.code.as_i32(), -2600);
     // The next query has its own budget.
     assert_eq!(exec(&db, &mut s, "YIELD 1 AS one"), vec![vec![Value::Int(1)]]);
 }
@@ -439,7 +439,7 @@ fn find_all_path_on_a_dense_graph_stops_at_the_memory_bound() {
     }
     let e = worker.join().unwrap().unwrap_err();
     assert!(e.message.starts_with("GraphMemoryExceeded: (-2600)"), "{}", e.message);
-    assert_eq!(e.code.as_i32(), -1005);
+    assert_eq!(e.code.as_i32(), -2600);
     let rows =
         exec(&db, &mut s, "FIND ALL PATH FROM 0 TO 1 OVER e BIDIRECT UPTO 12 STEPS YIELD path AS p | LIMIT 1000");
     assert_eq!(rows.len(), 1000);

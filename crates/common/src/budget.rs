@@ -219,7 +219,7 @@ mod tests {
             e.message,
             "GraphMemoryExceeded: (-2600) the query needed more than its memory bound of 100000 bytes"
         );
-        assert_eq!(e.code, crate::ErrorCode::ExecutionError);
+        assert_eq!(e.code, crate::ErrorCode::MemoryExceeded);
         drop(more);
         assert!(b.check().is_ok());
         // A meter checks memory at every row (as the thread last flushed it: within 64 KiB), the deadline every

@@ -14,6 +14,15 @@ pub const VALUE_DEPTH_MAX: usize = 512;
 /// Tallest tree of sentences joined by pipes, set operations and assignments (or nested in brackets) in one
 /// statement. Planning and execution recurse once per level (a sentence becomes a few plan operators).
 pub const SENTENCE_DEPTH_MAX: usize = 256;
+/// Most reading clauses (MATCH, OPTIONAL MATCH, UNWIND, WITH; each further comma-separated pattern of a MATCH
+/// counts as one) in one MATCH statement. Validation, planning and execution go through a plan a few operators per
+/// clause deep, so this bounds their stack and their time before anything is planned.
+pub const MATCH_CLAUSES_MAX: usize = 128;
+/// Most hops (edge patterns) in all the patterns of one statement, pattern predicates included.
+pub const PATTERN_HOPS_MAX: usize = 256;
+/// Most operators in one statement's plan, checked as it is built (the clause, hop and sentence bounds keep real
+/// plans far below it; this bounds what a pass over a plan may meet whatever combination produced it).
+pub const PLAN_NODES_MAX: usize = 16_384;
 /// Stack of every thread that parses, plans or runs a statement (the server's runtime threads). The depth bounds
 /// above keep every recursive pass within half of it; tests check that at the bounds.
 pub const QUERY_THREAD_STACK_BYTES: usize = 16 << 20;
@@ -43,6 +52,9 @@ pub const REGEX_BYTES_MAX: usize = 4096;
 pub const REGEX_COMPILED_BYTES_MAX: usize = 1 << 20;
 /// Largest HTTP request body, in bytes.
 pub const HTTP_BODY_BYTES_MAX: usize = 64 * 1024 * 1024;
+/// Largest JSON answer (the HTTP API, the graph protocol's `executeJson`), in bytes: a larger result is answered
+/// with an error naming this bound rather than held whole a second time as text.
+pub const HTTP_RESPONSE_BYTES_MAX: usize = 128 << 20;
 /// Bytes of a string column an index keeps (`CREATE INDEX ... (name(len))`), as NebulaGraph's limit.
 pub const INDEX_STRING_LEN_MAX: u32 = 256;
 /// Rows per INSERT statement the dataset loader generates.

@@ -216,11 +216,20 @@ pub fn reserve(bytes: usize) -> QResult<()> {
     })
 }
 
-/// NebulaGraph's error for a query past its memory bound.
+/// NebulaGraph's error for a query past its memory bound: `E_GRAPH_MEMORY_EXCEEDED` (-2600), the code the
+/// server's memory limit answers with too.
 pub fn exceeded_error(limit_bytes: usize) -> QError {
-    QError::execution(format!(
-        "GraphMemoryExceeded: (-2600) the query needed more than its memory bound of {limit_bytes} bytes"
-    ))
+    QError::new(
+        crate::ErrorCode::MemoryExceeded,
+        format!("GraphMemoryExceeded: (-2600) the query needed more than its memory bound of {limit_bytes} bytes"),
+    )
+}
+
+/// Hands the allocator's free pages back to the system (mimalloc's `mi_collect`): after a query that held much
+/// memory, so the process's resident size falls back rather than staying at the query's peak.
+pub fn release_free_memory() {
+    // SAFETY: `mi_collect` takes no pointers; it only walks the allocator's own structures.
+    unsafe { libmimalloc_sys::mi_collect(true) };
 }
 
 /// Runs `f` with the current thread counting into no account: for long-lived structures a query builds on its

@@ -13,7 +13,8 @@
 //! | GOD only (SHOW USERS, SHOW SNAPSHOTS) | GOD | `No permission to show users/snapshots/serviceClients` |
 //! | grant or revoke | GOD; ADMIN of the space for DBA, USER, GUEST; never GOD, never oneself | below |
 //! | read the current space (SHOW TAGS, SHOW STATS, SHOW JOBS, ...) | any role in it | `No permission to read space.` |
-//! | everyone (EXPLAIN, SHOW QUERIES, KILL QUERY, SHOW SESSIONS, SHOW HOSTS, SHOW SPACES) | | |
+//! | each statement of an EXPLAIN or PROFILE | as that statement | |
+//! | everyone (SHOW QUERIES, KILL QUERY, SHOW SESSIONS, SHOW HOSTS, SHOW SPACES) | | |
 //! | CHANGE PASSWORD | oneself, or GOD | `No permission to change the password of another user.` |
 //!
 //! SHOW SESSIONS and SHOW QUERIES show a non-GOD user only their own; KILL SESSION and KILL QUERY of another
@@ -97,9 +98,10 @@ fn class(stmt: &Statement) -> Class<'_> {
         // A piped UPDATE writes: each part is checked too.
         S::Pipe(a, b) | S::SetOp { left: a, right: b, .. } => Class::Parts(true, vec![a, b]),
         S::Assign { statement, .. } => Class::Parts(true, vec![statement]),
-        // EXPLAIN runs nothing; PROFILE runs its statements.
-        S::Explain { profile: false, .. } => Class::Everyone,
-        S::Explain { profile: true, body, .. } => Class::Parts(false, body.iter().collect()),
+        // PROFILE runs its statements; EXPLAIN runs nothing but validates them against the space's schema, so it
+        // is checked as PROFILE is (a user without a role in a space could otherwise probe its tag, property and
+        // index names).
+        S::Explain { body, .. } => Class::Parts(false, body.iter().collect()),
         // Grants are checked with their space and role known (`QueryEngine::check_grant`); user reads with their
         // target (`check_read_user`); sessions and queries by what they show or kill.
         S::Grant { .. }

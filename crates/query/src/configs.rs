@@ -14,6 +14,11 @@ pub use quiver_syntax::ast::ConfigModule;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
+/// The shortest deadline `UPDATE CONFIGS query_timeout_ms` sets.
+pub const QUERY_TIMEOUT_MS_MIN: i64 = 100;
+/// The smallest memory bound `UPDATE CONFIGS query_memory_bytes` sets.
+pub const QUERY_MEMORY_BYTES_MIN: i64 = 16 << 20;
+
 /// What a setting holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ConfigType {
@@ -55,9 +60,12 @@ impl Configs {
         let query_timeout_ms = cell(limits.timeout.as_millis() as i64);
         let query_memory_bytes = cell(limits.memory_bytes as i64);
         let mut configs = Configs::default();
-        let positive = ConfigType::Int { min: 1, max: i64::MAX };
-        configs.register(ConfigModule::Graph, "query_timeout_ms", positive, query_timeout_ms.clone());
-        configs.register(ConfigModule::Graph, "query_memory_bytes", positive, query_memory_bytes.clone());
+        // Floors under which no statement but these could run (the CONFIGS statements are exempt from the bounds
+        // they set, so even at the floors the setting can be undone).
+        let timeout = ConfigType::Int { min: QUERY_TIMEOUT_MS_MIN, max: i64::MAX };
+        let memory = ConfigType::Int { min: QUERY_MEMORY_BYTES_MIN, max: i64::MAX };
+        configs.register(ConfigModule::Graph, "query_timeout_ms", timeout, query_timeout_ms.clone());
+        configs.register(ConfigModule::Graph, "query_memory_bytes", memory, query_memory_bytes.clone());
         let (minloglevel, v) = (cell(0), cell(0));
         let apply = {
             let (minloglevel, v) = (minloglevel.clone(), v.clone());

@@ -31,12 +31,16 @@ use planner::desc::Profiles;
 use planner::PlanNode;
 use quiver_api::{Catalog, SpaceDesc, StorageClient};
 use quiver_common::budget::{Budget, Limits};
+use quiver_common::limits::PLAN_NODES_MAX;
 use quiver_common::{QError, QResult, Value};
 use quiver_syntax::ast::{PlanFormat, Statement};
 use request::Request;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// A request whose memory peaked at this or more hands the allocator's free pages back to the system when it ends.
+const RELEASE_AFTER_PEAK_BYTES: usize = 64 << 20;
 
 /// One client session of the graph protocol, as `SHOW SESSIONS` lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -202,13 +206,38 @@ impl QueryEngine {
     /// Runs every statement of `text` in order and returns the last one's result. The first error stops the
     /// request; statements before it have taken effect.
     pub fn execute(&self, session: &mut Session, text: &str, params: &Params) -> QResult<DataSet> {
+        self.execute_encoded(session, text, params, |result, _, _| result)
+    }
+
+    /// Runs a request as [`QueryEngine::execute`] does, then hands its result to `encode` (with the session as the
+    /// request left it, and the request's budget) while the request is still running: the encoding of a result for
+    /// a client counts towards the request's memory bound, meets its deadline (`encode` calls [`Budget::check`] as
+    /// it goes) and can be stopped by KILL QUERY or the server's memory limit, as any operator can.
+    pub fn execute_encoded<R>(
+        &self,
+        session: &mut Session,
+        text: &str,
+        params: &Params,
+        encode: impl FnOnce(QResult<DataSet>, &Session, &Budget) -> R,
+    ) -> R {
         let started = Instant::now();
         // What observers (the slow-query log) and SHOW QUERIES see: never a password.
         let shown = redact_passwords(text);
         for o in &self.observers {
             o.started();
         }
-        let result = self.execute_request(session, text, params);
+        let budget = Budget::new(self.limits());
+        let running = self.running.register(session.id, &session.user, &shown, &budget);
+        let (encoded, rows, error) = {
+            // Everything this thread allocates for the request, from its syntax tree to its encoding, counts
+            // towards its bound.
+            let _memory = budget.enter();
+            let result = self.execute_request(session, text, params, &budget);
+            let rows = result.as_ref().map_or(0, DataSet::len);
+            let error = result.as_ref().err().cloned();
+            (encode(result, session, &budget), rows, error)
+        };
+        drop(running);
         for o in &self.observers {
             o.finished(&FinishedQuery {
                 session: session.id,
@@ -216,20 +245,28 @@ impl QueryEngine {
                 space: session.space.as_deref(),
                 text: &shown,
                 duration: started.elapsed(),
-                rows: result.as_ref().map_or(0, DataSet::len),
-                error: result.as_ref().err(),
+                rows,
+                error: error.as_ref(),
             });
         }
-        result
+        // A request that held much memory returns what it freed to the system, so the process does not stay at
+        // its peak.
+        if budget.peak_bytes() >= RELEASE_AFTER_PEAK_BYTES {
+            quiver_common::memory::release_free_memory();
+        }
+        encoded
     }
 
-    fn execute_request(&self, session: &mut Session, text: &str, params: &Params) -> QResult<DataSet> {
-        let budget = Budget::new(self.limits());
-        let _running = self.running.register(session.id, &session.user, &redact_passwords(text), &budget);
-        // Everything this thread allocates for the request, from its syntax tree on, counts towards its bound.
-        let _memory = budget.enter();
+    fn execute_request(&self, session: &mut Session, text: &str, params: &Params, budget: &Budget) -> QResult<DataSet> {
         let names: Vec<&str> = params.keys().map(String::as_str).collect();
         let statements = quiver_syntax::parse_with_params(text, &names)?;
+        // SHOW, GET and UPDATE CONFIGS run outside the bounds they set: `UPDATE CONFIGS query_timeout_ms = ...` must
+        // undo a bound too tight for any other statement.
+        let configs_only = statements.iter().all(|s| {
+            matches!(s, Statement::ShowConfigs(_) | Statement::GetConfig { .. } | Statement::SetConfig { .. })
+        });
+        let budget = if configs_only { Budget::unlimited() } else { budget.clone() };
+        let _exempt = configs_only.then(|| budget.enter());
         let mut req = Request::new(params, budget);
         let mut last = DataSet::empty();
         for stmt in &statements {
@@ -255,10 +292,21 @@ impl QueryEngine {
         let bound = validator::Validator { engine: self, space: space.clone(), req }.statement(stmt, &mut assigned);
         req.assigned = assigned;
         let bound = bound?;
+        // Validation, planning and optimisation run under the request's deadline and memory bound, as execution
+        // does (the memory is counted from the syntax tree on; these are the checks).
+        req.budget.check()?;
         let mut plan = PlanNode::build(bound);
+        let nodes = plan.size();
+        if nodes > PLAN_NODES_MAX {
+            return Err(QError::semantic(format!(
+                "The statement's plan has {nodes} operators, more than the {PLAN_NODES_MAX} allowed"
+            )));
+        }
+        req.budget.check()?;
         let ctx = optimizer::RuleContext { req, storage: self.storage.as_ref(), space: space.as_deref() };
         let disabled: Vec<String> = self.disabled_rules.iter().chain(&session.disabled_rules).cloned().collect();
         optimizer::optimize(&mut plan, &ctx, &disabled);
+        req.budget.check()?;
         Ok(plan)
     }
 
@@ -278,9 +326,7 @@ impl QueryEngine {
         let mut optimize_us = 0;
         for stmt in body {
             // Checked here too, each in the space the statements before it chose (`PROFILE { USE b; ... }`).
-            if profile {
-                self.check_access(session, stmt)?;
-            }
+            self.check_access(session, stmt)?;
             let t = Instant::now();
             // Boxed: profiles are keyed by node address, which must not change when the plan is kept.
             let plan = Box::new(self.plan(session, stmt, req)?);

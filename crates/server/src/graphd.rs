@@ -243,6 +243,11 @@ impl Service {
         let Ok(stmt) = String::from_utf8(stmt) else {
             return error_reply(QError::syntax("the statement is not valid UTF-8"), json);
         };
+        if json {
+            let (body, state) = self.db.execute_json(state, stmt, params).await;
+            self.sessions.checkin(session_id, state);
+            return Reply::Json(body);
+        }
         let (result, state) = match self.db.execute_blocking(state, stmt, params).await {
             Ok(pair) => pair,
             Err(e) => return error_reply(e, json),
@@ -250,10 +255,6 @@ impl Service {
         let space = state.space.clone();
         self.sessions.checkin(session_id, state);
         let latency_us = started.elapsed().as_micros() as i64;
-        if json {
-            let body = crate::http::response_json(&result, space.as_deref(), latency_us as u128);
-            return Reply::Json(body.to_string().into_bytes());
-        }
         let mut resp = ExecutionResponse { latency_us, space_name: space, ..ExecutionResponse::default() };
         match result {
             Ok(mut ds) => {
@@ -272,7 +273,7 @@ impl Service {
 
 fn error_reply(e: QError, json: bool) -> Reply {
     if json {
-        return Reply::Json(crate::http::response_json(&Err(e), None, 0).to_string().into_bytes());
+        return Reply::Json(crate::http::encode_response(&Err(e), None, 0, None, usize::MAX));
     }
     Reply::Execution(ExecutionResponse {
         error_code: e.code.as_i32(),

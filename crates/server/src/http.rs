@@ -16,14 +16,16 @@ use axum::routing::{get, post};
 use axum::Router;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use quiver_common::budget::Budget;
 use quiver_common::limits::HTTP_BODY_BYTES_MAX;
 use quiver_common::{ErrorCode, QError, Value};
 use quiver_query::{DataSet, Params, PlanDesc, Session};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{json, Value as J};
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Clone)]
 struct HttpState {
@@ -150,36 +152,135 @@ pub fn json_to_value(j: &J) -> Value {
     }
 }
 
-pub(crate) fn response_json(result: &Result<DataSet, QError>, space: Option<&str>, latency_us: u128) -> J {
-    let mut body = serde_json::Map::new();
-    body.insert("latencyInUs".into(), json!(latency_us as u64));
-    if let Some(s) = space {
-        body.insert("spaceName".into(), json!(s));
+/// A request's answer in the JSON of NebulaGraph's `executeJson`, written straight into bytes (no tree of the whole
+/// result is built): `{"errors": [E], "results": [{"columns", "data", "errors": E, "latencyInUs", "planDesc"?,
+/// "spaceName"?}]}`, each row `{"meta": [...], "row": [...]}`. With a budget, the writing checks it every
+/// [`CHECK_EVERY_BYTES`] (deadline, memory bound, KILL QUERY); the body may not grow past `max_bytes`. Either failure
+/// answers the error instead of the rows.
+pub(crate) fn encode_response(
+    result: &Result<DataSet, QError>,
+    space: Option<&str>,
+    latency_us: u128,
+    budget: Option<&Budget>,
+    max_bytes: usize,
+) -> Vec<u8> {
+    let mut out = Bounded { out: Vec::new(), max_bytes, budget, checked_at: 0, failure: None };
+    let answer = Answer { result, space, latency_us };
+    if serde_json::to_writer(&mut out, &answer).is_ok() {
+        return out.out;
     }
-    let errors = match result {
-        Ok(ds) => {
-            body.insert("columns".into(), json!(ds.columns()));
-            let width = ds.columns().len();
-            let data: Vec<J> = (0..ds.len())
-                .map(|i| {
-                    let row = || (0..width).map(|c| ds.value(i, c));
-                    json!({"row": row().map(Value::to_json).collect::<Vec<_>>(), "meta": row().map(Value::to_json_meta).collect::<Vec<_>>()})
-                })
-                .collect();
-            body.insert("data".into(), J::Array(data));
-            if let Some(plan) = &ds.plan {
-                body.insert("planDesc".into(), plan_json(plan));
+    let failure = out.failure.unwrap_or_else(|| QError::execution("the result could not be encoded as JSON"));
+    let answer = Answer { result: &Err(failure), space, latency_us };
+    serde_json::to_vec(&answer).expect("an error's JSON is written to memory")
+}
+
+/// How often [`encode_response`] checks the request's budget.
+const CHECK_EVERY_BYTES: usize = 256 << 10;
+
+/// A body being written: refuses to grow past `max_bytes`, and checks the request's budget as it grows.
+struct Bounded<'a> {
+    out: Vec<u8>,
+    max_bytes: usize,
+    budget: Option<&'a Budget>,
+    checked_at: usize,
+    /// Why writing stopped.
+    failure: Option<QError>,
+}
+
+impl std::io::Write for Bounded<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.out.len() + buf.len() > self.max_bytes {
+            self.failure = Some(QError::execution(format!(
+                "the result's JSON is larger than the bound on a JSON response of {} bytes; add a LIMIT, or read \
+                 it over the graph protocol",
+                self.max_bytes
+            )));
+            return Err(std::io::Error::other("response bound"));
+        }
+        if self.out.len() >= self.checked_at + CHECK_EVERY_BYTES {
+            self.checked_at = self.out.len();
+            if let Some(Err(e)) = self.budget.map(Budget::check) {
+                self.failure = Some(e);
+                return Err(std::io::Error::other("budget"));
             }
-            json!({"code": 0})
         }
-        Err(e) => {
-            body.insert("columns".into(), json!([]));
-            body.insert("data".into(), json!([]));
-            json!({"code": e.code.as_i32(), "message": e.message})
+        self.out.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The whole answer; keys in the order a `serde_json::Map` keeps them (sorted), as the answers have always been.
+struct Answer<'a> {
+    result: &'a Result<DataSet, QError>,
+    space: Option<&'a str>,
+    latency_us: u128,
+}
+
+impl Serialize for Answer<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let errors = match self.result {
+            Ok(_) => json!({"code": 0}),
+            Err(e) => json!({"code": e.code.as_i32(), "message": e.message}),
+        };
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("errors", &[&errors])?;
+        m.serialize_entry("results", &[ResultBody { answer: self, errors: &errors }])?;
+        m.end()
+    }
+}
+
+struct ResultBody<'a> {
+    answer: &'a Answer<'a>,
+    errors: &'a J,
+}
+
+impl Serialize for ResultBody<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let a = self.answer;
+        let mut m = s.serialize_map(None)?;
+        match a.result {
+            Ok(ds) => {
+                m.serialize_entry("columns", ds.columns())?;
+                m.serialize_entry("data", &Rows(ds))?;
+            }
+            Err(_) => {
+                m.serialize_entry("columns", &[] as &[&str])?;
+                m.serialize_entry("data", &[] as &[J])?;
+            }
         }
-    };
-    body.insert("errors".into(), errors.clone());
-    json!({"results": [J::Object(body)], "errors": [errors]})
+        m.serialize_entry("errors", self.errors)?;
+        m.serialize_entry("latencyInUs", &(a.latency_us as u64))?;
+        if let Ok(DataSet { plan: Some(plan), .. }) = a.result {
+            m.serialize_entry("planDesc", &plan_json(plan))?;
+        }
+        if let Some(space) = a.space {
+            m.serialize_entry("spaceName", space)?;
+        }
+        m.end()
+    }
+}
+
+/// A result's rows, one JSON object at a time.
+struct Rows<'a>(&'a DataSet);
+
+impl Serialize for Rows<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let ds = self.0;
+        let width = ds.columns().len();
+        let mut rows = s.serialize_seq(Some(ds.len()))?;
+        for i in 0..ds.len() {
+            let values = || (0..width).map(|c| ds.value(i, c));
+            rows.serialize_element(&json!({
+                "meta": values().map(Value::to_json_meta).collect::<Vec<_>>(),
+                "row": values().map(Value::to_json).collect::<Vec<_>>(),
+            }))?;
+        }
+        rows.end()
+    }
 }
 
 /// A plan in the shape of NebulaGraph's `PlanDescription`.
@@ -212,7 +313,11 @@ fn bad_request(msg: String) -> Response {
 
 fn error_response(status: StatusCode, msg: String) -> Response {
     let e = QError::new(ErrorCode::ExecutionError, msg);
-    (status, axum::Json(response_json(&Err(e), None, 0))).into_response()
+    json_response(status, encode_response(&Err(e), None, 0, None, usize::MAX))
+}
+
+fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
+    (status, [(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 async fn exec(State(state): State<HttpState>, headers: axum::http::HeaderMap, body: Body) -> Response {
@@ -262,11 +367,8 @@ async fn exec(State(state): State<HttpState>, headers: axum::http::HeaderMap, bo
         user,
         ..Session::default()
     };
-    let started = Instant::now();
-    let (result, session) =
-        db.execute_blocking(session, stmt, params).await.unwrap_or_else(|e| (Err(e), Session::default()));
-    let latency = started.elapsed().as_micros();
-    axum::Json(response_json(&result, session.space.as_deref(), latency)).into_response()
+    let body = db.execute_json(session, stmt, params).await.0;
+    json_response(StatusCode::OK, body)
 }
 
 /// The user name and password of an `Authorization: Basic ...` header.
@@ -384,7 +486,7 @@ mod tests {
             vec!["p".into(), "v".into(), "e".into()],
             vec![vec![Value::Path(Arc::new(path)), Value::Vertex(Arc::new(tim)), Value::Edge(Arc::new(edge))]],
         );
-        let body = response_json(&Ok(ds), Some("nba"), 7);
+        let body: J = serde_json::from_slice(&encode_response(&Ok(ds), Some("nba"), 7, None, usize::MAX)).unwrap();
         let edge_meta = json!({"type": "edge", "id": {"src": "Tim Duncan", "dst": "Tony Parker", "type": 3,
             "name": "like", "ranking": 0}});
         assert_eq!(

@@ -15,6 +15,7 @@ pub mod sessions;
 pub mod slowlog;
 pub mod tls;
 
+use quiver_common::limits::HTTP_RESPONSE_BYTES_MAX;
 use quiver_common::{QError, QResult};
 use quiver_kv::{KvEngine, MemEngine};
 use quiver_kv_rocks::RocksEngine;
@@ -126,6 +127,33 @@ impl Database {
         joined.map_err(|e| {
             log::error!("query task failed: {e}");
             QError::execution(format!("internal error: {e}"))
+        })
+    }
+
+    /// Runs a request on the blocking pool and answers it in the JSON of NebulaGraph's `executeJson`, encoded
+    /// under the request's budget and within [`HTTP_RESPONSE_BYTES_MAX`] (the HTTP API, the graph protocol's
+    /// `executeJson`); with the session as the request left it.
+    pub async fn execute_json(
+        self: &Arc<Self>,
+        mut session: Session,
+        stmt: String,
+        params: Params,
+    ) -> (Vec<u8>, Session) {
+        let db = self.clone();
+        let started = std::time::Instant::now();
+        let joined = tokio::task::spawn_blocking(move || {
+            let body = db.engine.execute_encoded(&mut session, &stmt, &params, |result, session, budget| {
+                let latency = started.elapsed().as_micros();
+                let space = session.space.as_deref();
+                http::encode_response(&result, space, latency, Some(budget), HTTP_RESPONSE_BYTES_MAX)
+            });
+            (body, session)
+        })
+        .await;
+        joined.unwrap_or_else(|e| {
+            log::error!("query task failed: {e}");
+            let e = QError::execution(format!("internal error: {e}"));
+            (http::encode_response(&Err(e), None, 0, None, usize::MAX), Session::default())
         })
     }
 

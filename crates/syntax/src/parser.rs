@@ -4,7 +4,10 @@ use crate::ast::*;
 use crate::lexer::{lex, near_error, near_text, Tok, Token};
 use quiver_common::expr::{BinaryOp, CastTo, EdgeMeta, Expr, Quantifier, Reduce, UnaryOp, VertexRef};
 use quiver_common::geo::GeoShape;
-use quiver_common::limits::{EXPR_DEPTH_MAX, SENTENCE_DEPTH_MAX, STATEMENTS_PER_REQUEST_MAX, STATEMENT_BYTES_MAX};
+use quiver_common::limits::{
+    EXPR_DEPTH_MAX, MATCH_CLAUSES_MAX, PATTERN_HOPS_MAX, SENTENCE_DEPTH_MAX, STATEMENTS_PER_REQUEST_MAX,
+    STATEMENT_BYTES_MAX,
+};
 use quiver_common::{functions, PropType, QError, QResult, Value};
 use std::collections::HashMap;
 
@@ -106,6 +109,7 @@ fn parse_request(src: &str, params: Option<&[&str]>) -> QResult<Vec<Statement>> 
         if out.len() >= STATEMENTS_PER_REQUEST_MAX {
             return Err(QError::syntax(format!("more than {STATEMENTS_PER_REQUEST_MAX} statements in one request")));
         }
+        p.hops = 0;
         if out.is_empty() && (p.peek_kw("EXPLAIN") || p.peek_kw("PROFILE")) {
             out.push(p.explain()?);
         } else {
@@ -157,6 +161,8 @@ struct Parser<'a> {
     /// Sentences nested around the one being parsed, and where the outermost starts.
     sentence_depth: usize,
     sentence_start: usize,
+    /// Hops in the patterns of the statement being parsed (see `PATTERN_HOPS_MAX`).
+    hops: usize,
     /// The request's parameter names, when known: a bare `$name` must be one of them.
     params: Option<Vec<String>>,
     /// The loop variables (and accumulators) of the comprehensions, predicate functions and `reduce()`s around the
@@ -179,6 +185,7 @@ impl<'a> Parser<'a> {
             expr_start: 0,
             sentence_depth: 0,
             sentence_start: 0,
+            hops: 0,
             params,
             bound: HashMap::new(),
             last_paren: None,
@@ -213,7 +220,12 @@ impl<'a> Parser<'a> {
     }
 
     fn error_here(&self) -> QError {
-        let t = &self.tokens[self.pos];
+        self.error_at(self.pos)
+    }
+
+    /// The syntax error at token `pos`.
+    fn error_at(&self, pos: usize) -> QError {
+        let t = &self.tokens[pos];
         near_error(self.src, t.start, t.end)
     }
 
@@ -393,7 +405,12 @@ impl<'a> Parser<'a> {
         if let (Tok::Var(var), Tok::Sym("=")) = (self.peek().clone(), self.peek_at(1).clone()) {
             self.bump();
             self.bump();
+            let first = self.pos;
             let (statement, h) = self.set_sentence()?;
+            // NebulaGraph's `assignment_sentence` takes a `set_sentence`: no MATCH, USE, INSERT or DDL.
+            if !composable(&statement) {
+                return Err(self.error_at(first));
+            }
             return Ok((Statement::Assign { var, statement: Box::new(statement) }, self.sentence_above(h)?));
         }
         self.set_sentence()
@@ -412,9 +429,14 @@ impl<'a> Parser<'a> {
     }
 
     /// Piped sentences joined by UNION [ALL|DISTINCT], INTERSECT and MINUS, left to right.
+    ///
+    /// As NebulaGraph's grammar has it, both sides are traverse sentences (GO, FETCH, LOOKUP, YIELD, ...: see
+    /// [`composable`]) or both are MATCH sentences; anything else is a syntax error at the operator or at the side
+    /// that may not stand there.
     fn set_sentence(&mut self) -> QResult<(Statement, usize)> {
         let (mut left, mut height) = self.piped()?;
         loop {
+            let at_op = self.pos;
             let op = if self.eat_kw("UNION") {
                 if self.eat_kw("ALL") {
                     SetOp::UnionAll
@@ -429,16 +451,34 @@ impl<'a> Parser<'a> {
             } else {
                 return Ok((left, height));
             };
+            let left_match = match_tree(&left);
+            if !left_match && !composable(&left) {
+                return Err(self.error_at(at_op));
+            }
+            let first = self.pos;
             let (right, h) = self.piped()?;
+            if left_match != match_tree(&right) || !(left_match || composable(&right)) {
+                return Err(self.error_at(first));
+            }
             height = self.sentence_above(height.max(h))?;
             left = Statement::SetOp { op, left: Box::new(left), right: Box::new(right) };
         }
     }
 
+    /// Sentences joined by `|`. Only traverse sentences pipe (see [`composable`]): `USE s | ...` would run the
+    /// right side in a space it was not checked against.
     fn piped(&mut self) -> QResult<(Statement, usize)> {
         let (mut left, mut height) = self.bracketed()?;
-        while self.eat_sym("|") {
+        while self.peek_sym("|") {
+            if !composable(&left) {
+                return Err(self.error_here());
+            }
+            self.bump();
+            let first = self.pos;
             let (right, h) = self.bracketed()?;
+            if !composable(&right) {
+                return Err(self.error_at(first));
+            }
             height = self.sentence_above(height.max(h))?;
             left = Statement::Pipe(Box::new(left), Box::new(right));
         }
@@ -448,7 +488,12 @@ impl<'a> Parser<'a> {
     /// A sentence in brackets (no node of its own), or a statement.
     fn bracketed(&mut self) -> QResult<(Statement, usize)> {
         if self.eat_sym("(") {
+            let first = self.pos;
             let inner = self.sentence_tree()?;
+            // `L_PAREN set_sentence R_PAREN`: a bracketed sentence is a traverse sentence.
+            if !composable(&inner.0) {
+                return Err(self.error_at(first));
+            }
             self.expect_sym(")")?;
             return Ok(inner);
         }
@@ -720,13 +765,28 @@ impl<'a> Parser<'a> {
     }
 
     fn match_statement(&mut self) -> QResult<Statement> {
+        let start = self.tokens[self.pos].start;
         let mut clauses = Vec::new();
+        // Clauses and patterns so far, against `MATCH_CLAUSES_MAX`.
+        let mut count = 0usize;
+        let mut count_one = |p: &Self| {
+            count += 1;
+            if count > MATCH_CLAUSES_MAX {
+                return Err(QError::syntax(format!(
+                    "The MATCH statement has more than {MATCH_CLAUSES_MAX} clauses and patterns near `{}'",
+                    p.near_from(start)
+                )));
+            }
+            Ok(())
+        };
         loop {
             if self.peek_kw("MATCH") || self.peek_kw("OPTIONAL") {
+                count_one(self)?;
                 let optional = self.eat_kw("OPTIONAL");
                 self.expect_kw("MATCH")?;
                 let mut paths = vec![self.path_pattern()?];
                 while self.eat_sym(",") {
+                    count_one(self)?;
                     paths.push(self.path_pattern()?);
                 }
                 let filter = if self.peek_kw("WHERE") {
@@ -744,7 +804,9 @@ impl<'a> Parser<'a> {
                     None
                 };
                 clauses.push(MatchClause::Match { optional, paths, filter });
-            } else if self.eat_kw("UNWIND") {
+            } else if self.peek_kw("UNWIND") {
+                count_one(self)?;
+                self.bump();
                 let expr = self.expr()?;
                 self.expect_kw("AS")?;
                 let alias = self.name()?;
@@ -753,7 +815,9 @@ impl<'a> Parser<'a> {
                     return Ok(Statement::Unwind { expr, alias });
                 }
                 clauses.push(MatchClause::Unwind { expr, alias });
-            } else if self.eat_kw("WITH") {
+            } else if self.peek_kw("WITH") {
+                count_one(self)?;
+                self.bump();
                 clauses.push(MatchClause::With(self.match_projection(true)?));
             } else if self.eat_kw("RETURN") {
                 let ret = self.match_projection(false)?;
@@ -839,6 +903,13 @@ impl<'a> Parser<'a> {
         let mut nodes = vec![self.node_pattern()?];
         let mut edges = Vec::new();
         while self.peek_sym("-") || self.peek_sym("<-") || self.peek_sym("--") {
+            self.hops += 1;
+            if self.hops > PATTERN_HOPS_MAX {
+                return Err(QError::syntax(format!(
+                    "The statement's patterns have more than {PATTERN_HOPS_MAX} hops near `{}'",
+                    self.near_from(self.tokens[self.pos].start)
+                )));
+            }
             edges.push(self.edge_pattern()?);
             nodes.push(self.node_pattern()?);
         }
@@ -2938,6 +3009,69 @@ impl<'a> Parser<'a> {
 }
 
 /// The height of a node above children whose tallest is `below` high, unless that is over `max`.
+/// Whether `s` is what NebulaGraph's grammar calls a `traverse_sentence` (or pipes and set operations of them): a
+/// sentence that may stand in a pipe, a set operation, an assignment or brackets. USE, INSERT, DDL, user and job
+/// statements and MATCH may not: each runs only as a statement of its own, so it is checked (access, schema, VID
+/// type) against the space it runs in.
+fn composable(s: &Statement) -> bool {
+    use Statement as S;
+    match s {
+        S::Pipe(l, r) | S::SetOp { left: l, right: r, .. } => composable(l) && composable(r),
+        S::Go(_)
+        | S::Lookup(_)
+        | S::GroupBy { .. }
+        | S::OrderBy(_)
+        | S::Limit { .. }
+        | S::FetchVertices { .. }
+        | S::FetchEdges { .. }
+        | S::FindPath(_)
+        | S::Yield { .. }
+        | S::YieldJoin(_)
+        | S::GetSubgraph(_)
+        | S::DeleteVertices { .. }
+        | S::DeleteTags { .. }
+        | S::DeleteEdges { .. }
+        | S::Update { .. }
+        | S::ShowQueries { .. }
+        | S::KillQuery { .. }
+        | S::DescribeUser(_)
+        | S::Unwind { .. }
+        | S::KillSession(_)
+        | S::ShowHosts(_)
+        | S::ShowSpaces
+        | S::ShowParts(_)
+        | S::ShowSchemas(_)
+        | S::ShowIndexes { .. }
+        | S::ShowUsers
+        | S::ShowRoles(_)
+        | S::ShowConfigs(_)
+        | S::ShowCreateSpace(_)
+        | S::ShowCreateSchema { .. }
+        | S::ShowCreateIndex { .. }
+        | S::ShowIndexStatus(_)
+        | S::ShowSnapshots
+        | S::ShowCharset
+        | S::ShowCollation
+        | S::ShowZones
+        | S::ShowStats
+        | S::ShowSessions(_)
+        | S::ShowMetaLeader
+        // Not in NebulaGraph's grammar (its `admin_job_sentence`), but they only read the current space's jobs.
+        | S::ShowJobs
+        | S::ShowJob(_) => true,
+        _ => false,
+    }
+}
+
+/// Whether `s` is a MATCH sentence or a set operation of them (NebulaGraph's `match_sentences`).
+fn match_tree(s: &Statement) -> bool {
+    match s {
+        Statement::Match(_) => true,
+        Statement::SetOp { left, right, .. } => match_tree(left) && match_tree(right),
+        _ => false,
+    }
+}
+
 fn one_above(below: usize, max: usize) -> Option<usize> {
     (below < max).then_some(below + 1)
 }
@@ -3265,6 +3399,75 @@ mod tests {
         );
         let long = format!("YIELD \"{}\"", "x".repeat(STATEMENT_BYTES_MAX));
         assert_eq!(error(&long), format!("SyntaxError: statement longer than {STATEMENT_BYTES_MAX} bytes"));
+    }
+
+    #[test]
+    fn clause_and_hop_counts_are_bounded() {
+        let unwinds = |n: usize| {
+            let clauses: String = (0..n).map(|i| format!("UNWIND [1] AS x{i} ")).collect();
+            format!("{clauses}RETURN 1 AS one")
+        };
+        assert!(parse(&unwinds(MATCH_CLAUSES_MAX)).is_ok());
+        let e = error(&unwinds(MATCH_CLAUSES_MAX + 1));
+        assert!(
+            e.starts_with(&format!(
+                "SyntaxError: The MATCH statement has more than {MATCH_CLAUSES_MAX} clauses and patterns near `UNWIND"
+            )),
+            "{e}"
+        );
+        // 15,000 clauses (the statement that overflowed the stack) stop at the bound too, as do MATCH and WITH.
+        assert!(error(&unwinds(15_000)).contains("more than"));
+        let matches = format!("{}RETURN v", "MATCH (v) ".repeat(MATCH_CLAUSES_MAX + 1));
+        assert!(error(&matches).contains("more than"));
+        let withs = format!("MATCH (v) {}RETURN v", "WITH v WHERE true ".repeat(MATCH_CLAUSES_MAX));
+        assert!(error(&withs).contains("more than"));
+        let patterns = format!("MATCH {} RETURN 1", vec!["(v)"; MATCH_CLAUSES_MAX + 1].join(", "));
+        assert!(error(&patterns).contains("more than"));
+        let hops = |n: usize| format!("MATCH (v0){} RETURN v0", "-[:like]->()".repeat(n));
+        assert!(parse(&hops(PATTERN_HOPS_MAX)).is_ok());
+        assert_eq!(
+            error(&hops(PATTERN_HOPS_MAX + 1)),
+            format!("SyntaxError: The statement's patterns have more than {PATTERN_HOPS_MAX} hops near `-'")
+        );
+        assert!(error(&hops(30_000)).contains("hops"));
+        // Hops are counted over a statement's patterns together, pattern predicates included, and afresh for the
+        // next statement.
+        let half = "-->()".repeat(PATTERN_HOPS_MAX / 2 + 1);
+        assert!(error(&format!("MATCH (a){half} WHERE (a){half} RETURN a")).contains("hops"));
+        assert!(parse(&format!("{}; {}", hops(PATTERN_HOPS_MAX), hops(PATTERN_HOPS_MAX))).is_ok());
+    }
+
+    #[test]
+    fn only_traverse_sentences_pipe_as_in_nebula_graph() {
+        // USE, INSERT, DDL and MATCH stand only as statements of their own: in a pipe, a set operation or an
+        // assignment the right side would run in a space, or with a schema, it was not checked against.
+        assert_eq!(error("USE s1 | INSERT VERTEX t() VALUES 1:()"), "SyntaxError: syntax error near `| INSERT'");
+        assert_eq!(error("YIELD 1 AS a | USE s1"), "SyntaxError: syntax error near `USE'");
+        assert_eq!(
+            error("GO FROM 1 OVER e YIELD dst(edge) AS d | INSERT VERTEX t() VALUES 1:()"),
+            "SyntaxError: syntax error near `INSERT'"
+        );
+        assert_eq!(error("$a = USE s1"), "SyntaxError: syntax error near `USE'");
+        assert_eq!(error("$a = CREATE TAG t()"), "SyntaxError: syntax error near `CREATE'");
+        assert_eq!(error("YIELD 1 AS a UNION USE s1"), "SyntaxError: syntax error near `USE'");
+        assert_eq!(error("USE s1 UNION YIELD 1 AS a"), "SyntaxError: syntax error near `UNION'");
+        assert_eq!(error("(USE s1) | YIELD 1 AS a"), "SyntaxError: syntax error near `USE'");
+        assert_eq!(error("MATCH (v) RETURN v | YIELD 1 AS a"), "SyntaxError: syntax error near `| YIELD '");
+        assert_eq!(error("YIELD 1 AS a UNION MATCH (v) RETURN v"), "SyntaxError: syntax error near `MATCH'");
+        assert_eq!(error("SUBMIT JOB STATS | YIELD 1 AS a"), "SyntaxError: syntax error near `| YIELD '");
+        // What NebulaGraph's `traverse_sentence` takes still pipes: reads, DELETE and UPDATE of piped rows, SHOW.
+        for ok in [
+            "GO FROM 1 OVER e YIELD dst(edge) AS d | DELETE VERTEX $-.d",
+            "LOOKUP ON t YIELD id(vertex) AS id | UPDATE VERTEX ON t $-.id SET n = 1",
+            "LOOKUP ON t YIELD id(vertex) AS id | UPSERT VERTEX ON t $-.id SET n = 1",
+            "SHOW SPACES | YIELD $-.Name AS n",
+            "$a = GO FROM 1 OVER e YIELD dst(edge) AS d; YIELD $a.d AS d",
+            "(YIELD 1 AS a UNION YIELD 2 AS a) | ORDER BY $-.a | LIMIT 1",
+            "MATCH (v) RETURN v UNION MATCH (w) RETURN w",
+            "SHOW JOBS | YIELD $-.Status AS s",
+        ] {
+            assert!(parse(ok).is_ok(), "{ok}: {:?}", parse(ok).err());
+        }
     }
 
     #[test]

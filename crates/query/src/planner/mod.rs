@@ -194,6 +194,18 @@ impl PlanNode {
         PlanNode { op, input: None, branches: Vec::new() }
     }
 
+    /// Operators in the plan, counted without recursion (a plan's depth is what the bound on it keeps small).
+    pub fn size(&self) -> usize {
+        let mut stack = vec![self];
+        let mut n = 0;
+        while let Some(node) = stack.pop() {
+            n += 1;
+            stack.extend(node.input.as_deref());
+            stack.extend(&node.branches);
+        }
+        n
+    }
+
     /// The plan of a bound sentence, before optimization: one node per sentence of the tree.
     pub fn build(sentence: BoundSentence) -> PlanNode {
         match sentence {

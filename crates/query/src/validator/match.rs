@@ -181,6 +181,8 @@ impl Validator<'_> {
         let mut stages = Vec::new();
         let mut anon = 0usize;
         for clause in &stmt.clauses {
+            // Validation is metered as execution is: a statement of many clauses stops at its deadline.
+            self.req.budget.check()?;
             match clause {
                 MatchClause::Match { optional, paths, filter } => {
                     let before = scope.clone();
