@@ -1,5 +1,6 @@
 //! Any text as a request to the query engine, over a small graph (string VIDs, two tags, an edge type with a
-//! rank, an index, a dangling edge): it must be answered or refused, never panic or hang. Each input gets a fresh
+//! rank, an index, a dangling edge; beside it a space of INT64 VIDs with some of the same names, so a sentence checked
+//! against the wrong space is reachable): it must be answered or refused, never panic or hang. Each input gets a fresh
 //! in-memory database, so inputs do not see each other's writes.
 //!
 //! An input whose first byte is 0xF8 or above (no UTF-8 text starts with one, so no text input is taken from the
@@ -33,7 +34,14 @@ CREATE TAG INDEX person_age ON person(age);
 INSERT VERTEX person(name, age, born) VALUES "a":("Ann", 30, date("1990-01-02")), "b":("Bob", 25, NULL), "c":("Cy", 41, NULL);
 INSERT VERTEX team(name) VALUES "t":("Team");
 INSERT EDGE like(likeness, since) VALUES "a"->"b":(90.5, 0), "b"->"c":(70.0, NULL), "c"->"a":(80.0, 1), "a"->"b"@7:(1.0, 2), "c"->"ghost":(5.0, 3);
-INSERT EDGE serve(start_year, end_year) VALUES "a"->"t":(2000, 2010), "b"->"t":(2005, 2020)
+INSERT EDGE serve(start_year, end_year) VALUES "a"->"t":(2000, 2010), "b"->"t":(2005, 2020);
+CREATE SPACE h(partition_num=2, vid_type=INT64);
+USE h;
+CREATE TAG person(name string, age int DEFAULT 20, born date NULL);
+CREATE EDGE like(likeness double, since timestamp NULL);
+INSERT VERTEX person(name, age) VALUES 1:("One", 1), 2:("Two", 2);
+INSERT EDGE like(likeness, since) VALUES 1->2:(1.0, 0);
+USE g
 "#;
 
 /// A first byte from here up chooses a generated statement.
@@ -52,8 +60,8 @@ fn database() -> (QueryEngine, Session) {
     let meta = Arc::new(MetaStore::open(kv.clone()).unwrap());
     let storage = Arc::new(EmbeddedStorage::new(kv));
     storage.set_catalog(meta.clone());
-    let mut engine = QueryEngine::new(meta, storage);
-    engine.limits = Limits { timeout: Duration::from_secs(1), memory_bytes: 64 << 20 };
+    let engine = QueryEngine::new(meta, storage);
+    engine.set_limits(Limits { timeout: Duration::from_secs(1), memory_bytes: 64 << 20 });
     let mut session = Session::default();
     engine.execute(&mut session, SETUP, &Params::new()).expect("the setup runs");
     (engine, session)
@@ -239,7 +247,8 @@ const OPERANDS: &[(&str, usize, usize)] = &[
     ("like._dst", 1, 1),
     ("[1, 2]", 2, 2),
     ("(1 + 2)", 2, 2),
-    ("abs(-1)", 2, 2),
+    // `-1` is a negation over `1` (only i64::MIN is a negative literal): the call is three high.
+    ("abs(-1)", 3, 2),
     ("{a: 1}", 2, 2),
 ];
 
@@ -273,16 +282,21 @@ fn postfix_chain(b: &mut Bytes) -> (String, Expect) {
     let n = b.length(EXPR_DEPTH_MAX, 100_000);
     let postfixes = b.below(n + 1);
     let mut e = base.to_string();
+    // A node is one above the taller of its base and its index (`-1` is a negation over `1`: two high), so an
+    // index can be taller than the chain below it only near the base.
+    let mut height = h;
     for i in 0..n {
-        e.push_str(if i < postfixes {
-            b.pick(&["[0]", "[0..1]", "[..2]", "[-1]", ".a", ".name"])
+        let (text, index) = if i < postfixes {
+            *b.pick(&[("[0]", 1), ("[0..1]", 1), ("[..2]", 1), ("[-1]", 2), (".a", 0), (".name", 0)])
         } else {
-            b.pick(&[" IS NULL", " IS NOT NULL", " IS EMPTY", " IS NOT EMPTY"])
-        });
+            *b.pick(&[(" IS NULL", 0), (" IS NOT NULL", 0), (" IS EMPTY", 0), (" IS NOT EMPTY", 0)])
+        };
+        e.push_str(text);
+        height = height.max(index) + 1;
     }
     // A subscript's index is parsed one level down.
     let nesting = if postfixes > 0 { 2 } else { 1 };
-    (place(b, &e), expr_expect(h + n, nesting))
+    (place(b, &e), expr_expect(height, nesting))
 }
 
 /// `NOT ... NOT` then `-`, `+` and `!` in any order, then an operand: each prefix a node above the next, except that

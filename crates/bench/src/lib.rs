@@ -5,6 +5,7 @@
 //! `results.json`, `results.md` and PNG plots (`bench/plot.py`). See `bench/README.md`.
 
 pub mod cluster;
+pub mod compare;
 pub mod drive;
 pub mod gen;
 pub mod report;

@@ -6,8 +6,9 @@ mod cluster;
 use clap::{Parser, Subcommand};
 use quiver_common::budget::Limits;
 use quiver_server::sessions::SessionManager;
+use std::io::Write;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -136,6 +137,13 @@ enum Command {
         /// the load ladders; empty runs them all.
         #[arg(long, default_value = "")]
         workloads: String,
+        /// An earlier run's results.json: every row of this run is printed beside it with the ratio, rows more
+        /// than 20% slower flagged (also written to the run's compare.md).
+        #[arg(long)]
+        compare: Option<PathBuf>,
+        /// With --compare: compare this results.json instead of making a new run.
+        #[arg(long, requires = "compare")]
+        against: Option<PathBuf>,
         /// The social workloads against a local cluster (`quiver playground`) beside the embedded server, with
         /// throughput at 16 clients, insert latency and failover (not the peers).
         #[arg(long)]
@@ -340,8 +348,13 @@ fn main() -> ExitCode {
             python,
             seed,
             workloads,
+            compare,
+            against,
             cluster,
         } => {
+            if let (Some(old), Some(new)) = (&compare, &against) {
+                return bench_compare(old, new, None);
+            }
             let opts = quiver_bench::Options {
                 quick,
                 work_dir,
@@ -365,7 +378,10 @@ fn main() -> ExitCode {
             match quiver_bench::run(&opts) {
                 Ok(out) => {
                     println!("results in {}", out.display());
-                    ExitCode::SUCCESS
+                    match &compare {
+                        Some(old) => bench_compare(old, &out.join("results.json"), Some(&out.join("compare.md"))),
+                        None => ExitCode::SUCCESS,
+                    }
                 }
                 Err(e) => {
                     eprintln!("quiver bench: {e}");
@@ -607,5 +623,26 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
+    }
+}
+
+/// Prints the comparison of `new` against `old` (`quiver bench --compare`), and writes it to `to` if given.
+fn bench_compare(old: &Path, new: &Path, to: Option<&Path>) -> ExitCode {
+    match quiver_bench::compare::compare(old, new) {
+        Ok((text, _flagged)) => {
+            // A closed pipe (`| head`) is not an error of the comparison.
+            let _ = writeln!(std::io::stdout(), "{text}");
+            if let Some(to) = to {
+                if let Err(e) = std::fs::write(to, &text) {
+                    eprintln!("quiver bench: cannot write {}: {e}", to.display());
+                    return ExitCode::FAILURE;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("quiver bench: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
