@@ -3,8 +3,11 @@
 //! on the protocol path (`cargo build --release --example wire_prof -p quiver-bench`; usage: wire_prof DIR SPACE
 //! V1,V2,.. N STMT, where `{v}` in STMT is replaced by each start vertex in turn and `{batch}` by 1,000 fresh edge
 //! rows `a->b@r:(t)`; each start runs once first). `WIRE_CLIENTS=K` runs K clients at once and prints the total
-//! rate instead.
-use quiver_bench::drive::{Conn, GraphServer, Wire};
+//! rate instead; `WIRE_EMBEDDED=1` runs the statements in process instead, for comparison; `WIRE_WARM=STMT` runs
+//! STMT (with `{v}` each start in turn) 5,000 times in process first, to turn the caches a read builds hot;
+//! `WIRE_THREADS=N` serves at most N connections on threads of their own (0: all on the runtime);
+//! `WIRE_RECONNECT=K` opens a new connection every K statements (as the benchmark's cells do).
+use quiver_bench::drive::{Conn, Embedded, GraphServer, Wire};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,7 +19,18 @@ fn main() {
     let n: usize = a[4].parse().unwrap();
     let template = a[5].clone();
     let clients: usize = std::env::var("WIRE_CLIENTS").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let server = GraphServer::start(db).unwrap();
+    let embedded = std::env::var_os("WIRE_EMBEDDED").is_some();
+    if let Ok(warm) = std::env::var("WIRE_WARM") {
+        let mut conn = Embedded::new(db.clone(), &space);
+        for i in 0..5000 {
+            conn.run(&warm.replace("{v}", &starts[i % starts.len()].to_string())).unwrap();
+        }
+    }
+    let mut config = quiver_server::graphd::GraphConfig::default();
+    if let Some(n) = std::env::var("WIRE_THREADS").ok().and_then(|s| s.parse().ok()) {
+        config.connection_threads = n;
+    }
+    let server = GraphServer::start_with(db.clone(), config).unwrap();
     let statement = move |i: usize, client: usize| {
         let v = starts[i % starts.len()];
         let mut s = template.replace("{v}", &v.to_string());
@@ -33,15 +47,23 @@ fn main() {
     let handles: Vec<_> = (0..clients)
         .map(|c| {
             let (space, statement) = (space.clone(), statement.clone());
-            let addr = server.addr;
+            let (addr, db) = (server.addr, db.clone());
             std::thread::spawn(move || {
-                let mut conn = Wire::connect(addr, &space).unwrap();
+                let mut conn: Box<dyn Conn> = if embedded {
+                    Box::new(Embedded::new(db, &space))
+                } else {
+                    Box::new(Wire::connect(addr, &space).unwrap())
+                };
                 for i in 0..3 {
                     conn.run(&statement(i, c)).unwrap();
                 }
                 let t = Instant::now();
                 let mut server_us = 0u64;
+                let reconnect: usize = std::env::var("WIRE_RECONNECT").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
                 for i in 0..n {
+                    if reconnect > 0 && i > 0 && i % reconnect == 0 && !embedded {
+                        conn = Box::new(Wire::connect(addr, &space).unwrap());
+                    }
                     server_us += conn.run(&statement(i + 3, c)).unwrap().1;
                 }
                 (t.elapsed(), server_us)

@@ -69,6 +69,11 @@ pub struct GraphServer {
 
 impl GraphServer {
     pub fn start(db: Arc<Database>) -> Result<GraphServer, String> {
+        GraphServer::start_with(db, Default::default())
+    }
+
+    /// With the graph service's configuration `config`.
+    pub fn start_with(db: Arc<Database>, config: quiver_server::graphd::GraphConfig) -> Result<GraphServer, String> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .thread_stack_size(quiver_common::limits::QUERY_THREAD_STACK_BYTES)
@@ -83,7 +88,7 @@ impl GraphServer {
             quiver_server::net::ConnectionLimit::new(None),
             db,
             sessions,
-            Default::default(),
+            config,
             idle,
         ));
         Ok(GraphServer { addr, rt: Some(rt) })

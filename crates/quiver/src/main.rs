@@ -40,6 +40,10 @@ enum Command {
         /// A graph-protocol frame larger than this closes its connection.
         #[arg(long, default_value_t = 64)]
         max_frame_mb: usize,
+        /// Plaintext graph-protocol connections served on threads of their own (a request read, run and answered on
+        /// one thread); more are served on the async runtime, whose blocking pool runs their queries. 0: all so.
+        #[arg(long, default_value_t = quiver_server::graphd::CONNECTION_THREADS_DEFAULT)]
+        graph_connection_threads: usize,
         /// Once a request has started to arrive (a graph-protocol frame's first byte, an HTTP request's headers,
         /// then its body), it must arrive whole within this time, or its connection is closed.
         #[arg(long, default_value_t = quiver_server::net::REQUEST_ARRIVAL_TIMEOUT_DEFAULT.as_millis() as u64)]
@@ -238,6 +242,7 @@ fn main() -> ExitCode {
             session_idle_timeout_secs,
             client_white_list,
             max_frame_mb,
+            graph_connection_threads,
             request_arrival_timeout_ms,
             max_connections,
             demo,
@@ -284,6 +289,7 @@ fn main() -> ExitCode {
                     max_frame_bytes: max_frame_mb.max(1).saturating_mul(1 << 20),
                     frame_timeout: Duration::from_millis(request_arrival_timeout_ms.max(1)),
                     tls,
+                    connection_threads: graph_connection_threads,
                 },
                 max_connections,
                 slow_query_threshold_us,

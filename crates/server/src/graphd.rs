@@ -12,12 +12,14 @@ use crate::Database;
 use quiver_common::limits::FRAME_BYTES_MAX;
 use quiver_common::{ErrorCode, QError};
 use quiver_query::{Params, PlanDesc};
+use quiver_wire::compact::Message;
 use quiver_wire::frame::{decode_frame, encode_frame, frame_len, Framing};
 use quiver_wire::graph::{
     decode_call, encode_exception, encode_reply, AuthResponse, Call, CallError, ExecutionResponse, PlanDescription,
     PlanNodeDescription, Reply, Table, E_CLIENT_SERVER_INCOMPATIBLE, UNKNOWN_METHOD,
 };
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -37,6 +39,9 @@ pub struct GraphConfig {
     pub frame_timeout: Duration,
     /// TLS, when the port serves it (then it serves nothing else).
     pub tls: Option<crate::tls::Tls>,
+    /// Plaintext connections served on threads of their own at once (see `Service::on_thread`); more are served
+    /// on the runtime. 0 serves every connection on the runtime.
+    pub connection_threads: usize,
 }
 
 impl Default for GraphConfig {
@@ -46,6 +51,7 @@ impl Default for GraphConfig {
             max_frame_bytes: FRAME_BYTES_MAX,
             frame_timeout: crate::net::REQUEST_ARRIVAL_TIMEOUT_DEFAULT,
             tls: None,
+            connection_threads: CONNECTION_THREADS_DEFAULT,
         }
     }
 }
@@ -54,20 +60,150 @@ struct Service {
     db: Arc<Database>,
     sessions: Arc<SessionManager>,
     config: GraphConfig,
+    /// The threads plaintext connections are served on.
+    threads: ConnectionThreads,
 }
 
 impl Service {
-    /// One accepted connection, through the TLS handshake first when the port has TLS.
-    async fn accepted(&self, stream: TcpStream, peer: SocketAddr) -> Result<(), String> {
+    /// One accepted connection, through the TLS handshake first when the port has TLS. A plaintext connection is
+    /// served on a thread of its own while fewer than `GraphConfig::connection_threads` are (see [`Service::on_thread`]),
+    /// otherwise as a task of the runtime.
+    async fn accepted(self: Arc<Self>, stream: TcpStream, peer: SocketAddr) -> Result<(), String> {
         match &self.config.tls {
-            None => self.connection(stream, peer).await,
+            None => match self.clone().on_thread(stream, peer) {
+                Ok(served) => served.await.unwrap_or_else(|_| Err("the connection's thread ended early".into())),
+                Err(stream) => self.connection(stream, peer).await,
+            },
             Some(tls) => {
                 let stream = tls.accept(stream, self.config.frame_timeout).await?;
                 self.connection(stream, peer).await
             }
         }
     }
+
+    /// Serves a plaintext connection on a thread of its own, blocking on its socket: a request is read, run and
+    /// answered on that thread, with no task to wake and no hand-off to the blocking pool and back (two thread
+    /// wake-ups less per request than [`Service::connection`]). The thread is one kept from a connection that
+    /// closed when there is one, so a new connection finds its allocator pages and per-thread buffers warm (see
+    /// [`ConnectionThreads`]). Gives the stream back when `GraphConfig::connection_threads` are served so already;
+    /// otherwise the receiver ends with the connection.
+    fn on_thread(
+        self: Arc<Self>,
+        stream: TcpStream,
+        peer: SocketAddr,
+    ) -> Result<tokio::sync::oneshot::Receiver<Result<(), String>>, TcpStream> {
+        let idle = {
+            let mut idle = self.threads.idle.lock().unwrap_or_else(|p| p.into_inner());
+            match idle.pop() {
+                Some(thread) => Some(thread),
+                None if self.threads.alive.load(Ordering::Acquire) < self.config.connection_threads => {
+                    self.threads.alive.fetch_add(1, Ordering::AcqRel);
+                    None
+                }
+                None => return Err(stream),
+            }
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let std = match stream.into_std().and_then(|s| s.set_nonblocking(false).map(|_| s)) {
+            Ok(s) => s,
+            Err(e) => {
+                match idle {
+                    Some(thread) => self.threads.idle.lock().unwrap_or_else(|p| p.into_inner()).push(thread),
+                    None => drop(self.threads.alive.fetch_sub(1, Ordering::AcqRel)),
+                }
+                let _ = tx.send(Err(format!("cannot serve the connection: {e}")));
+                return Ok(rx);
+            }
+        };
+        let job = Job { stream: std, peer, done: tx };
+        let job = match idle {
+            // The thread waits on its slot until it ends, and it ends only after taking its slot out of the idle
+            // list (under the lock this slot was popped under), so the send does not fail.
+            Some((_, slot)) => match slot.send(job) {
+                Ok(()) => return Ok(rx),
+                Err(std::sync::mpsc::SendError(job)) => {
+                    self.threads.alive.fetch_add(1, Ordering::AcqRel);
+                    job
+                }
+            },
+            None => job,
+        };
+        let runtime = tokio::runtime::Handle::current();
+        let service = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("quiver-graph".into())
+            .stack_size(quiver_common::limits::QUERY_THREAD_STACK_BYTES)
+            .spawn(move || service.connection_thread(job, &runtime));
+        if let Err(e) = spawned {
+            // The job (and the stream) moved into the closure that did not start and is closed with it; the
+            // client retries.
+            self.threads.alive.fetch_sub(1, Ordering::AcqRel);
+            log::warn!("cannot start a thread for a graph connection from {peer}: {e}");
+        }
+        Ok(rx)
+    }
+
+    /// A connection thread: serves `job`, then waits up to [`CONNECTION_THREAD_KEEP`] for the next connection.
+    fn connection_thread(self: Arc<Self>, mut job: Job, runtime: &tokio::runtime::Handle) {
+        let threads = &self.threads;
+        loop {
+            let served = self.connection_blocking(job.stream, job.peer, runtime);
+            let _ = job.done.send(served);
+            let (slot, next) = std::sync::mpsc::channel();
+            let id = threads.next_id.fetch_add(1, Ordering::Relaxed);
+            threads.idle.lock().unwrap_or_else(|p| p.into_inner()).push((id, slot));
+            job = match next.recv_timeout(CONNECTION_THREAD_KEEP) {
+                Ok(j) => j,
+                Err(_) => {
+                    let mut idle = threads.idle.lock().unwrap_or_else(|p| p.into_inner());
+                    match idle.iter().position(|(i, _)| *i == id) {
+                        Some(at) => {
+                            idle.swap_remove(at);
+                            threads.alive.fetch_sub(1, Ordering::AcqRel);
+                            return;
+                        }
+                        // Popped by a connection being handed over now: it is on its way.
+                        None => {
+                            drop(idle);
+                            match next.recv() {
+                                Ok(j) => j,
+                                Err(_) => {
+                                    threads.alive.fetch_sub(1, Ordering::AcqRel);
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                }
+            };
+        }
+    }
 }
+
+/// A connection handed to a connection thread, and where the thread says how it ended.
+struct Job {
+    stream: std::net::TcpStream,
+    peer: SocketAddr,
+    done: tokio::sync::oneshot::Sender<Result<(), String>>,
+}
+
+/// The threads that serve plaintext connections. A thread whose connection closed waits a while for the next one
+/// (as the runtime's blocking pool keeps its threads): a fresh thread per connection started with cold allocator
+/// pages and per-thread buffers, which at 16 short-lived connections running 3-hop GOs halved their throughput.
+#[derive(Default)]
+struct ConnectionThreads {
+    /// Threads alive, serving or idle.
+    alive: AtomicUsize,
+    /// The idle threads' hand-over slots, by an id each.
+    idle: std::sync::Mutex<Vec<(u64, std::sync::mpsc::Sender<Job>)>>,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+/// How long a connection thread waits for the next connection before it ends.
+const CONNECTION_THREAD_KEEP: Duration = Duration::from_secs(10);
+
+/// Plaintext graph connections served on threads of their own at once by default; more are served on the runtime.
+pub const CONNECTION_THREADS_DEFAULT: usize = 64;
 
 /// Accepts connections until the task is dropped; idle sessions are reaped in the background.
 pub async fn serve(
@@ -78,7 +214,7 @@ pub async fn serve(
     config: GraphConfig,
     idle_timeout: Duration,
 ) {
-    let service = Arc::new(Service { db, sessions: sessions.clone(), config });
+    let service = Arc::new(Service { db, sessions: sessions.clone(), config, threads: ConnectionThreads::default() });
     let _reaper = AbortOnDrop(tokio::spawn(async move {
         let period = (idle_timeout / 2).clamp(Duration::from_millis(100), Duration::from_secs(60));
         loop {
@@ -122,7 +258,7 @@ impl Drop for AbortOnDrop {
 impl Service {
     /// Serves one connection; `Err` carries why it was closed, `Ok` a clean close by the client.
     async fn connection(
-        &self,
+        self: &Arc<Self>,
         mut stream: impl AsyncRead + AsyncWrite + Unpin,
         peer: SocketAddr,
     ) -> Result<(), String> {
@@ -140,24 +276,96 @@ impl Service {
                 Ok(body) => body?,
                 Err(_) => return Err(format!("a frame did not arrive whole within {timeout:?} of its first byte")),
             };
-            let (framing, payload) = decode_frame(&body).map_err(|e| e.to_string())?;
-            let (msg, call) = match decode_call(payload) {
-                Ok(pair) => pair,
-                Err(CallError::Malformed(e)) => return Err(format!("malformed call: {e}")),
-                Err(CallError::UnknownMethod(msg)) => {
-                    let text = format!("Method name {} not found", msg.name);
-                    write_frame(&mut stream, framing, &encode_exception(&msg, UNKNOWN_METHOD, &text)).await?;
-                    return Err(format!("unknown method `{}'", msg.name));
+            match decode(&body)? {
+                Decoded::Call(framing, msg, call) => {
+                    if let Some(reply) = self.handle(call, peer).await {
+                        write_frame(&mut stream, framing, &encode_reply(&msg, &reply)).await?;
+                    }
                 }
-                Err(CallError::Unsupported(msg, text)) => {
-                    let json = msg.name.starts_with("executeJson");
-                    let reply = error_reply(QError::not_supported(text), json);
-                    write_frame(&mut stream, framing, &encode_reply(&msg, &reply)).await?;
-                    continue;
+                Decoded::Answer(framing, answer, close) => {
+                    write_frame(&mut stream, framing, &answer).await?;
+                    if let Some(reason) = close {
+                        return Err(reason);
+                    }
                 }
+            }
+        }
+    }
+
+    /// [`Service::connection`] on a blocking socket, on the calling thread (see [`Service::on_thread`]). Calls
+    /// other than `execute` (sign-in, sign-out, the version check) run as on the runtime, through `runtime`.
+    fn connection_blocking(
+        self: &Arc<Self>,
+        stream: std::net::TcpStream,
+        peer: SocketAddr,
+        runtime: &tokio::runtime::Handle,
+    ) -> Result<(), String> {
+        use std::io::{BufRead, Read, Write};
+        let mut reader = std::io::BufReader::with_capacity(BLOCKING_READ_BYTES, &stream);
+        let mut writer = &stream;
+        // Whether a read timeout is set on the socket (setting one is a system call: only when a frame needs more
+        // than one read).
+        let mut timed = false;
+        loop {
+            // Idle between frames as long as the client likes; from a frame's first byte on, the deadline.
+            if timed && reader.buffer().is_empty() {
+                stream.set_read_timeout(None).map_err(|e| format!("read failed: {e}"))?;
+                timed = false;
+            }
+            match reader.fill_buf() {
+                Ok([]) => return Ok(()),
+                Ok(_) => {}
+                Err(e) => return Err(format!("read failed: {e}")),
+            }
+            let deadline = Instant::now() + self.config.frame_timeout;
+            let late =
+                || format!("a frame did not arrive whole within {:?} of its first byte", self.config.frame_timeout);
+            // Reads exactly `buf.len()` bytes before the deadline.
+            let mut read_exact = |buf: &mut [u8], what: &str| -> Result<(), String> {
+                let mut at = 0;
+                while at < buf.len() {
+                    if reader.buffer().is_empty() {
+                        let left = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero());
+                        let Some(left) = left else { return Err(late()) };
+                        stream.set_read_timeout(Some(left)).map_err(|e| format!("read failed: {e}"))?;
+                        timed = true;
+                    }
+                    match reader.read(&mut buf[at..]) {
+                        Ok(0) => return Err(format!("disconnected inside {what}")),
+                        Ok(n) => at += n,
+                        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                            return Err(late())
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(format!("disconnected inside {what}: {e}")),
+                    }
+                }
+                Ok(())
             };
-            if let Some(reply) = self.handle(call, peer).await {
-                write_frame(&mut stream, framing, &encode_reply(&msg, &reply)).await?;
+            let mut prefix = [0u8; 4];
+            read_exact(&mut prefix, "a frame's length")?;
+            let len = frame_len(prefix, self.config.max_frame_bytes).map_err(|e| e.to_string())?;
+            let mut body = vec![0u8; len];
+            read_exact(&mut body, &format!("a frame of {len} bytes"))?;
+            let write = |w: &mut &std::net::TcpStream, framing, payload: &[u8]| {
+                w.write_all(&encode_frame(framing, payload)).map_err(|e| format!("write failed: {e}"))
+            };
+            match decode(&body)? {
+                Decoded::Call(framing, msg, Call::Execute { session_id, stmt, params, json }) => {
+                    let reply = self.execute_now(session_id, stmt, params, json);
+                    write(&mut writer, framing, &encode_reply(&msg, &reply))?;
+                }
+                Decoded::Call(framing, msg, call) => {
+                    if let Some(reply) = runtime.block_on(self.handle(call, peer)) {
+                        write(&mut writer, framing, &encode_reply(&msg, &reply))?;
+                    }
+                }
+                Decoded::Answer(framing, answer, close) => {
+                    write(&mut writer, framing, &answer)?;
+                    if let Some(reason) = close {
+                        return Err(reason);
+                    }
+                }
             }
         }
     }
@@ -172,7 +380,7 @@ impl Service {
         Ok(body)
     }
 
-    async fn handle(&self, call: Call, peer: SocketAddr) -> Option<Reply> {
+    async fn handle(self: &Arc<Self>, call: Call, peer: SocketAddr) -> Option<Reply> {
         match call {
             Call::VerifyClientVersion { version } => {
                 let versions = &self.config.client_versions;
@@ -229,14 +437,21 @@ impl Service {
                 None
             }
             Call::Execute { session_id, stmt, params, json } => {
-                Some(self.execute(session_id, stmt, params, json).await)
+                // On the blocking pool, so a long query never stalls the runtime.
+                let service = self.clone();
+                let ran = tokio::task::spawn_blocking(move || service.execute_now(session_id, stmt, params, json));
+                Some(ran.await.unwrap_or_else(|e| {
+                    log::error!("query task failed: {e}");
+                    error_reply(QError::execution(format!("internal error: {e}")), json)
+                }))
             }
         }
     }
 
-    async fn execute(&self, session_id: i64, stmt: Vec<u8>, params: Params, json: bool) -> Reply {
+    /// Runs a statement for a session on the calling thread (it blocks while the statement runs).
+    fn execute_now(&self, session_id: i64, stmt: Vec<u8>, params: Params, json: bool) -> Reply {
         let started = Instant::now();
-        let state = match self.sessions.checkout(session_id) {
+        let mut state = match self.sessions.checkout(session_id) {
             Ok(s) => s,
             Err(e) => return error_reply(e, json),
         };
@@ -244,14 +459,11 @@ impl Service {
             return error_reply(QError::syntax("the statement is not valid UTF-8"), json);
         };
         if json {
-            let (body, state) = self.db.execute_json(state, stmt, params).await;
+            let body = self.db.execute_json_now(&mut state, &stmt, &params, started);
             self.sessions.checkin(session_id, state);
             return Reply::Json(body);
         }
-        let (result, state) = match self.db.execute_blocking(state, stmt, params).await {
-            Ok(pair) => pair,
-            Err(e) => return error_reply(e, json),
-        };
+        let result = self.db.execute(&mut state, &stmt, &params);
         let space = state.space.clone();
         self.sessions.checkin(session_id, state);
         let latency_us = started.elapsed().as_micros() as i64;
@@ -270,6 +482,38 @@ impl Service {
         Reply::Execution(resp)
     }
 }
+
+/// What a frame asks for.
+enum Decoded {
+    /// A GraphService call, to answer in the frame's framing.
+    Call(Framing, Message, Call),
+    /// An answer made without running anything (an unknown or unsupported method); after writing it the
+    /// connection closes if a reason is given.
+    Answer(Framing, Vec<u8>, Option<String>),
+}
+
+/// A frame's call, or the answer to a frame that is not one; `Err` closes the connection (not a GraphService
+/// call at all).
+fn decode(body: &[u8]) -> Result<Decoded, String> {
+    let (framing, payload) = decode_frame(body).map_err(|e| e.to_string())?;
+    match decode_call(payload) {
+        Ok((msg, call)) => Ok(Decoded::Call(framing, msg, call)),
+        Err(CallError::Malformed(e)) => Err(format!("malformed call: {e}")),
+        Err(CallError::UnknownMethod(msg)) => {
+            let text = format!("Method name {} not found", msg.name);
+            let close = format!("unknown method `{}'", msg.name);
+            Ok(Decoded::Answer(framing, encode_exception(&msg, UNKNOWN_METHOD, &text), Some(close)))
+        }
+        Err(CallError::Unsupported(msg, text)) => {
+            let json = msg.name.starts_with("executeJson");
+            let reply = error_reply(QError::not_supported(text), json);
+            Ok(Decoded::Answer(framing, encode_reply(&msg, &reply), None))
+        }
+    }
+}
+
+/// The read buffer of a connection served on its own thread: most requests arrive in one read.
+const BLOCKING_READ_BYTES: usize = 16 << 10;
 
 fn error_reply(e: QError, json: bool) -> Reply {
     if json {

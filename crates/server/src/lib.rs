@@ -130,9 +130,8 @@ impl Database {
         })
     }
 
-    /// Runs a request on the blocking pool and answers it in the JSON of NebulaGraph's `executeJson`, encoded
-    /// under the request's budget and within [`HTTP_RESPONSE_BYTES_MAX`] (the HTTP API, the graph protocol's
-    /// `executeJson`); with the session as the request left it.
+    /// Runs a request on the blocking pool and answers it in the JSON of NebulaGraph's `executeJson` (see
+    /// [`Database::execute_json_now`]); with the session as the request left it.
     pub async fn execute_json(
         self: &Arc<Self>,
         mut session: Session,
@@ -142,11 +141,7 @@ impl Database {
         let db = self.clone();
         let started = std::time::Instant::now();
         let joined = tokio::task::spawn_blocking(move || {
-            let body = db.engine.execute_encoded(&mut session, &stmt, &params, |result, session, budget| {
-                let latency = started.elapsed().as_micros();
-                let space = session.space.as_deref();
-                http::encode_response(&result, space, latency, Some(budget), HTTP_RESPONSE_BYTES_MAX)
-            });
+            let body = db.execute_json_now(&mut session, &stmt, &params, started);
             (body, session)
         })
         .await;
@@ -154,6 +149,23 @@ impl Database {
             log::error!("query task failed: {e}");
             let e = QError::execution(format!("internal error: {e}"));
             (http::encode_response(&Err(e), None, 0, None, usize::MAX), Session::default())
+        })
+    }
+
+    /// Runs a request on the calling thread and answers it in the JSON of NebulaGraph's `executeJson` (the HTTP
+    /// API, the graph protocol's `executeJson`), encoded under the request's budget and within
+    /// [`HTTP_RESPONSE_BYTES_MAX`]; the latency it reports counts from `started`.
+    pub fn execute_json_now(
+        &self,
+        session: &mut Session,
+        stmt: &str,
+        params: &Params,
+        started: std::time::Instant,
+    ) -> Vec<u8> {
+        self.engine.execute_encoded(session, stmt, params, |result, session, budget| {
+            let latency = started.elapsed().as_micros();
+            let space = session.space.as_deref();
+            http::encode_response(&result, space, latency, Some(budget), HTTP_RESPONSE_BYTES_MAX)
         })
     }
 
