@@ -277,6 +277,17 @@ impl Service {
                 Err(_) => return Err(format!("a frame did not arrive whole within {timeout:?} of its first byte")),
             };
             match decode(&body)? {
+                Decoded::Call(framing, msg, Call::Execute { session_id, stmt, params, json }) => {
+                    // On the blocking pool, so a long query never stalls the runtime.
+                    let (service, call) = (self.clone(), msg.clone());
+                    let ran =
+                        tokio::task::spawn_blocking(move || service.execute_now(&call, session_id, stmt, params, json));
+                    let payload = ran.await.unwrap_or_else(|e| {
+                        log::error!("query task failed: {e}");
+                        encode_reply(&msg, &error_reply(QError::execution(format!("internal error: {e}")), json))
+                    });
+                    write_frame(&mut stream, framing, &payload).await?;
+                }
                 Decoded::Call(framing, msg, call) => {
                     if let Some(reply) = self.handle(call, peer).await {
                         write_frame(&mut stream, framing, &encode_reply(&msg, &reply)).await?;
@@ -352,8 +363,7 @@ impl Service {
             };
             match decode(&body)? {
                 Decoded::Call(framing, msg, Call::Execute { session_id, stmt, params, json }) => {
-                    let reply = self.execute_now(session_id, stmt, params, json);
-                    write(&mut writer, framing, &encode_reply(&msg, &reply))?;
+                    write(&mut writer, framing, &self.execute_now(&msg, session_id, stmt, params, json))?;
                 }
                 Decoded::Call(framing, msg, call) => {
                     if let Some(reply) = runtime.block_on(self.handle(call, peer)) {
@@ -436,50 +446,60 @@ impl Service {
                 }
                 None
             }
-            Call::Execute { session_id, stmt, params, json } => {
-                // On the blocking pool, so a long query never stalls the runtime.
-                let service = self.clone();
-                let ran = tokio::task::spawn_blocking(move || service.execute_now(session_id, stmt, params, json));
-                Some(ran.await.unwrap_or_else(|e| {
-                    log::error!("query task failed: {e}");
-                    error_reply(QError::execution(format!("internal error: {e}")), json)
-                }))
-            }
+            Call::Execute { .. } => unreachable!("the connection loops run execute calls themselves"),
         }
     }
 
-    /// Runs a statement for a session on the calling thread (it blocks while the statement runs).
-    fn execute_now(&self, session_id: i64, stmt: Vec<u8>, params: Params, json: bool) -> Reply {
+    /// Runs a statement for a session on the calling thread (it blocks while the statement runs) and encodes the
+    /// reply to `call` while the request is still running: the encoded reply counts towards the request's memory
+    /// bound, and a request past its deadline or bound once it is encoded answers that error instead.
+    fn execute_now(&self, call: &Message, session_id: i64, stmt: Vec<u8>, params: Params, json: bool) -> Vec<u8> {
         let started = Instant::now();
         let mut state = match self.sessions.checkout(session_id) {
             Ok(s) => s,
-            Err(e) => return error_reply(e, json),
+            Err(e) => return encode_reply(call, &error_reply(e, json)),
         };
         let Ok(stmt) = String::from_utf8(stmt) else {
-            return error_reply(QError::syntax("the statement is not valid UTF-8"), json);
+            return encode_reply(call, &error_reply(QError::syntax("the statement is not valid UTF-8"), json));
         };
-        if json {
+        let payload = if json {
             let body = self.db.execute_json_now(&mut state, &stmt, &params, started);
-            self.sessions.checkin(session_id, state);
-            return Reply::Json(body);
-        }
-        let result = self.db.execute(&mut state, &stmt, &params);
-        let space = state.space.clone();
-        self.sessions.checkin(session_id, state);
-        let latency_us = started.elapsed().as_micros() as i64;
-        let mut resp = ExecutionResponse { latency_us, space_name: space, ..ExecutionResponse::default() };
-        match result {
-            Ok(mut ds) => {
-                resp.plan = ds.plan.take().map(|p| wire_plan(&p));
+            encode_reply(call, &Reply::Json(body))
+        } else {
+            self.db.engine.execute_encoded(&mut state, &stmt, &params, |result, session, budget| {
+                let latency_us = started.elapsed().as_micros() as i64;
+                let space_name = session.space.clone();
+                let failed = |e: QError| {
+                    let resp = ExecutionResponse {
+                        latency_us,
+                        space_name: space_name.clone(),
+                        error_code: e.code.as_i32(),
+                        error_msg: Some(e.message),
+                        ..ExecutionResponse::default()
+                    };
+                    encode_reply(call, &Reply::Execution(resp))
+                };
+                let mut ds = match result {
+                    Ok(ds) => ds,
+                    Err(e) => return failed(e),
+                };
+                let plan = ds.plan.take().map(|p| wire_plan(&p));
                 let (columns, values) = ds.into_columns();
-                resp.data = Some(Table { columns, values });
-            }
-            Err(e) => {
-                resp.error_code = e.code.as_i32();
-                resp.error_msg = Some(e.message);
-            }
-        }
-        Reply::Execution(resp)
+                let data = Some(Table { columns, values });
+                let resp =
+                    ExecutionResponse { latency_us, space_name: space_name.clone(), data, plan, ..Default::default() };
+                let encoded = encode_reply(call, &Reply::Execution(resp));
+                match budget.check() {
+                    Ok(()) => encoded,
+                    Err(e) => {
+                        drop(encoded);
+                        failed(e)
+                    }
+                }
+            })
+        };
+        self.sessions.checkin(session_id, state);
+        payload
     }
 }
 
