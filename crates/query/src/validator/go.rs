@@ -144,8 +144,12 @@ impl Validator<'_> {
         }
         bound.step_bounds = self.step_bounds(g)?;
         if let FromClause::Vids(exprs) = &g.from {
-            bound.starts =
-                Some(exprs.iter().map(|e| eval_vid(space, e, self.req.params, VidUse::Start)).collect::<QResult<_>>()?);
+            let mut starts: Vec<Value> =
+                exprs.iter().map(|e| eval_vid(space, e, self.req.params, VidUse::Start)).collect::<QResult<_>>()?;
+            // The start vertices are a set, as in NebulaGraph: `GO FROM "a", "a"` walks from "a" once.
+            let mut seen = std::collections::HashSet::with_capacity(starts.len());
+            starts.retain(|v| seen.insert(v.clone()));
+            bound.starts = Some(starts);
         }
         Ok(bound)
     }
