@@ -39,10 +39,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// A request whose memory peaked at this or more hands the allocator's free pages back to the system when it ends
-/// (doing so after every request of 64 MiB halved 16 clients' 3-hop GO: each next request faulted its pages in again).
-const RELEASE_AFTER_PEAK_BYTES: usize = 256 << 20;
-
 /// One client session of the graph protocol, as `SHOW SESSIONS` lists it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionInfo {
@@ -188,6 +184,12 @@ impl QueryEngine {
         })
     }
 
+    /// `None` while a request runs; otherwise a number that changes whenever a request has run since the last
+    /// call (how many have finished): what a caller that hands memory back once the engine is idle watches.
+    pub fn idle(&self) -> Option<u64> {
+        self.running.idle()
+    }
+
     /// Each request's deadline and memory bound, as they are set now.
     pub fn limits(&self) -> Limits {
         use std::sync::atomic::Ordering::Relaxed;
@@ -249,11 +251,6 @@ impl QueryEngine {
                 rows,
                 error: error.as_ref(),
             });
-        }
-        // A request that held much memory returns what it freed to the system, so the process does not stay at
-        // its peak.
-        if budget.peak_bytes() >= RELEASE_AFTER_PEAK_BYTES {
-            quiver_common::memory::release_free_memory();
         }
         encoded
     }

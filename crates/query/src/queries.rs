@@ -24,6 +24,8 @@ struct Running {
 #[derive(Default)]
 pub struct RunningQueries {
     state: Mutex<(i64, Vec<Running>)>,
+    /// Requests finished since start: with the list empty, an unchanged count means nothing ran in between.
+    finished: std::sync::atomic::AtomicU64,
 }
 
 /// A registered query; dropping it removes the query from the list.
@@ -35,6 +37,7 @@ pub struct Registration<'a> {
 impl Drop for Registration<'_> {
     fn drop(&mut self) {
         self.list.lock().1.retain(|r| r.plan != self.plan);
+        self.list.finished.fetch_add(1, std::sync::atomic::Ordering::Release);
     }
 }
 
@@ -45,6 +48,14 @@ impl RunningQueries {
 
     /// Registers a request of `session` (0 for one outside the graph protocol's sessions) until the registration is
     /// dropped.
+    /// `None` while a request runs; otherwise how many have finished since start (see [`QueryEngine::idle`]).
+    ///
+    /// [`QueryEngine::idle`]: crate::QueryEngine::idle
+    pub fn idle(&self) -> Option<u64> {
+        let state = self.lock();
+        state.1.is_empty().then(|| self.finished.load(std::sync::atomic::Ordering::Acquire))
+    }
+
     pub fn register(&self, session: i64, user: &str, text: &str, budget: &Budget) -> Registration<'_> {
         let start_us = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0);
         let mut state = self.lock();

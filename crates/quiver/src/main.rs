@@ -556,6 +556,7 @@ fn serve(
         quiver_server::memguard::start(db.clone(), graph.memory_limit_bytes)
             .map_err(|e| format!("cannot start the memory watchdog: {e}"))?;
     }
+    quiver_server::memguard::start_trimmer(db.clone()).map_err(|e| format!("cannot start the memory trimmer: {e}"))?;
     if demo {
         let dir = datasets.join("nba");
         let loaded = match &db.engine.cluster {

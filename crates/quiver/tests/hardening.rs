@@ -250,19 +250,29 @@ fn slow_queries_are_logged_as_json_lines() {
     assert_eq!(lines().len(), before, "a quick query past the new threshold is not logged");
 }
 
-/// The server's peak resident memory (VmHWM), in bytes.
-fn peak_resident_bytes(s: &Server) -> u64 {
+/// A figure of the server's `/proc/PID/status` (`VmHWM:`, `VmRSS:`), in bytes.
+fn status_bytes(s: &Server, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{}/status", s.child.id())).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
     line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+/// The server's peak resident memory, in bytes.
+fn peak_resident_bytes(s: &Server) -> u64 {
+    status_bytes(s, "VmHWM:")
+}
+
+/// The server's resident memory now, in bytes.
+fn resident_bytes(s: &Server) -> u64 {
+    status_bytes(s, "VmRSS:")
 }
 
 /// The second round of hostile statements, over both protocols, against the nba graph with NebulaGraph-like bounds
 /// (`--query-timeout-ms 5000 --query-memory-mb 256 --memory-limit-mb 1024`): statements of thousands of clauses or
 /// hops (which overflowed the stack or grew without bound while being planned), EXPLAIN of them, a result whose
 /// JSON was 150 MB, and a configuration that disabled the server. Each is answered with its error well within the
-/// timeout, another client keeps being answered quickly all along, and the server's peak resident memory stays
-/// under 1.5 GB.
+/// timeout, another client keeps being answered quickly all along, the server's peak resident memory stays under
+/// 1.5 GB, and once idle the server returns to under half of that peak.
 #[test]
 fn the_second_round_of_hostile_statements_is_answered_within_the_bounds() {
     let dir = tempfile::tempdir().unwrap();
@@ -356,5 +366,16 @@ fn the_second_round_of_hostile_statements_is_answered_within_the_bounds() {
     assert!(p99 < Duration::from_millis(100) && worst < Duration::from_millis(500), "{p99:?} {worst:?}");
     let peak = peak_resident_bytes(&s);
     assert!(peak < 1536 << 20, "peak resident {} MiB", peak >> 20);
+    // Idle again, the server hands the memory of those requests back to the system.
+    let returned = Instant::now();
+    while resident_bytes(&s) > peak / 2 {
+        assert!(
+            returned.elapsed() < Duration::from_secs(10),
+            "resident {} MiB of a {} MiB peak",
+            resident_bytes(&s) >> 20,
+            peak >> 20
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     eprintln!("probe p99 {p99:?}, worst {worst:?}; peak resident {} MiB", peak >> 20);
 }

@@ -2,6 +2,9 @@
 //! resident memory, and when it passes 90 % of the limit it stops the running query that holds the most memory
 //! (as NebulaGraph's memory tracker does), if it holds at least 5 % of the limit. That query fails with `GraphMemoryExceeded` and frees what it holds as
 //! it unwinds; the server keeps answering.
+//!
+//! Apart from the bound, [`start_trimmer`] hands the allocator's free memory back to the system once the engine has
+//! been idle for a moment, so a process that ran a large query does not stay at its peak.
 
 use crate::Database;
 use std::sync::Arc;
@@ -51,6 +54,30 @@ pub fn start(db: Arc<Database>, limit_bytes: usize) -> std::io::Result<()> {
                 // Let it unwind and free what it holds before looking again.
                 std::thread::sleep(Duration::from_millis(200));
             }
+        }
+    })?;
+    Ok(())
+}
+
+/// How long the engine must have run nothing before its free memory is handed back.
+const TRIM_AFTER_IDLE: Duration = Duration::from_secs(1);
+
+/// Starts a thread that, once no request has run for [`TRIM_AFTER_IDLE`], hands the allocator's free pages back to
+/// the system (mimalloc's forced collect), once per idle spell. Doing it after each large request instead, while
+/// others ran, made the next requests fault their pages in again (the kernel zeroes each huge page it hands out).
+pub fn start_trimmer(db: Arc<Database>) -> std::io::Result<()> {
+    std::thread::Builder::new().name("memory-trimmer".into()).spawn(move || {
+        let mut trimmed = None;
+        let mut seen = None;
+        loop {
+            std::thread::sleep(TRIM_AFTER_IDLE);
+            let now = db.engine.idle();
+            // Idle now, idle at the last look with nothing run in between, and not trimmed since.
+            if now.is_some() && now == seen && now != trimmed {
+                quiver_common::memory::release_free_memory();
+                trimmed = now;
+            }
+            seen = now;
         }
     })?;
     Ok(())
