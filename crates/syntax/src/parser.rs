@@ -468,7 +468,12 @@ impl<'a> Parser<'a> {
     /// Sentences joined by `|`. Only traverse sentences pipe (see [`composable`]): `USE s | ...` would run the
     /// right side in a space it was not checked against.
     fn piped(&mut self) -> QResult<(Statement, usize)> {
+        let first = self.pos;
         let (mut left, mut height) = self.bracketed()?;
+        // A LIMIT only follows a pipe (NebulaGraph's `piped_sentence PIPE limit_sentence`).
+        if matches!(left, Statement::Limit { .. }) {
+            return Err(self.error_at(first));
+        }
         while self.peek_sym("|") {
             if !composable(&left) {
                 return Err(self.error_here());
@@ -635,21 +640,22 @@ impl<'a> Parser<'a> {
                 }
                 Ok(Statement::OrderBy(factors))
             }
+            // NebulaGraph's `limit_sentence` takes integer literals (`legal_integer`) only.
             "LIMIT" => {
                 self.bump();
-                let first = self.expr()?;
+                let first = self.legal_integer()?;
                 if self.eat_sym(",") {
-                    let count = self.expr()?;
+                    let count = self.legal_integer()?;
                     return Ok(Statement::Limit { offset: first, count });
                 }
-                let offset = if self.eat_kw("OFFSET") { self.expr()? } else { Expr::Const(Value::Int(0)) };
+                let offset = if self.eat_kw("OFFSET") { self.legal_integer()? } else { Expr::Const(Value::Int(0)) };
                 Ok(Statement::Limit { offset, count: first })
             }
             "OFFSET" => {
                 self.bump();
-                let offset = self.expr()?;
+                let offset = self.legal_integer()?;
                 self.expect_kw("LIMIT")?;
-                Ok(Statement::Limit { offset, count: self.expr()? })
+                Ok(Statement::Limit { offset, count: self.legal_integer()? })
             }
             "GROUP" => {
                 self.bump();
@@ -1945,6 +1951,16 @@ impl<'a> Parser<'a> {
         if matches!(self.peek(), Tok::InputRef | Tok::Var(_)) && matches!(self.peek_at(1), Tok::Sym(".")) {
             return Ok(FromClause::Ref(self.vid_expr()?));
         }
+        // A bare `$var` is NebulaGraph's friendlier syntax error (its `vid` rule's VARIABLE branch).
+        if let Tok::Var(_) = self.peek() {
+            let t = &self.tokens[self.pos];
+            let what = if self.params.as_ref().is_some_and(|p| p.iter().any(|n| self.src[t.start + 1..t.end] == **n)) {
+                "Parameter"
+            } else {
+                "Variable"
+            };
+            return Err(QError::syntax(format!("{what} is not supported in vid near `{}'", &self.src[t.start..t.end])));
+        }
         Ok(FromClause::Vids(self.comma_separated(Parser::vid_expr)?))
     }
 
@@ -2476,6 +2492,17 @@ impl<'a> Parser<'a> {
             } else {
                 return Ok(tree);
             }
+        }
+    }
+
+    /// An unsigned integer literal (NebulaGraph's `legal_integer`), as a constant.
+    fn legal_integer(&mut self) -> QResult<Expr> {
+        match self.peek().clone() {
+            Tok::Int(v) if v <= i64::MAX as i128 => {
+                self.bump();
+                Ok(Expr::Const(Value::Int(v as i64)))
+            }
+            _ => Err(self.error_here()),
         }
     }
 

@@ -372,6 +372,9 @@ pub(crate) fn of_input_rows(
     };
     match stmt {
         Statement::DeleteVertices { vids, .. } | Statement::DeleteTags { vids, .. } => {
+            if !matches!(&vids[0], Expr::InputProp(_) | Expr::VarProp { .. }) {
+                return Err(QError::semantic(format!("`{}' is not an evaluable expression.", vids[0])));
+            }
             let src = crate::request::input_rows(&vids[0], req, input)?;
             let mut out = Vec::new();
             for row in 0..src.len() {
