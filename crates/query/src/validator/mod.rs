@@ -169,6 +169,9 @@ impl Validator<'_> {
                 };
                 self.check_refs(from.into_iter().chain(exprs.clone()).chain(g.filter.iter()), input, assigned)?;
                 self.check_types(g.filter.iter().chain(exprs))?;
+                if let Some(filter) = &g.filter {
+                    self.check_condition(filter)?;
+                }
                 BoundSentence::Go(Box::new(bound))
             }
             Statement::FindPath(f) => {
@@ -422,6 +425,22 @@ impl Validator<'_> {
     /// Deduces the types of `exprs` (see [`types`]), raising the errors their types alone decide.
     fn check_types<'e>(&self, exprs: impl IntoIterator<Item = &'e Expr>) -> QResult<()> {
         let Some(space) = &self.space else { return types::check(exprs, None, &|_| None) };
+        types::check(exprs, Some(space.vid_type), &|e| self.prop_type(space, e))
+    }
+
+    /// A WHERE whose type is known to be other than boolean is NebulaGraph's semantic error (its GoValidator's
+    /// `deduceExprType` of the filter).
+    fn check_condition(&self, e: &Expr) -> QResult<()> {
+        let vid = self.space.as_ref().map(|s| s.vid_type);
+        let ty = types::deduce(e, vid, &|x| self.space.as_ref().and_then(|s| self.prop_type(s, x)))?;
+        if matches!(ty, types::Ty::Bool | types::Ty::Null | types::Ty::Empty) {
+            return Ok(());
+        }
+        Err(QError::semantic(format!("`{e}', expected boolean, but was `{}'", ty.name())))
+    }
+
+    /// The declared type of the schema property `e` reads, if it names one.
+    fn prop_type(&self, space: &SpaceDesc, e: &Expr) -> Option<quiver_common::types::PropType> {
         let catalog = &self.engine.catalog;
         let prop = |kind: SchemaKind, schema: &str, prop: &str| {
             let s = catalog.schema(space, kind, schema).ok()?;
@@ -430,14 +449,13 @@ impl Validator<'_> {
         };
         // `label.p` is an edge's property in a GO and a FETCH of edges, a tag's in a FETCH or LOOKUP of vertices; a
         // name is not both a tag and an edge type.
-        let props = |e: &Expr| match e {
+        match e {
             Expr::SrcProp { tag, prop: p } | Expr::DstProp { tag, prop: p } => prop(SchemaKind::Tag, tag, p),
             Expr::LabelProp { label, prop: p } => {
                 prop(SchemaKind::Edge, label, p).or_else(|| prop(SchemaKind::Tag, label, p))
             }
             _ => None,
-        };
-        types::check(exprs, Some(space.vid_type), &props)
+        }
     }
 
     /// Checks every `$-.c` against the input's columns and every `$v.c` against the variable's, where known, with

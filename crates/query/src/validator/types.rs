@@ -66,7 +66,7 @@ impl Ty {
         }
     }
 
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Ty::Empty => "__EMPTY__",
             Ty::Null => "NULL",
