@@ -724,11 +724,7 @@ impl<'a> Parser<'a> {
     /// at `start`). Only the inner join with ON is supported, as in NebulaGraph.
     fn yield_join(&mut self, yield_clause: YieldClause, start: usize) -> QResult<Statement> {
         if yield_clause.columns.iter().any(|c| c.expr.has_aggregate()) {
-            let t = &self.tokens[start + 1];
-            return Err(QError::syntax(format!(
-                "Invalid use of aggregating function in yield clause. near `{}'",
-                crate::lexer::truncate(&self.src[t.start..self.tokens[self.pos - 1].end], 80)
-            )));
+            return Err(self.aggregate_in_yield(start));
         }
         self.expect_kw("FROM")?;
         let Tok::Var(left) = self.next_tok() else {
@@ -1921,7 +1917,12 @@ impl<'a> Parser<'a> {
         let edges = self.names_or_star()?;
         let direction = self.direction();
         let filter = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        let yield_at = self.pos;
         let yield_clause = if self.peek_kw("YIELD") { Some(self.yield_clause()?) } else { None };
+        // An aggregate in a GO's YIELD is NebulaGraph's syntax error (its `go_sentence` takes no aggregate).
+        if yield_clause.as_ref().is_some_and(|y| y.columns.iter().any(|c| c.expr.has_aggregate())) {
+            return Err(self.aggregate_in_yield(yield_at));
+        }
         let bounds = if (self.peek_kw("SAMPLE") || self.peek_kw("LIMIT")) && matches!(self.peek_at(1), Tok::Sym("[")) {
             let sample = self.eat_kw("SAMPLE");
             if !sample {
@@ -2495,6 +2496,16 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// NebulaGraph's syntax error for an aggregate in the YIELD whose keyword is token `start` (a GO's, a join's),
+    /// quoting the columns up to here.
+    fn aggregate_in_yield(&self, start: usize) -> QError {
+        let t = &self.tokens[start + 1];
+        QError::syntax(format!(
+            "Invalid use of aggregating function in yield clause. near `{}'",
+            crate::lexer::truncate(&self.src[t.start..self.tokens[self.pos - 1].end], 80)
+        ))
+    }
+
     /// An unsigned integer literal (NebulaGraph's `legal_integer`), as a constant.
     fn legal_integer(&mut self) -> QResult<Expr> {
         match self.peek().clone() {
@@ -2818,10 +2829,7 @@ impl<'a> Parser<'a> {
             if self.eat_sym("*") {
                 self.expect_sym(")")?;
                 if !name.eq_ignore_ascii_case("count") {
-                    return Err(QError::semantic(format!(
-                        "Could not apply aggregation function `{}(*)'",
-                        name.to_uppercase()
-                    )));
+                    return Err(QError::syntax(format!("Could not apply aggregation function on `*` near `{name}'")));
                 }
                 return Ok((Expr::Aggregate { name, arg: None, distinct }, 0));
             }
