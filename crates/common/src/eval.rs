@@ -562,8 +562,26 @@ fn unary(op: UnaryOp, v: Value, expr: &Expr) -> QResult<Value> {
     })
 }
 
+/// NebulaGraph's overflow error. It is raised while constants are folded, children first, so a negated integer
+/// literal among the operands has become a negative constant by then: `-9223372036854775807-2` is reported as
+/// `(-9223372036854775807-2)`, `- -9223372036854775808` as `-(-9223372036854775808)`.
 fn overflow(expr: &Expr) -> QError {
-    QError::semantic(format!("result of {expr} cannot be represented as an integer"))
+    let negated_literal = |e: &Expr| match e {
+        Expr::Unary { op: UnaryOp::Minus, operand } => match **operand {
+            Expr::Const(Value::Int(i)) => i.checked_neg().map(|n| Expr::Const(Value::Int(n))),
+            _ => None,
+        },
+        _ => None,
+    };
+    let shown = match expr {
+        Expr::Binary { op, lhs, rhs } if negated_literal(lhs).is_some() || negated_literal(rhs).is_some() => {
+            let lhs = negated_literal(lhs).unwrap_or_else(|| (**lhs).clone());
+            let rhs = negated_literal(rhs).unwrap_or_else(|| (**rhs).clone());
+            Expr::binary(*op, lhs, rhs)
+        }
+        _ => expr.clone(),
+    };
+    QError::semantic(format!("result of {shown} cannot be represented as an integer"))
 }
 
 fn logic(op: BinaryOp, l: Value, r: Value) -> QResult<Value> {

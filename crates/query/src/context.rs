@@ -21,7 +21,9 @@ impl EvalContext for ParamContext<'_> {
             .ok_or_else(|| QError::semantic(format!("Undefined parameter or variable `${name}'")))
     }
 
-    fn label_prop(&self, _label: &str, _prop: &str) -> QResult<Value> {
+    // `label.prop` keeps the default, NebulaGraph's `Invalid label identifiers: label`; an edge's `_src`, `_dst`,
+    // `_rank` or `_type` reads an edge, which a YIELD does not have.
+    fn edge_meta(&self, _edge: &str, _meta: quiver_common::expr::EdgeMeta) -> QResult<Value> {
         Err(QError::semantic("Only support input and variable in yield sentence."))
     }
 }

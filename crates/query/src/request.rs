@@ -90,7 +90,9 @@ impl EvalContext for RowContext<'_> {
         self.req.param_context().param(name)
     }
 
-    fn label_prop(&self, _label: &str, _prop: &str) -> QResult<Value> {
+    // `label.prop` keeps the default, NebulaGraph's `Invalid label identifiers: label`; an edge's `_src`, `_dst`,
+    // `_rank` or `_type` reads an edge, which a YIELD does not have.
+    fn edge_meta(&self, _edge: &str, _meta: quiver_common::expr::EdgeMeta) -> QResult<Value> {
         Err(QError::semantic("Only support input and variable in yield sentence."))
     }
 
@@ -119,7 +121,9 @@ impl EvalContext for NoRow<'_> {
     fn param(&self, name: &str) -> QResult<Value> {
         self.0.param_context().param(name)
     }
-    fn label_prop(&self, _label: &str, _prop: &str) -> QResult<Value> {
+    // `label.prop` keeps the default, NebulaGraph's `Invalid label identifiers: label`; an edge's `_src`, `_dst`,
+    // `_rank` or `_type` reads an edge, which a YIELD does not have.
+    fn edge_meta(&self, _edge: &str, _meta: quiver_common::expr::EdgeMeta) -> QResult<Value> {
         Err(QError::semantic("Only support input and variable in yield sentence."))
     }
 }

@@ -617,7 +617,8 @@ impl<'a> Parser<'a> {
                 if self.peek_kw("FROM") {
                     return self.yield_join(yield_clause, start);
                 }
-                let filter = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+                // An aggregate in its WHERE is NebulaGraph's syntax error, as in MATCH's.
+                let filter = if self.peek_kw("WHERE") { Some(self.match_where()?) } else { None };
                 Ok(Statement::Yield { yield_clause, filter })
             }
             "GO" => self.go(),
