@@ -1709,6 +1709,18 @@ impl<'a> Parser<'a> {
 
     /// A VID in a key position: a literal, `hash(...)`, or another constant expression, but not a comparison.
     fn vid_expr(&mut self) -> QResult<Expr> {
+        // A bare `$var` or query parameter is NebulaGraph's friendlier syntax error (its `vid` rule's VARIABLE
+        // branch): a VID is a constant, an expression of constants, or a column read.
+        if let (Tok::Var(_), false) = (self.peek(), self.peek_sym_at(1, ".")) {
+            let t = &self.tokens[self.pos];
+            let name = &self.src[t.start + 1..t.end];
+            let what = if self.params.as_ref().is_some_and(|p| p.iter().any(|n| n == name)) {
+                "Parameter"
+            } else {
+                "Variable"
+            };
+            return Err(QError::syntax(format!("{what} is not supported in vid near `{}'", &self.src[t.start..t.end])));
+        }
         Ok(self.outermost(Parser::additive)?.0)
     }
 
@@ -1952,16 +1964,6 @@ impl<'a> Parser<'a> {
     fn path_ends(&mut self) -> QResult<FromClause> {
         if matches!(self.peek(), Tok::InputRef | Tok::Var(_)) && matches!(self.peek_at(1), Tok::Sym(".")) {
             return Ok(FromClause::Ref(self.vid_expr()?));
-        }
-        // A bare `$var` is NebulaGraph's friendlier syntax error (its `vid` rule's VARIABLE branch).
-        if let Tok::Var(_) = self.peek() {
-            let t = &self.tokens[self.pos];
-            let what = if self.params.as_ref().is_some_and(|p| p.iter().any(|n| self.src[t.start + 1..t.end] == **n)) {
-                "Parameter"
-            } else {
-                "Variable"
-            };
-            return Err(QError::syntax(format!("{what} is not supported in vid near `{}'", &self.src[t.start..t.end])));
         }
         Ok(FromClause::Vids(self.comma_separated(Parser::vid_expr)?))
     }

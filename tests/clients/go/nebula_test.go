@@ -303,7 +303,12 @@ func TestParametersJsonAndErrors(t *testing.T) {
 		t.Fatalf("%d %q", r.GetErrorCode(), r.GetErrorMsg())
 	}
 	mustExec(t, s, "USE nba")
-	r, err = s.ExecuteWithParameter(`GO FROM $v OVER like WHERE like.likeness > $n YIELD dst(edge) AS d`, map[string]interface{}{"v": "Tim Duncan", "n": 90})
+	// A parameter is not a VID (NebulaGraph's grammar), but it may stand in a WHERE.
+	r, err = s.ExecuteWithParameter(`GO FROM $v OVER like YIELD dst(edge) AS d`, map[string]interface{}{"v": "Tim Duncan"})
+	if err != nil || r.GetErrorCode() != nebula.ErrorCode_E_SYNTAX_ERROR || r.GetErrorMsg() != "SyntaxError: Parameter is not supported in vid near `$v'" {
+		t.Fatalf("%v %d %q", err, r.GetErrorCode(), r.GetErrorMsg())
+	}
+	r, err = s.ExecuteWithParameter(`GO FROM "Tim Duncan" OVER like WHERE like.likeness > $n AND src(edge) == $v YIELD dst(edge) AS d`, map[string]interface{}{"v": "Tim Duncan", "n": 90})
 	if err != nil || !r.IsSucceed() {
 		t.Fatalf("%v %s", err, r.GetErrorMsg())
 	}

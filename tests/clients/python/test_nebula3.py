@@ -248,7 +248,12 @@ def test_parameters(pool):
         ok(s.execute("USE nba"))
         p = {"v": ttypes.Value(sVal=b"Tim Duncan"), "n": ttypes.Value(iVal=90), "f": ttypes.Value(fVal=0.25),
              "l": ttypes.Value(lVal=ttypes.NList(values=[ttypes.Value(iVal=1), ttypes.Value(iVal=2)]))}
-        r = ok(s.execute_parameter("GO FROM $v OVER like WHERE like.likeness > $n YIELD dst(edge) AS d, $f AS f, size($l) AS k", p))
+        # A parameter is not a VID (NebulaGraph's grammar), but it may stand in a WHERE or a YIELD.
+        bad = s.execute_parameter("GO FROM $v OVER like YIELD dst(edge) AS d", p)
+        assert (bad.error_code(), bad.error_msg()) == (-1004, "SyntaxError: Parameter is not supported in vid near `$v'")
+        r = ok(s.execute_parameter(
+            "GO FROM \"Tim Duncan\" OVER like WHERE like.likeness > $n AND src(edge) == $v "
+            "YIELD dst(edge) AS d, $f AS f, size($l) AS k", p))
         want = [d for d, l in likes_of("Tim Duncan") if l > 90]
         assert sorted(x["d"] for x in r.as_primitive()) == want and want
         assert all(x["f"] == 0.25 and x["k"] == 2 for x in r.as_primitive())
