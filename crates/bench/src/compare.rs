@@ -14,9 +14,8 @@ use std::path::Path;
 /// A row this much slower than before (in time per request, or in rate) is flagged.
 pub const SLOWER_FLAG: f64 = 0.20;
 
-/// One measured figure, keyed by what it measures.
+/// One measured figure (kept under a key that says what it measures).
 struct Row {
-    key: String,
     value: f64,
     /// Whether a larger value is better (a rate) or worse (a time).
     higher_is_better: bool,
@@ -29,7 +28,7 @@ fn rows(results: &J) -> BTreeMap<String, Row> {
     let s = |j: &J, k: &str| j[k].as_str().unwrap_or("?").to_string();
     let mut add = |key: String, value: Option<f64>, higher_is_better: bool, quiver: bool| {
         if let Some(value) = value.filter(|v| v.is_finite() && *v > 0.0) {
-            out.insert(key.clone(), Row { key, value, higher_is_better, quiver });
+            out.insert(key, Row { value, higher_is_better, quiver });
         }
     };
     for l in results["loads"].as_array().into_iter().flatten() {
@@ -75,7 +74,7 @@ pub fn compare(old: &Path, new: &Path) -> Result<(String, usize), String> {
     let (old_j, new_j) = (read(old)?, read(new)?);
     let (before, after) = (rows(&old_j), rows(&new_j));
     let mut peer_ratios: Vec<f64> =
-        after.values().filter(|r| !r.quiver).filter_map(|n| before.get(&n.key).map(|o| speedup(o, n))).collect();
+        after.iter().filter(|(_, r)| !r.quiver).filter_map(|(k, n)| before.get(k).map(|o| speedup(o, n))).collect();
     peer_ratios.sort_by(f64::total_cmp);
     let mut out = format!("# {} against {}\n\n", new.display(), old.display());
     let cpu = |j: &J| j["machine"]["cpu"].as_str().unwrap_or("?").to_string();

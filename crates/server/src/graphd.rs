@@ -1,6 +1,8 @@
 //! The graph service on NebulaGraph's wire protocol (port 9669): what `nebula3-python`, `nebula-go` and the tools
-//! built on them connect to. Frames and values are the wire crate's; sessions are [`SessionManager`]'s; queries run
-//! on the blocking pool so a long query never stalls another connection.
+//! built on them connect to. Frames and values are the wire crate's; sessions are [`SessionManager`]'s. A plaintext
+//! connection is served on a thread of its own (up to `GraphConfig::connection_threads`), where its requests are
+//! read, run and answered; other connections are tasks of the runtime whose queries run on the blocking pool. Either
+//! way a long query never stalls another connection.
 //!
 //! A connection is served one request at a time, in order. Anything that is not a GraphService call (garbage,
 //! an oversized or truncated frame, an unknown method) closes that connection with a logged reason and touches
@@ -107,9 +109,12 @@ impl Service {
         let std = match stream.into_std().and_then(|s| s.set_nonblocking(false).map(|_| s)) {
             Ok(s) => s,
             Err(e) => {
+                // The place taken above is given back.
                 match idle {
                     Some(thread) => self.threads.idle.lock().unwrap_or_else(|p| p.into_inner()).push(thread),
-                    None => drop(self.threads.alive.fetch_sub(1, Ordering::AcqRel)),
+                    None => {
+                        self.threads.alive.fetch_sub(1, Ordering::AcqRel);
+                    }
                 }
                 let _ = tx.send(Err(format!("cannot serve the connection: {e}")));
                 return Ok(rx);

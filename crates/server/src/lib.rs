@@ -110,26 +110,6 @@ impl Database {
         self.engine.execute(session, stmt, params)
     }
 
-    /// Runs a request on the blocking pool, so a long query never stalls the async front ends; returns the result
-    /// with the session as the request left it, or the internal error if the query task itself failed.
-    pub async fn execute_blocking(
-        self: &Arc<Self>,
-        mut session: Session,
-        stmt: String,
-        params: Params,
-    ) -> QResult<(QResult<DataSet>, Session)> {
-        let db = self.clone();
-        let joined = tokio::task::spawn_blocking(move || {
-            let r = db.execute(&mut session, &stmt, &params);
-            (r, session)
-        })
-        .await;
-        joined.map_err(|e| {
-            log::error!("query task failed: {e}");
-            QError::execution(format!("internal error: {e}"))
-        })
-    }
-
     /// Runs a request on the blocking pool and answers it in the JSON of NebulaGraph's `executeJson` (see
     /// [`Database::execute_json_now`]); with the session as the request left it.
     pub async fn execute_json(

@@ -435,6 +435,8 @@ impl<'a> Parser<'a> {
     /// that may not stand there.
     fn set_sentence(&mut self) -> QResult<(Statement, usize)> {
         let (mut left, mut height) = self.piped()?;
+        // What the left side is, decided once: each operation keeps it (its right side must be of the same kind).
+        let (left_match, left_composable) = (match_tree(&left), composable(&left));
         loop {
             let at_op = self.pos;
             let op = if self.eat_kw("UNION") {
@@ -451,8 +453,7 @@ impl<'a> Parser<'a> {
             } else {
                 return Ok((left, height));
             };
-            let left_match = match_tree(&left);
-            if !left_match && !composable(&left) {
+            if !left_match && !left_composable {
                 return Err(self.error_at(at_op));
             }
             let first = self.pos;
@@ -474,11 +475,11 @@ impl<'a> Parser<'a> {
         if matches!(left, Statement::Limit { .. }) {
             return Err(self.error_at(first));
         }
-        while self.peek_sym("|") {
-            if !composable(&left) {
-                return Err(self.error_here());
-            }
-            self.bump();
+        // A pipe of composable sentences is composable: only the first needs its own check.
+        if self.peek_sym("|") && !composable(&left) {
+            return Err(self.error_here());
+        }
+        while self.eat_sym("|") {
             let first = self.pos;
             let (right, h) = self.bracketed()?;
             if !composable(&right) {

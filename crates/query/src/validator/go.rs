@@ -147,7 +147,7 @@ impl Validator<'_> {
             let mut starts: Vec<Value> =
                 exprs.iter().map(|e| eval_vid(space, e, self.req.params, VidUse::Start)).collect::<QResult<_>>()?;
             // The start vertices are a set, as in NebulaGraph: `GO FROM "a", "a"` walks from "a" once.
-            let mut seen = std::collections::HashSet::with_capacity(starts.len());
+            let mut seen = quiver_common::fasthash::FastSet::default();
             starts.retain(|v| seen.insert(v.clone()));
             bound.starts = Some(starts);
         }
