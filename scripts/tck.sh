@@ -39,8 +39,9 @@ start() {
   case "$1" in
     embedded)
       port=$(free_port); local http; http=$(free_port)
+      # One partition per space by default, as NebulaGraph's test harness (`tests/common/nebula_service.py`) runs.
       "$bin" serve --data-dir "$work/embedded" --graph-addr "127.0.0.1:$port" --http-addr "127.0.0.1:$http" \
-        >"$work/embedded.log" 2>&1 &
+        --default-parts-num 1 >"$work/embedded.log" 2>&1 &
       pid=$!
       for _ in $(seq 1 300); do
         "$venv/bin/python" -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$http/api/v1/health', timeout=1)" \

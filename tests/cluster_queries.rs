@@ -97,6 +97,7 @@ on_a_cluster!(
     ngql_function_coverage,
     ngql_functions,
     ngql_statements,
+    list_set_props,
     partitioned,
     permissions,
     schema,

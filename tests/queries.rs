@@ -66,7 +66,8 @@ query_files!(
     configs,
     queries,
     users,
-    permissions
+    permissions,
+    list_set_props
 );
 
 rule_files!(

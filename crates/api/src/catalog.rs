@@ -1,6 +1,6 @@
 //! The catalog trait: spaces, tags and edge types, users and their roles.
 
-use crate::index::{IndexDesc, IndexRef, IndexState, JobInfo, JobKind};
+use crate::index::{IndexDesc, IndexRef, IndexState, JobInfo, NewJob};
 use crate::schema::{PropDef, SchemaKind, SchemaRef, SpaceDesc, VidType};
 use quiver_common::QResult;
 use std::sync::Arc;
@@ -145,7 +145,7 @@ pub trait Catalog: Send + Sync {
     /// The job records a cluster's meta service keeps (the embedded storage keeps its own jobs), by id.
     fn job_records(&self) -> Vec<JobRecord>;
     /// Records a new job of `space_id`, QUEUE, under the next job id (ids are never reused); returns its record.
-    fn add_job(&self, space_id: u32, kind: JobKind, indexes: Vec<i32>) -> QResult<JobRecord>;
+    fn add_job(&self, space_id: u32, job: NewJob) -> QResult<JobRecord>;
     /// Replaces job `new.job.id`'s record with `new` if the stored one is still `seen` (a compare-and-set, so two
     /// graph services never both take a job, and a runner learns of a STOP JOB); whether it did.
     fn swap_job(&self, seen: &JobRecord, new: JobRecord) -> QResult<bool>;

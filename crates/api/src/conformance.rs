@@ -2209,8 +2209,16 @@ fn index_rebuild_job(fx: &Fixture) {
     let ti = s.new_index("t_x", &t, &[("x", None)]);
     let ei = s.new_index("e_w", &e, &[("w", None)]);
     assert_eq!(s.catalog_index("t_x", IndexState::Building).id, ti.id);
-    let tj = s.st.submit_job(&s.sp, JobKind::RebuildIndex(SchemaKind::Tag), vec![ti.id]).unwrap();
-    let ej = s.st.submit_job(&s.sp, JobKind::RebuildIndex(SchemaKind::Edge), vec![ei.id]).unwrap();
+    let tj = s
+        .st
+        .submit_job(&s.sp, NewJob { kind: JobKind::RebuildIndex(SchemaKind::Tag), indexes: vec![ti.id], paras: vec![] })
+        .unwrap();
+    let ej =
+        s.st.submit_job(
+            &s.sp,
+            NewJob { kind: JobKind::RebuildIndex(SchemaKind::Edge), indexes: vec![ei.id], paras: vec![] },
+        )
+        .unwrap();
     for id in [tj, ej] {
         let job = s.wait_job(id);
         assert_eq!(job.status, JobStatus::Finished, "{job:?}");
@@ -2254,10 +2262,10 @@ fn jobs_run_and_are_listed_newest_first(fx: &Fixture) {
     let vids: Vec<Value> = (0..50).map(iv).collect();
     let rows = s.vertices(&vids, &[&t], PropSelection::All);
     let edges = s.ends_with_props(&vids, &[(e.id, &e), (-e.id, &e)]);
-    let other_job = other.st.submit_job(&other.sp, JobKind::Stats, vec![]).unwrap();
+    let other_job = other.st.submit_job(&other.sp, NewJob::of(JobKind::Stats)).unwrap();
     let mut ids = Vec::new();
     for kind in [JobKind::Stats, JobKind::Compact, JobKind::Flush] {
-        let id = s.st.submit_job(&s.sp, kind, vec![]).unwrap();
+        let id = s.st.submit_job(&s.sp, NewJob::of(kind)).unwrap();
         let job = s.wait_job(id);
         assert_eq!((job.status, job.kind, job.space_id), (JobStatus::Finished, kind, s.sp.id), "{job:?}");
         ids.push(id);

@@ -154,6 +154,23 @@ impl JobStatus {
     }
 }
 
+/// A job as it is submitted: what it does, the index ids a rebuild fills, and the names the statement gave
+/// (NebulaGraph's job `paras`: a rebuild's index names as written, which `SHOW TAG INDEX STATUS` lists even after an
+/// index is dropped).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewJob {
+    pub kind: JobKind,
+    pub indexes: Vec<i32>,
+    pub paras: Vec<String>,
+}
+
+impl NewJob {
+    /// A job with no indexes and no parameters (compaction, flush, stats).
+    pub fn of(kind: JobKind) -> NewJob {
+        NewJob { kind, indexes: Vec::new(), paras: Vec::new() }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobInfo {
     pub id: i64,
@@ -161,6 +178,9 @@ pub struct JobInfo {
     pub kind: JobKind,
     /// Index ids of a rebuild.
     pub indexes: Vec<i32>,
+    /// See [`NewJob::paras`] (absent from records written before they were kept).
+    #[serde(default)]
+    pub paras: Vec<String>,
     pub status: JobStatus,
     /// Seconds since the Unix epoch; 0 until started / stopped.
     pub start_secs: i64,
@@ -174,12 +194,13 @@ pub struct JobInfo {
 
 impl JobInfo {
     /// A job just submitted: QUEUE, not started.
-    pub fn queued(id: i64, space_id: u32, kind: JobKind, indexes: Vec<i32>) -> JobInfo {
+    pub fn queued(id: i64, space_id: u32, job: NewJob) -> JobInfo {
         JobInfo {
             id,
             space_id,
-            kind,
-            indexes,
+            kind: job.kind,
+            indexes: job.indexes,
+            paras: job.paras,
             status: JobStatus::Queue,
             start_secs: 0,
             stop_secs: 0,

@@ -80,8 +80,9 @@ impl SchemaKind {
     /// NebulaGraph's error for a tag or edge type that does not exist (DESCRIBE, DROP, ALTER).
     pub fn not_existed(self) -> QError {
         match self {
-            SchemaKind::Tag => QError::execution("Tag not existed!"),
-            SchemaKind::Edge => QError::execution("Edge not existed!"),
+            // NebulaGraph's meta client turns E_TAG_NOT_FOUND into `Status::TagNotFound("Tag not existed!")`.
+            SchemaKind::Tag => QError::execution("TagNotFound: Tag not existed!"),
+            SchemaKind::Edge => QError::execution("EdgeNotFound: Edge not existed!"),
         }
     }
 }
@@ -205,6 +206,13 @@ pub fn coerce(prop: &PropDef, v: Value) -> QResult<Value> {
         (PropType::Geography(shape), Value::Geography(g)) if shape.is_none_or(|s| s == g.shape()) => {
             Ok(Value::Geography(g))
         }
+        // A list or set column takes a list or set (not the other) whose items are all of its item type.
+        (PropType::List(t), Value::List(items)) if items.iter().all(|v| t.holds(v)) => Ok(Value::List(items)),
+        (PropType::Set(t), Value::Set(items)) if items.iter().all(|v| t.holds(v)) => {
+            let mut seen = quiver_common::fasthash::FastSet::default();
+            let distinct: Vec<Value> = items.into_iter().filter(|v| seen.insert(v.clone())).collect();
+            Ok(Value::Set(distinct))
+        }
         _ => Err(mismatch()),
     }
 }
@@ -238,6 +246,11 @@ pub fn convert_for_read(ty: PropType, v: Value) -> Value {
         | (PropType::DateTime, Value::DateTime(_))
         | (PropType::Duration, Value::Duration(_)) => v,
         (PropType::Geography(shape), Value::Geography(g)) if shape.is_none_or(|s| s == g.shape()) => v,
+        (PropType::List(t), Value::List(items)) | (PropType::Set(t), Value::Set(items))
+            if items.iter().all(|v| t.holds(v)) =>
+        {
+            v
+        }
         _ => Value::NULL,
     }
 }

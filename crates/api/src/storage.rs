@@ -1,6 +1,6 @@
 //! The storage-client trait: batched reads, writes and scans.
 
-use crate::index::{IndexHit, IndexRef, IndexScan, JobInfo, JobKind, SpaceStats};
+use crate::index::{IndexHit, IndexRef, IndexScan, JobInfo, NewJob, SpaceStats};
 use crate::schema::{SchemaRef, SpaceDesc};
 use quiver_common::budget::Budget;
 use quiver_common::expr::Expr;
@@ -438,8 +438,8 @@ pub trait StorageClient: Send + Sync {
     /// Removes every entry of a dropped index.
     fn drop_index_data(&self, space: &SpaceDesc, index_id: i32) -> QResult<()>;
 
-    /// Queues an admin job; `indexes` are the ids a rebuild fills. Returns the job id.
-    fn submit_job(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64>;
+    /// Queues an admin job. Returns the job id.
+    fn submit_job(&self, space: &SpaceDesc, job: NewJob) -> QResult<i64>;
 
     /// Jobs of `space`, newest first.
     fn jobs(&self, space: &SpaceDesc) -> QResult<Vec<JobInfo>>;

@@ -6,6 +6,7 @@
 //! rate instead; `WIRE_EMBEDDED=1` runs the statements in process instead, for comparison; `WIRE_WARM=STMT` runs
 //! STMT (with `{v}` each start in turn) 5,000 times in process first, to turn the caches a read builds hot;
 //! `WIRE_THREADS=N` serves at most N connections on threads of their own (0: all on the runtime);
+//! `WIRE_SPIN_US=N` polls N microseconds for the next frame (see `GraphConfig::spin`);
 //! `WIRE_RECONNECT=K` opens a new connection every K statements (as the benchmark's cells do).
 use quiver_bench::drive::{Conn, Embedded, GraphServer, Wire};
 use std::sync::Arc;
@@ -29,6 +30,9 @@ fn main() {
     let mut config = quiver_server::graphd::GraphConfig::default();
     if let Some(n) = std::env::var("WIRE_THREADS").ok().and_then(|s| s.parse().ok()) {
         config.connection_threads = n;
+    }
+    if let Some(us) = std::env::var("WIRE_SPIN_US").ok().and_then(|s| s.parse().ok()) {
+        config.spin = std::time::Duration::from_micros(us);
     }
     let server = GraphServer::start_with(db.clone(), config).unwrap();
     let statement = move |i: usize, client: usize| {

@@ -303,8 +303,10 @@ impl ClusterStorage {
         for v in &req.starts {
             tally(&mut frontier, &mut at, v.clone(), 1);
         }
-        let steps: Vec<&ExpandHop> = req.hops.iter().flat_map(|h| std::iter::repeat_n(h, h.times as usize)).collect();
-        for (i, hop) in steps.iter().enumerate() {
+        // Walked lazily: `GO 4294967295 STEPS` repeats one hop that many times, and stops when nothing is left.
+        let steps = req.hops.iter().flat_map(|h| std::iter::repeat_n(h, h.times as usize));
+        let total: u64 = req.hops.iter().map(|h| u64::from(h.times)).sum();
+        for (i, hop) in steps.enumerate() {
             req.budget.check()?;
             if frontier.is_empty() {
                 return Ok(result);
@@ -312,7 +314,7 @@ impl ClusterStorage {
             if hop.distinct {
                 frontier.iter_mut().for_each(|(_, m)| *m = 1);
             }
-            let count_only = i + 1 == steps.len() && req.output == ExpandOutput::Count;
+            let count_only = i as u64 + 1 == total && req.output == ExpandOutput::Count;
             let parts: Vec<u32> = frontier.iter().map(|(v, _)| part_of(space, v)).collect();
             let answers = self.on_items(space, &parts, &|positions| PartOp::ExpandStep {
                 frontier: pick(&frontier, positions),
@@ -702,7 +704,8 @@ impl StorageClient for ClusterStorage {
         // Each partition's leader writes its partitions' entries, then the index is ready; a build too large to
         // run inside the statement is a job, as in one process.
         if self.stats(space)?.rows(index.kind, index.schema_id) > quiver_storage::jobs::INLINE_BUILD_ROWS {
-            return self.submit_cluster_job(space, JobKind::RebuildIndex(index.kind), vec![index.id]).map(Some);
+            let job = NewJob { kind: JobKind::RebuildIndex(index.kind), indexes: vec![index.id], paras: Vec::new() };
+            return self.submit_cluster_job(space, job).map(Some);
         }
         self.on_leaders(space, space.all_parts(), &|_| PartOp::BuildIndex(index.clone()))?
             .into_iter()
@@ -719,8 +722,8 @@ impl StorageClient for ClusterStorage {
     }
 
     // Jobs are the meta service's and run per partition leader (`crate::jobs`).
-    fn submit_job(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {
-        self.submit_cluster_job(space, kind, indexes)
+    fn submit_job(&self, space: &SpaceDesc, job: NewJob) -> QResult<i64> {
+        self.submit_cluster_job(space, job)
     }
 
     fn jobs(&self, space: &SpaceDesc) -> QResult<Vec<JobInfo>> {

@@ -113,8 +113,8 @@ impl ClusterStorage {
             .map_err(|e| QError::storage(format!("cannot start the job worker: {e}")))
     }
 
-    pub(crate) fn submit_cluster_job(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {
-        let record = self.catalog.add_job(space.id, kind, indexes)?;
+    pub(crate) fn submit_cluster_job(&self, space: &SpaceDesc, job: NewJob) -> QResult<i64> {
+        let record = self.catalog.add_job(space.id, job)?;
         self.job_wake.wake();
         Ok(record.job.id)
     }
@@ -496,7 +496,7 @@ mod tests {
     use std::cell::Cell;
 
     fn record() -> JobRecord {
-        JobRecord { job: JobInfo::queued(7, 1, JobKind::Stats, Vec::new()), runner: None, lease_until_ms: 0 }
+        JobRecord { job: JobInfo::queued(7, 1, NewJob::of(JobKind::Stats)), runner: None, lease_until_ms: 0 }
     }
 
     /// A record that changes under every swap is tried [`SWAP_ATTEMPTS`] times, then the statement is told to try

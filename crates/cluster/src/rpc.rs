@@ -357,7 +357,7 @@ impl StorageHost {
             HostRequest::ReadIndexes { space, parts } => Ok(Answer::ReadIndexes(self.read_indexes(space, &parts))),
             HostRequest::Leaders => Ok(Answer::Leaders(self.leading())),
             HostRequest::EngineJob { space, kind: kind @ (JobKind::Compact | JobKind::Flush) } => {
-                let id = self.storage().submit_job(&space, kind, Vec::new()).map_err(HostError::Failed)?;
+                let id = self.storage().submit_job(&space, NewJob::of(kind)).map_err(HostError::Failed)?;
                 Ok(Answer::JobId(id))
             }
             HostRequest::EngineJobDone { space, id } => {

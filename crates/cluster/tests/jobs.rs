@@ -101,7 +101,7 @@ fn jobs_are_the_meta_services() {
     let two = s.client(None);
     s.insert(&one, 0..200);
     let before = one.stats(&s.space).unwrap();
-    let id = one.submit_job(&s.space, JobKind::Stats, vec![]).unwrap();
+    let id = one.submit_job(&s.space, NewJob::of(JobKind::Stats)).unwrap();
     let done = s.wait_done(&two, id);
     assert_eq!((done.status, done.error.as_deref()), (JobStatus::Finished, None), "{done:?}");
     assert_eq!((done.done, done.total), (6, 6), "one task per partition: {done:?}");
@@ -109,7 +109,7 @@ fn jobs_are_the_meta_services() {
     assert_eq!(one.stats(&s.space).unwrap(), before);
     assert_eq!(before.vertices, 200);
     // Ids go on from the highest recorded, whichever graph service submits.
-    let next = two.submit_job(&s.space, JobKind::Flush, vec![]).unwrap();
+    let next = two.submit_job(&s.space, NewJob::of(JobKind::Flush)).unwrap();
     assert_eq!(next, id + 1);
     assert_eq!(s.wait_done(&one, next).status, JobStatus::Finished);
 }
@@ -121,8 +121,8 @@ fn a_lapsed_job_is_taken_over() {
     let s = setup(22);
     let idle = s.client(None);
     s.insert(&idle, 0..50);
-    let lapsed = s.catalog.add_job(s.space.id, JobKind::Stats, vec![]).unwrap();
-    let held = s.catalog.add_job(s.space.id, JobKind::Stats, vec![]).unwrap();
+    let lapsed = s.catalog.add_job(s.space.id, NewJob::of(JobKind::Stats)).unwrap();
+    let held = s.catalog.add_job(s.space.id, NewJob::of(JobKind::Stats)).unwrap();
     let run = |r: &JobRecord, runner: &str, lease_until_ms: u64| {
         let mut new = r.clone();
         new.job.status = JobStatus::Running;
@@ -159,8 +159,8 @@ fn a_lapsed_job_is_taken_over() {
 fn stop_and_recover_jobs_in_the_meta_service() {
     let s = setup(23);
     let client = s.client(None);
-    let a = client.submit_job(&s.space, JobKind::Stats, vec![]).unwrap();
-    let b = client.submit_job(&s.space, JobKind::Compact, vec![]).unwrap();
+    let a = client.submit_job(&s.space, NewJob::of(JobKind::Stats)).unwrap();
+    let b = client.submit_job(&s.space, NewJob::of(JobKind::Compact)).unwrap();
     assert_eq!(s.job(&client, a).status, JobStatus::Queue);
     client.stop_job(&s.space, a).unwrap();
     assert_eq!(s.job(&client, a).status, JobStatus::Stopped);
@@ -199,7 +199,12 @@ fn a_large_index_is_built_by_a_job() {
     }
     let index = s.new_index();
     // A job stopped at once stays STOPPED, whether its runner had taken it or not, and leaves the index building.
-    let stopped = client.submit_job(&s.space, JobKind::RebuildIndex(SchemaKind::Tag), vec![index.id]).unwrap();
+    let stopped = client
+        .submit_job(
+            &s.space,
+            NewJob { kind: JobKind::RebuildIndex(SchemaKind::Tag), indexes: vec![index.id], paras: vec![] },
+        )
+        .unwrap();
     client.stop_job(&s.space, stopped).unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(s.job(&client, stopped).status, JobStatus::Stopped);

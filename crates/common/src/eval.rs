@@ -634,7 +634,23 @@ pub fn equal(l: &Value, r: &Value) -> Value {
     if let (Value::Geography(a), Value::Geography(b)) = (l, r) {
         return Value::Bool(a.approx_eq(b));
     }
+    if let Some((a, b)) = floats(l, r) {
+        return Value::Bool((a - b).abs() < FLOAT_EPSILON);
+    }
     Value::Bool(comparable(l, r) && l.total_cmp(r) == Ordering::Equal)
+}
+
+/// NebulaGraph's `kEpsilon`: numbers of which one is a float are equal when this close, and ordered only when not.
+const FLOAT_EPSILON: f64 = 1e-8;
+
+/// Both sides as floats, when they are numbers and at least one is a float.
+fn floats(l: &Value, r: &Value) -> Option<(f64, f64)> {
+    match (l, r) {
+        (Value::Float(a), Value::Float(b)) => Some((*a, *b)),
+        (Value::Float(a), Value::Int(b)) => Some((*a, *b as f64)),
+        (Value::Int(a), Value::Float(b)) => Some((*a as f64, *b)),
+        _ => None,
+    }
 }
 
 fn comparable(l: &Value, r: &Value) -> bool {
@@ -664,14 +680,19 @@ fn ordering(op: BinaryOp, l: &Value, r: &Value) -> Value {
     if l.is_empty() || r.is_empty() {
         return Value::Empty;
     }
+    // NebulaGraph's `Value::lessThan`: values of two types (other than two numbers) have no order, a plain NULL
+    // (`'Tim Duncan' > 0` filters its row out, it is no type error).
     if !comparable(l, r) {
-        // NebulaGraph's `Value::lessThan` of a geography and another type is a plain NULL.
-        if matches!(l, Value::Geography(_)) || matches!(r, Value::Geography(_)) {
-            return Value::NULL;
-        }
+        return Value::NULL;
+    }
+    // A duration has no order, only equality (NebulaGraph's `Duration` defines `==` alone).
+    if matches!(l, Value::Duration(_)) {
         return Value::Null(NullKind::BadType);
     }
-    let o = l.total_cmp(r);
+    let o = match floats(l, r) {
+        Some((a, b)) if (a - b).abs() < FLOAT_EPSILON => Ordering::Equal,
+        _ => l.total_cmp(r),
+    };
     Value::Bool(match op {
         BinaryOp::Lt => o == Ordering::Less,
         BinaryOp::Le => o != Ordering::Greater,
@@ -797,7 +818,7 @@ fn arith(op: BinaryOp, l: Value, r: Value, expr: &Expr) -> QResult<Value> {
                 Add => Value::Float(a + b),
                 Sub => Value::Float(a - b),
                 Mul => Value::Float(a * b),
-                Div | Mod if b == 0.0 => return Err(QError::semantic("Divide by 0")),
+                // As NebulaGraph: a float division by zero is IEEE's (NaN, inf or -inf); only integers refuse it.
                 Div => Value::Float(a / b),
                 Mod => Value::Float(a % b),
                 _ => unreachable!(),

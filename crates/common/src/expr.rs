@@ -1,7 +1,7 @@
 //! The expression tree, produced by the parser and evaluated by [`crate::eval`]. Its `Display` is the canonical
 //! text NebulaGraph prints for an expression, which is also the default column name of a YIELD item.
 
-use crate::value::{write_quoted, Value};
+use crate::value::Value;
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -462,8 +462,12 @@ fn write_list(f: &mut fmt::Formatter<'_>, items: &[Expr]) -> fmt::Result {
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Expr::Const(Value::String(s)) => write_quoted(f, s),
+            // As NebulaGraph's `Value::toString`: in double quotes, nothing escaped (the TCK's `=~"\w+\d+"`).
+            Expr::Const(Value::String(s)) => write!(f, "\"{s}\""),
             Expr::Const(Value::Null(_)) => f.write_str("NULL"),
+            // NebulaGraph writes a float constant in an expression's text as `folly::to<std::string>` does: the
+            // shortest form, without a `.0` (`hash(123.0)` is the column `hash(123)`).
+            Expr::Const(Value::Float(x)) if x.is_finite() && x.abs() < 1e15 => write!(f, "{x}"),
             Expr::Const(v) => write!(f, "{v}"),
             Expr::Param(p) => write!(f, "${p}"),
             Expr::LabelProp { label, prop } => write!(f, "{label}.{prop}"),

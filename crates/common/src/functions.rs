@@ -457,7 +457,11 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
         // PredicateExpression; the parser admits only those argument forms).
         "exists" => {
             let a = known!();
-            arity(name, &a, 1, 1).map(|_| Value::Bool(!a[0].is_null() && !matches!(a[0], Value::Empty)))
+            // Of something with no properties or keys (a list's `m.abc`), BAD_TYPE, as NebulaGraph answers.
+            arity(name, &a, 1, 1).map(|_| match a[0] {
+                Value::Null(NullKind::BadType) => Value::Null(NullKind::BadType),
+                _ => Value::Bool(!a[0].is_null() && !matches!(a[0], Value::Empty)),
+            })
         }
         "coalesce" => {
             let a = known!();

@@ -23,5 +23,5 @@ pub mod types;
 pub mod value;
 
 pub use error::{ErrorCode, QError, QResult};
-pub use types::PropType;
+pub use types::{ItemType, PropType};
 pub use value::{NullKind, Value};

@@ -22,6 +22,55 @@ pub enum PropType {
     Duration,
     /// `geography`, or `geography(point|linestring|polygon)` when the shape is fixed.
     Geography(Option<GeoShape>),
+    /// `List< string|int|float >`: a list whose items are all of that type (NebulaGraph's LIST_STRING, ...).
+    List(ItemType),
+    /// `Set< string|int|float >`: a set whose items are all of that type (NebulaGraph's SET_STRING, ...).
+    Set(ItemType),
+}
+
+/// The type of a list or set property's items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum ItemType {
+    String,
+    Int,
+    Float,
+}
+
+impl ItemType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ItemType::String => "string",
+            ItemType::Int => "int",
+            ItemType::Float => "float",
+        }
+    }
+
+    /// Whether `v` is an item of this type.
+    pub fn holds(self, v: &crate::Value) -> bool {
+        matches!(
+            (self, v),
+            (ItemType::String, crate::Value::String(_))
+                | (ItemType::Int, crate::Value::Int(_))
+                | (ItemType::Float, crate::Value::Float(_))
+        )
+    }
+
+    pub fn code(self) -> u16 {
+        match self {
+            ItemType::String => 1,
+            ItemType::Int => 2,
+            ItemType::Float => 3,
+        }
+    }
+
+    pub fn from_code(code: u16) -> Option<ItemType> {
+        Some(match code {
+            1 => ItemType::String,
+            2 => ItemType::Int,
+            3 => ItemType::Float,
+            _ => return None,
+        })
+    }
 }
 
 impl PropType {
@@ -44,6 +93,8 @@ impl PropType {
             PropType::Duration => "duration".into(),
             PropType::Geography(None) => "geography".into(),
             PropType::Geography(Some(s)) => format!("geography({})", s.name()),
+            PropType::List(t) => format!("list_{}", t.name()),
+            PropType::Set(t) => format!("set_{}", t.name()),
         }
     }
 
@@ -65,6 +116,8 @@ impl PropType {
             PropType::Timestamp => 13,
             PropType::Duration => 14,
             PropType::Geography(_) => 15,
+            PropType::List(_) => 16,
+            PropType::Set(_) => 17,
         }
     }
 
@@ -90,6 +143,8 @@ impl PropType {
                 3 => Some(GeoShape::Polygon),
                 _ => None,
             }),
+            16 => PropType::List(ItemType::from_code(len)?),
+            17 => PropType::Set(ItemType::from_code(len)?),
             _ => return None,
         })
     }

@@ -659,12 +659,10 @@ impl Catalog for MetaStore {
                     return Err(QError::execution("Related index exists, please drop index first"));
                 }
             }
-            // NebulaGraph: a TTL cannot be set on a tag or edge type that has an index.
-            if has_index
-                && (options.ttl_col.as_ref().is_some_and(|c| !c.is_empty())
-                    || options.ttl_duration.is_some_and(|d| d > 0))
-            {
-                return Err(QError::execution("Index with ttl!"));
+            // NebulaGraph (`MetaServiceUtils::alterSchemaProp`): the TTL of a tag or edge type that has an index
+            // cannot be changed at all, not even removed.
+            if has_index && (options.ttl_col.is_some() || options.ttl_duration.is_some()) {
+                return Err(QError::execution("Unsupported!"));
             }
             let mut props = old.latest().props.clone();
             // Dropping the TTL column removes the TTL, as NebulaGraph's `alterColumnDefs` does.
@@ -679,6 +677,11 @@ impl Catalog for MetaStore {
                         for p in new {
                             if props.iter().any(|q| q.name == p.name) {
                                 return Err(QError::execution("Existed!"));
+                            }
+                            // NebulaGraph (`alterColumnDefs`): a name dropped before is not added again, as rows
+                            // written with an older version would show their old value under it.
+                            if old.versions.iter().any(|v| v.props.iter().any(|q| q.name == p.name)) {
+                                return Err(QError::execution("Schema exisited before!"));
                             }
                             props.push(p);
                         }
@@ -799,7 +802,10 @@ impl Catalog for MetaStore {
                         return Err(QError::execution("Invalid param!"))
                     }
                     (PropType::FixedString(_), Some(l)) => Some(l),
-                    (PropType::Duration, _) => return Err(QError::execution("Unsupported!")),
+                    // NebulaGraph (`CreateTagIndexProcessor`): a duration, list or set is not indexed, a bad parameter.
+                    (PropType::Duration | PropType::List(_) | PropType::Set(_), _) => {
+                        return Err(QError::execution("Invalid param!"))
+                    }
                     // A geography is indexed alone (CreateTagIndexProcessor: no joint geo index).
                     (PropType::Geography(_), None) if index.fields.len() > 1 => {
                         return Err(QError::execution("Unsupported!"))
@@ -925,14 +931,14 @@ impl Catalog for MetaStore {
         })
     }
 
-    fn add_job(&self, space_id: u32, kind: JobKind, indexes: Vec<i32>) -> QResult<JobRecord> {
+    fn add_job(&self, space_id: u32, job: NewJob) -> QResult<JobRecord> {
         self.begin_write()?;
         let mut uncertain = self.jobs.lock().expect("lock poisoned");
         self.settle_jobs(&mut uncertain)?;
         // Records are never deleted, so the last one has the highest id ever given.
         let last: Vec<JobRecord> = json_records(self.kv.as_ref(), &job_prefix(), "job")?;
         let id = last.last().map_or(0, |r| r.job.id) + 1;
-        let record = JobRecord { job: JobInfo::queued(id, space_id, kind, indexes), runner: None, lease_until_ms: 0 };
+        let record = JobRecord { job: JobInfo::queued(id, space_id, job), runner: None, lease_until_ms: 0 };
         let mut b = WriteBatch::new();
         b.put(job_key(id), serde_json::to_vec(&record).expect("a job serializes"));
         self.commit_job(b, &mut uncertain)?;
@@ -998,8 +1004,13 @@ mod tests {
     fn job_records_are_compared_and_set() {
         let kv: Arc<dyn KvEngine> = Arc::new(quiver_kv::MemEngine::new());
         let meta = MetaStore::open(kv.clone()).unwrap();
-        let a = meta.add_job(1, JobKind::Stats, vec![]).unwrap();
-        let b = meta.add_job(2, JobKind::RebuildIndex(SchemaKind::Tag), vec![7]).unwrap();
+        let a = meta.add_job(1, NewJob::of(JobKind::Stats)).unwrap();
+        let b = meta
+            .add_job(
+                2,
+                NewJob { kind: JobKind::RebuildIndex(SchemaKind::Tag), indexes: vec![7], paras: vec!["i".into()] },
+            )
+            .unwrap();
         assert_eq!((a.job.id, b.job.id), (1, 2));
         assert_eq!((a.job.status, a.runner.as_deref()), (JobStatus::Queue, None));
         let mut taken = a.clone();
@@ -1014,7 +1025,7 @@ mod tests {
         assert!(meta.swap_job(&taken, forged).is_err(), "a record is swapped only for its own job's");
         let reopened = MetaStore::open(kv).unwrap();
         assert_eq!(reopened.job_records(), vec![taken, b]);
-        assert_eq!(reopened.add_job(1, JobKind::Flush, vec![]).unwrap().job.id, 3);
+        assert_eq!(reopened.add_job(1, NewJob::of(JobKind::Flush)).unwrap().job.id, 3);
     }
 
     #[test]

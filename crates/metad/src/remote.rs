@@ -303,8 +303,8 @@ impl Catalog for RemoteCatalog {
         self.store.job_records()
     }
 
-    fn add_job(&self, space_id: u32, kind: JobKind, indexes: Vec<i32>) -> QResult<JobRecord> {
-        match self.change(CatalogCall::AddJob { space_id, kind, indexes })? {
+    fn add_job(&self, space_id: u32, job: NewJob) -> QResult<JobRecord> {
+        match self.change(CatalogCall::AddJob { space_id, job })? {
             MetaAnswer::Job(record) => Ok(record),
             other => unexpected(other),
         }

@@ -125,8 +125,7 @@ pub enum CatalogCall {
     },
     AddJob {
         space_id: u32,
-        kind: JobKind,
-        indexes: Vec<i32>,
+        job: NewJob,
     },
     /// Boxed: two records would make every request as large.
     SwapJob {
@@ -301,7 +300,7 @@ impl MetaService {
                 c.revoke(&name, space, role)?;
                 MetaAnswer::Done
             }
-            CatalogCall::AddJob { space_id, kind, indexes } => MetaAnswer::Job(c.add_job(space_id, kind, indexes)?),
+            CatalogCall::AddJob { space_id, job } => MetaAnswer::Job(c.add_job(space_id, job)?),
             CatalogCall::SwapJob { seen, new } => MetaAnswer::Bool(c.swap_job(&seen, *new)?),
         })
     }

@@ -24,6 +24,7 @@ mod validator;
 
 pub use dataset::DataSet;
 pub use executor::mutation::build_row;
+pub use executor::schema::DEFAULT_PARTITION_NUM;
 pub use planner::desc::{PlanDesc, PlanNodeDesc, ProfileStats};
 
 use executor::Executor;
@@ -147,6 +148,8 @@ pub struct QueryEngine {
     pub local_host: (String, u16),
     /// A cluster's machines, in a cluster's graphd; `None` in the embedded mode.
     pub cluster: Option<Arc<dyn quiver_api::ClusterView>>,
+    /// The partitions of a space created without `partition_num` (`--default-parts-num`).
+    pub default_parts_num: u32,
 }
 
 impl QueryEngine {
@@ -165,6 +168,7 @@ impl QueryEngine {
             observers: Vec::new(),
             local_host: ("127.0.0.1".into(), 9669),
             cluster: None,
+            default_parts_num: DEFAULT_PARTITION_NUM,
         }
     }
 

@@ -44,6 +44,11 @@ enum Command {
         /// one thread); more are served on the async runtime, whose blocking pool runs their queries. 0: all so.
         #[arg(long, default_value_t = quiver_server::graphd::CONNECTION_THREADS_DEFAULT)]
         graph_connection_threads: usize,
+        /// A connection thread that has answered polls its socket this long for the next request before it sleeps,
+        /// while no other request is running: a client sending request after request then finds it awake (waking
+        /// a sleeping thread costs a virtual machine tens of microseconds). 0: sleep at once.
+        #[arg(long, default_value_t = quiver_server::graphd::SPIN_DEFAULT.as_micros() as u64)]
+        graph_spin_us: u64,
         /// Once a request has started to arrive (a graph-protocol frame's first byte, an HTTP request's headers,
         /// then its body), it must arrive whole within this time, or its connection is closed.
         #[arg(long, default_value_t = quiver_server::net::REQUEST_ARRIVAL_TIMEOUT_DEFAULT.as_millis() as u64)]
@@ -67,6 +72,10 @@ enum Command {
         /// Switches an optimizer rule off for every session (repeatable).
         #[arg(long = "disable-rule")]
         disabled_rules: Vec<String>,
+        /// The partitions of a space created without `partition_num` (NebulaGraph's `default_parts_num`; its test
+        /// harness runs with 1).
+        #[arg(long, default_value_t = quiver_query::DEFAULT_PARTITION_NUM)]
+        default_parts_num: u32,
         /// Requests running at least this long are written to `DATA_DIR/logs/slow-queries.log` as JSON lines
         /// (NebulaGraph's `slow_query_threshold_us`).
         #[arg(long, default_value_t = quiver_server::slowlog::SLOW_QUERY_THRESHOLD_US_DEFAULT)]
@@ -243,6 +252,7 @@ fn main() -> ExitCode {
             client_white_list,
             max_frame_mb,
             graph_connection_threads,
+            graph_spin_us,
             request_arrival_timeout_ms,
             max_connections,
             demo,
@@ -250,6 +260,7 @@ fn main() -> ExitCode {
             query_timeout_ms,
             query_memory_mb,
             disabled_rules,
+            default_parts_num,
             slow_query_threshold_us,
             cert_path,
             key_path,
@@ -290,12 +301,14 @@ fn main() -> ExitCode {
                     frame_timeout: Duration::from_millis(request_arrival_timeout_ms.max(1)),
                     tls,
                     connection_threads: graph_connection_threads,
+                    spin: Duration::from_micros(graph_spin_us),
                 },
                 max_connections,
                 slow_query_threshold_us,
                 authorize: enable_authorize.then_some((failed_login_attempts, password_lock_time_in_secs)),
                 memory_limit_bytes: memory_limit_mb.saturating_mul(1 << 20),
                 rocksdb_statistics,
+                default_parts_num,
             };
             let db = match quiver_server::Database::open_with(&data_dir, graph.rocksdb_statistics) {
                 Ok(db) => db,
@@ -326,6 +339,7 @@ fn main() -> ExitCode {
                 authorize: None,
                 memory_limit_bytes: 0,
                 rocksdb_statistics: false,
+                default_parts_num: quiver_query::DEFAULT_PARTITION_NUM,
             };
             exit("graphd", cluster::graphd(graph, http_addr, &meta_addrs, demo, datasets))
         }
@@ -502,6 +516,7 @@ struct GraphOptions {
     /// `--memory-limit-mb` in bytes; 0 for none.
     memory_limit_bytes: usize,
     rocksdb_statistics: bool,
+    default_parts_num: u32,
 }
 
 #[allow(clippy::too_many_arguments, reason = "the server's options, passed once from each command")]
@@ -524,6 +539,14 @@ fn serve(
         db.enable_authorize(attempts, lock_secs);
     }
     db.engine.local_host = (graph.addr.ip().to_string(), graph.addr.port());
+    if !(1..=quiver_common::limits::PARTITIONS_MAX).contains(&graph.default_parts_num) {
+        return Err(format!(
+            "--default-parts-num must be between 1 and {}, got {}",
+            quiver_common::limits::PARTITIONS_MAX,
+            graph.default_parts_num
+        ));
+    }
+    db.engine.default_parts_num = graph.default_parts_num;
     let sessions = Arc::new(SessionManager::new(graph.idle_timeout, graph.addr.to_string(), disabled_rules.clone()));
     db.engine.disabled_rules = disabled_rules;
     db.engine.sessions = Some(sessions.clone());

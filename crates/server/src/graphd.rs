@@ -44,6 +44,9 @@ pub struct GraphConfig {
     /// Plaintext connections served on threads of their own at once (see `Service::on_thread`); more are served
     /// on the runtime. 0 serves every connection on the runtime.
     pub connection_threads: usize,
+    /// How long a connection thread that has answered polls its socket for the next frame before it blocks, while
+    /// the rest of the machine is idle (see [`ConnectionThreads::spin_for_frame`]); zero blocks at once.
+    pub spin: Duration,
 }
 
 impl Default for GraphConfig {
@@ -54,6 +57,7 @@ impl Default for GraphConfig {
             frame_timeout: crate::net::REQUEST_ARRIVAL_TIMEOUT_DEFAULT,
             tls: None,
             connection_threads: CONNECTION_THREADS_DEFAULT,
+            spin: SPIN_DEFAULT,
         }
     }
 }
@@ -202,7 +206,91 @@ struct ConnectionThreads {
     /// The idle threads' hand-over slots, by an id each.
     idle: std::sync::Mutex<Vec<(u64, std::sync::mpsc::Sender<Job>)>>,
     next_id: std::sync::atomic::AtomicU64,
+    /// Connection threads reading, running or answering a frame.
+    busy: AtomicUsize,
+    /// Whether a connection thread is polling for its next frame (one at a time: see `spin_for_frame`).
+    spinning: std::sync::atomic::AtomicBool,
+    /// Numbers for connections, the last one a frame came from, and when (`micros`) the one before it differed.
+    next_connection: std::sync::atomic::AtomicU64,
+    last_frame_from: std::sync::atomic::AtomicU64,
+    frames_interleaved_at: std::sync::atomic::AtomicU64,
+    epoch: std::sync::OnceLock<Instant>,
+    /// The cores this process may run on.
+    cores: std::sync::OnceLock<usize>,
 }
+
+impl ConnectionThreads {
+    /// Counts connection `me`'s thread as busy with a frame until the guard drops.
+    fn busy(&self, me: u64) -> Busy<'_> {
+        self.busy.fetch_add(1, Ordering::AcqRel);
+        if self.last_frame_from.swap(me, Ordering::AcqRel) != me {
+            self.frames_interleaved_at.store(self.micros(), Ordering::Release);
+        }
+        Busy(&self.busy)
+    }
+
+    /// Microseconds since the first call.
+    fn micros(&self) -> u64 {
+        self.epoch.get_or_init(Instant::now).elapsed().as_micros() as u64
+    }
+
+    /// Polls `stream` (without blocking) for up to `spin` or until a frame's first bytes are in `reader`, while
+    /// connection `me` is the only one sending frames (none other has for `SPIN_ALONE`) and no other thread is busy
+    /// with one. Waking a thread blocked on a socket costs a virtual machine's scheduler tens of microseconds, as
+    /// much as a short statement's whole service time: a client sending statement after statement meets a thread
+    /// still running instead. With several connections at work the cores are kept busy by them and a poller would
+    /// only take time from them, so nothing polls then; the poller yields its core between polls and stops as soon
+    /// as another connection's frame starts.
+    fn spin_for_frame(
+        &self,
+        me: u64,
+        stream: &std::net::TcpStream,
+        reader: &mut std::io::BufReader<&std::net::TcpStream>,
+        spin: Duration,
+    ) {
+        use std::io::BufRead;
+        let cores = *self.cores.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let alone = || {
+            self.last_frame_from.load(Ordering::Acquire) == me
+                && self.micros().saturating_sub(self.frames_interleaved_at.load(Ordering::Acquire))
+                    > SPIN_ALONE.as_micros() as u64
+                && self.busy.load(Ordering::Acquire) == 0
+        };
+        if spin.is_zero() || cores < 2 || !alone() {
+            return;
+        }
+        if self.spinning.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            return;
+        }
+        if stream.set_nonblocking(true).is_ok() {
+            let until = Instant::now() + spin;
+            while self.busy.load(Ordering::Acquire) == 0 && Instant::now() < until {
+                match reader.fill_buf() {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                    // Bytes, the end of the stream or an error: the blocking read that follows sees each again.
+                    _ => break,
+                }
+            }
+            // A socket left non-blocking would turn the blocking read into an error: the connection ends.
+            let _ = stream.set_nonblocking(false);
+        }
+        self.spinning.store(false, Ordering::Release);
+    }
+}
+
+/// How long one connection must have been the only one sending frames before its thread polls for the next.
+const SPIN_ALONE: Duration = Duration::from_millis(5);
+
+struct Busy<'a>(&'a AtomicUsize);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// See `GraphConfig::spin`: about a client's turnaround on the same machine (its own wake-up and its next request).
+pub const SPIN_DEFAULT: Duration = Duration::from_micros(50);
 
 /// How long a connection thread waits for the next connection before it ends.
 const CONNECTION_THREAD_KEEP: Duration = Duration::from_secs(10);
@@ -322,17 +410,23 @@ impl Service {
         // Whether a read timeout is set on the socket (setting one is a system call: only when a frame needs more
         // than one read).
         let mut timed = false;
+        // This connection's number among the frames `spin_for_frame` watches.
+        let me = self.threads.next_connection.fetch_add(1, Ordering::Relaxed);
         loop {
             // Idle between frames as long as the client likes; from a frame's first byte on, the deadline.
             if timed && reader.buffer().is_empty() {
                 stream.set_read_timeout(None).map_err(|e| format!("read failed: {e}"))?;
                 timed = false;
             }
+            if reader.buffer().is_empty() {
+                self.threads.spin_for_frame(me, &stream, &mut reader, self.config.spin);
+            }
             match reader.fill_buf() {
                 Ok([]) => return Ok(()),
                 Ok(_) => {}
                 Err(e) => return Err(format!("read failed: {e}")),
             }
+            let _busy = self.threads.busy(me);
             let deadline = Instant::now() + self.config.frame_timeout;
             let late =
                 || format!("a frame did not arrive whole within {:?} of its first byte", self.config.frame_timeout);

@@ -8,8 +8,9 @@
 //! variable area: string bytes, addressed by (offset, len) from their slot
 //! ```
 //! Slot sizes: bool/int8 1, int16 2, int32/float/date 4, int64/double/timestamp/time 8, datetime 12,
-//! duration 16, string/fixed_string/geography 8 (u32 offset from the row start, u32 length; a geography's bytes are
-//! its little-endian WKB).
+//! duration 16, string/fixed_string/geography/list/set 8 (u32 offset from the row start, u32 length; a geography's
+//! bytes are its little-endian WKB; a list's or set's are a u32 item count, then each item: an i64 or f64, LE, or a
+//! string's u32 length and bytes).
 
 use quiver_api::{convert_for_read, Props, SchemaDesc, SchemaVersion};
 use quiver_common::datetime::{Date, DateTime, Duration, Time};
@@ -26,7 +27,9 @@ fn slot_size(ty: PropType) -> usize {
         PropType::Int64 | PropType::Double | PropType::Timestamp | PropType::Time => 8,
         PropType::DateTime => 12,
         PropType::Duration => 16,
-        PropType::String | PropType::FixedString(_) | PropType::Geography(_) => 8,
+        PropType::String | PropType::FixedString(_) | PropType::Geography(_) | PropType::List(_) | PropType::Set(_) => {
+            8
+        }
     }
 }
 
@@ -89,6 +92,24 @@ pub fn encode(schema: &SchemaVersion, values: &[Value]) -> Vec<u8> {
                 out.extend_from_slice(&wkb);
                 let mut b = off.to_le_bytes().to_vec();
                 b.extend_from_slice(&(wkb.len() as u32).to_le_bytes());
+                b
+            }
+            (PropType::List(_), Value::List(items)) | (PropType::Set(_), Value::Set(items)) => {
+                let off = out.len() as u32;
+                out.extend_from_slice(&(items.len() as u32).to_le_bytes());
+                for item in items {
+                    match item {
+                        Value::Int(i) => out.extend_from_slice(&i.to_le_bytes()),
+                        Value::Float(f) => out.extend_from_slice(&f.to_le_bytes()),
+                        Value::String(s) => {
+                            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                            out.extend_from_slice(s.as_bytes());
+                        }
+                        v => panic!("item {v} of type {} reached the codec for a {} property", v.type_name(), p.ty),
+                    }
+                }
+                let mut b = off.to_le_bytes().to_vec();
+                b.extend_from_slice(&(out.len() as u32 - off).to_le_bytes());
                 b
             }
             (ty, v) => panic!("value {v} of type {} reached the codec for a {ty} property", v.type_name()),
@@ -209,6 +230,17 @@ impl<'a> RowReader<'a> {
                 let g = quiver_common::geo::Geography::from_wkb(wkb).map_err(|e| corrupt(&e))?;
                 Value::Geography(std::sync::Arc::new(g))
             }
+            PropType::List(t) | PropType::Set(t) => {
+                let off = u32::from_le_bytes(b[0..4].try_into().expect("slot")) as usize;
+                let len = u32::from_le_bytes(b[4..8].try_into().expect("slot")) as usize;
+                let bytes = row.get(off..off.saturating_add(len)).ok_or_else(|| corrupt("list out of bounds"))?;
+                let items = decode_items(t, bytes)?;
+                if matches!(ty, PropType::List(_)) {
+                    Value::List(items)
+                } else {
+                    Value::Set(items)
+                }
+            }
             PropType::String | PropType::FixedString(_) => {
                 let off = u32::from_le_bytes(b[0..4].try_into().expect("slot")) as usize;
                 let len = u32::from_le_bytes(b[4..8].try_into().expect("slot")) as usize;
@@ -217,4 +249,32 @@ impl<'a> RowReader<'a> {
             }
         })
     }
+}
+
+/// A list's or set's items, as `encode` wrote them.
+fn decode_items(t: quiver_common::ItemType, bytes: &[u8]) -> QResult<Vec<Value>> {
+    use quiver_common::ItemType;
+    let take = |at: &mut usize, n: usize| -> QResult<&[u8]> {
+        let b = bytes.get(*at..at.saturating_add(n)).ok_or_else(|| corrupt("list item out of bounds"))?;
+        *at += n;
+        Ok(b)
+    };
+    let mut at = 0;
+    let count = u32::from_le_bytes(take(&mut at, 4)?.try_into().expect("4 bytes")) as usize;
+    // Each item takes at least 4 bytes: a count beyond that is corruption, not an allocation to make.
+    if count > bytes.len() / 4 {
+        return Err(corrupt("list item count"));
+    }
+    let mut items = Vec::with_capacity(count);
+    for _ in 0..count {
+        items.push(match t {
+            ItemType::Int => Value::Int(i64::from_le_bytes(take(&mut at, 8)?.try_into().expect("8 bytes"))),
+            ItemType::Float => Value::Float(f64::from_le_bytes(take(&mut at, 8)?.try_into().expect("8 bytes"))),
+            ItemType::String => {
+                let n = u32::from_le_bytes(take(&mut at, 4)?.try_into().expect("4 bytes")) as usize;
+                Value::str(std::str::from_utf8(take(&mut at, n)?).map_err(|_| corrupt("list string not UTF-8"))?)
+            }
+        });
+    }
+    Ok(items)
 }

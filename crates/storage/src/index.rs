@@ -36,12 +36,13 @@ pub fn width(f: &IndexField) -> usize {
         PropType::Duration => 16,
         // A geo index's field is an S2 cell id (one entry per cell of the value's covering).
         PropType::Geography(_) => 8,
+        PropType::List(_) | PropType::Set(_) => unreachable!("a list or set property is never indexed"),
     }
 }
 
 /// Whether a property type can be indexed.
 pub fn indexable(ty: PropType) -> bool {
-    !matches!(ty, PropType::Duration)
+    !matches!(ty, PropType::Duration | PropType::List(_) | PropType::Set(_))
 }
 
 fn flip64(v: i64) -> [u8; 8] {

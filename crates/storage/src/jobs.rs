@@ -103,10 +103,10 @@ impl EmbeddedStorage {
     }
 
     /// Queues a job; returns its id.
-    pub fn submit_job_internal(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {
+    pub fn submit_job_internal(&self, space: &SpaceDesc, job: NewJob) -> QResult<i64> {
         let mut st = self.jobs.state.lock().expect("lock poisoned");
         let next = self.next_job_id(&st)?;
-        let job = JobInfo::queued(next, space.id, kind, indexes);
+        let job = JobInfo::queued(next, space.id, job);
         self.save_job(&job)?;
         st.queue.push_back(job.id);
         st.cancel.insert(job.id, Arc::default());

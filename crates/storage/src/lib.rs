@@ -1218,7 +1218,8 @@ impl StorageClient for EmbeddedStorage {
         let catalog = self.catalog().ok_or_else(|| QError::storage("indexes need the catalog"))?;
         let rows = self.rows_of(space, index.kind, index.schema_id)?;
         if rows > jobs::INLINE_BUILD_ROWS {
-            return self.submit_job_internal(space, JobKind::RebuildIndex(index.kind), vec![index.id]).map(Some);
+            let job = NewJob { kind: JobKind::RebuildIndex(index.kind), indexes: vec![index.id], paras: Vec::new() };
+            return self.submit_job_internal(space, job).map(Some);
         }
         self.build_index(space, index, &space.all_parts(), None, &|_, _| {})?;
         catalog.set_index_state(space, index.id, IndexState::Ready)?;
@@ -1230,8 +1231,8 @@ impl StorageClient for EmbeddedStorage {
         self.drop_index_data_in(space, index_id, &all)
     }
 
-    fn submit_job(&self, space: &SpaceDesc, kind: JobKind, indexes: Vec<i32>) -> QResult<i64> {
-        self.submit_job_internal(space, kind, indexes)
+    fn submit_job(&self, space: &SpaceDesc, job: NewJob) -> QResult<i64> {
+        self.submit_job_internal(space, job)
     }
 
     fn jobs(&self, space: &SpaceDesc) -> QResult<Vec<JobInfo>> {

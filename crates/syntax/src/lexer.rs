@@ -133,6 +133,13 @@ pub fn lex(src: &str) -> QResult<Vec<Token>> {
                         name.push(bytes[i + 1] as char);
                         i += 2;
                     }
+                    // NebulaGraph's scanner: a dot accesses a property, so no name holds one.
+                    Some(b'.') => {
+                        return Err(QError::syntax(format!(
+                            "Don't allow DOT in label: near `{}'",
+                            near_text(src, i, i + 1)
+                        )));
+                    }
                     Some(_) => {
                         let ch = src[i..].chars().next().expect("in bounds");
                         name.push(ch);

@@ -8,7 +8,7 @@ use quiver_common::limits::{
     EXPR_DEPTH_MAX, MATCH_CLAUSES_MAX, PATTERN_HOPS_MAX, SENTENCE_DEPTH_MAX, STATEMENTS_PER_REQUEST_MAX,
     STATEMENT_BYTES_MAX,
 };
-use quiver_common::{functions, PropType, QError, QResult, Value};
+use quiver_common::{functions, ItemType, PropType, QError, QResult, Value};
 use std::collections::HashMap;
 
 /// Words that cannot be used as names without backquotes.
@@ -173,6 +173,9 @@ struct Parser<'a> {
     last_paren: Option<(usize, usize)>,
     /// The first token of the left operand of the last `IN` parsed, and the `IN`'s.
     last_in: (usize, usize),
+    /// Whether a YIELD or RETURN column is being parsed: a bare `$name` there that is no parameter is NebulaGraph's
+    /// `Direct output of variable is prohibited`, of the whole column.
+    in_column: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -190,6 +193,7 @@ impl<'a> Parser<'a> {
             bound: HashMap::new(),
             last_paren: None,
             last_in: (0, 0),
+            in_column: false,
         }
     }
 
@@ -305,6 +309,18 @@ impl<'a> Parser<'a> {
         Ok(s)
     }
 
+    /// A `fixed_string(n)` or index field's length: 1 to 32,767 (an int16), as NebulaGraph's grammar takes it.
+    fn length_lit(&mut self) -> QResult<i64> {
+        let at = self.pos;
+        let n = self.int_lit()?;
+        if !(1..=i16::MAX as i64).contains(&n) {
+            let t = &self.tokens[at];
+            let near = crate::lexer::near_text(self.src, t.start, t.end);
+            return Err(QError::syntax(format!("Out of range: near `{near}'")));
+        }
+        Ok(n)
+    }
+
     fn int_lit(&mut self) -> QResult<i64> {
         let neg = self.eat_sym("-");
         match self.peek().clone() {
@@ -410,6 +426,13 @@ impl<'a> Parser<'a> {
             // NebulaGraph's `assignment_sentence` takes a `set_sentence`: no MATCH, USE, INSERT or DDL.
             if !composable(&statement) {
                 return Err(self.error_at(first));
+            }
+            if self.params.as_ref().is_some_and(|known| known.contains(&var)) {
+                let t = &self.tokens[first - 2];
+                return Err(QError::syntax(format!(
+                    "Variable definition conflicts with a parameter near `{}'",
+                    &self.src[t.start..t.end]
+                )));
             }
             return Ok((Statement::Assign { var, statement: Box::new(statement) }, self.sentence_above(h)?));
         }
@@ -1171,7 +1194,7 @@ impl<'a> Parser<'a> {
             loop {
                 let name = self.name()?;
                 let len = if self.eat_sym("(") {
-                    let n = self.int_lit()?;
+                    let n = self.length_lit()?;
                     self.expect_sym(")")?;
                     Some(n)
                 } else {
@@ -1354,13 +1377,7 @@ impl<'a> Parser<'a> {
             "fixed_string" => {
                 self.bump();
                 self.expect_sym("(")?;
-                let n = self.int_lit()?;
-                if !(1..=u16::MAX as i64).contains(&n) {
-                    return Err(QError::semantic(format!(
-                        "fixed_string length must be between 1 and {}, got {n}",
-                        u16::MAX
-                    )));
-                }
+                let n = self.length_lit()?;
                 self.expect_sym(")")?;
                 return Ok(PropType::FixedString(n as u16));
             }
@@ -1374,6 +1391,21 @@ impl<'a> Parser<'a> {
                 self.bump();
                 self.expect_sym(")")?;
                 return Ok(PropType::Geography(Some(shape)));
+            }
+            // NebulaGraph's `List< string|int|float >` and `Set< ... >`.
+            kind @ ("list" | "set") => {
+                self.bump();
+                self.expect_sym("<")?;
+                let Tok::Ident(item) = self.peek().clone() else { return Err(self.error_here()) };
+                let item = match item.to_lowercase().as_str() {
+                    "string" => ItemType::String,
+                    "int" => ItemType::Int,
+                    "float" => ItemType::Float,
+                    _ => return Err(self.error_here()),
+                };
+                self.bump();
+                self.expect_sym(">")?;
+                return Ok(if kind == "list" { PropType::List(item) } else { PropType::Set(item) });
             }
             _ => return Err(self.error_here()),
         };
@@ -1988,13 +2020,17 @@ impl<'a> Parser<'a> {
         Ok(Some((min, max)))
     }
 
-    /// A non-negative step count.
+    /// A non-negative step count; one past `u32::MAX` walks as far as `u32::MAX` steps do (in NebulaGraph a
+    /// 64-bit count is cut to 32 bits: its `GO 10000000000000 STEPS` walks until nothing is left, as here).
     fn step_count(&mut self) -> QResult<u32> {
         let Tok::Int(n) = self.peek().clone() else {
             return Err(self.error_here());
         };
         self.bump();
-        u32::try_from(n).map_err(|_| QError::syntax(format!("Out of range: near `{n}'")))
+        if n < 0 {
+            return Err(QError::syntax(format!("Out of range: near `{n}'")));
+        }
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
     }
 
     fn find_path(&mut self) -> QResult<Statement> {
@@ -2171,8 +2207,23 @@ impl<'a> Parser<'a> {
                     self.bump();
                     Expr::Label(w.to_string())
                 }
-                None => self.expr()?,
+                None => {
+                    let outer = std::mem::replace(&mut self.in_column, true);
+                    let expr = self.expr();
+                    self.in_column = outer;
+                    expr?
+                }
             };
+            // NebulaGraph's `yield_column`: a column may read a parameter, never a variable itself.
+            if let Some(known) = &self.params {
+                let mut variable = false;
+                expr.visit(&mut |x| variable |= matches!(x, Expr::Param(p) if !known.contains(p)));
+                if variable {
+                    let end = self.tokens[self.pos.saturating_sub(1)].end.max(start_pos);
+                    let text = &self.src[start_pos..end];
+                    return Err(QError::syntax(format!("Direct output of variable is prohibited near `{text}'")));
+                }
+            }
             let alias = if self.eat_kw("AS") { Some(self.name()?) } else { None };
             // A bare `vertex`, `edge`, `$^` or `$$` column needs a name, as in NebulaGraph's grammar.
             let bare = match &expr {
@@ -2615,6 +2666,11 @@ impl<'a> Parser<'a> {
                 return self.call(name);
             }
         }
+        // A back-quoted name before `(` is a call too (`` `timestamp`("...") ``), never a quantifier or `reduce`.
+        if matches!(self.peek(), Tok::Quoted(_)) && matches!(self.peek_at(1), Tok::Sym("(")) {
+            let Tok::Quoted(name) = self.next_tok() else { unreachable!("peeked a name") };
+            return self.call(name);
+        }
         self.leaf()
     }
 
@@ -2755,6 +2811,11 @@ impl<'a> Parser<'a> {
                 if self.peek_sym(".") && matches!(self.peek_at(1), Tok::Ident(_) | Tok::Quoted(_)) {
                     self.bump();
                     let prop = self.any_name()?;
+                    // `$p.a` of a query parameter `p` is an attribute of its value (a map's entry).
+                    if self.params.as_ref().is_some_and(|known| known.contains(&v)) {
+                        let base = Box::new(Expr::Param(v));
+                        return self.node(Expr::Attribute { base, name: prop }, 0);
+                    }
                     return Ok((Expr::VarProp { var: v, prop }, 0));
                 }
                 if self.peek_sym(".") && self.peek_sym_at(1, "*") {
@@ -2762,7 +2823,7 @@ impl<'a> Parser<'a> {
                     self.bump();
                     return Ok((Expr::VarProp { var: v, prop: "*".into() }, 0));
                 }
-                if self.params.as_ref().is_some_and(|known| !known.contains(&v)) {
+                if !self.in_column && self.params.as_ref().is_some_and(|known| !known.contains(&v)) {
                     return Err(self.error_here());
                 }
                 Ok((Expr::Param(v), 0))
@@ -2860,6 +2921,19 @@ impl<'a> Parser<'a> {
         // An aggregate's name with one argument is the aggregate; with any other number, the scalar function of
         // that name (`bit_and(a, b)`), as NebulaGraph's grammar resolves it.
         if functions::is_aggregate(&name) && args.len() == 1 {
+            // NebulaGraph's `findInnerRandFunction`: an aggregate of a random value is refused as it is parsed.
+            let mut random = false;
+            args[0].visit(&mut |e| {
+                random |= matches!(e, Expr::Function { name, .. }
+                    if ["rand", "rand32", "rand64"].iter().any(|r| name.eq_ignore_ascii_case(r)));
+            });
+            if random {
+                let (a, b) = (&self.tokens[args_start], &self.tokens[self.pos.saturating_sub(2)]);
+                return Err(QError::syntax(format!(
+                    "Can't use non-deterministic (random) functions inside of aggregate functions near `{}'",
+                    &self.src[a.start..b.end.max(a.start)]
+                )));
+            }
             let arg = args.pop().map(Box::new);
             return Ok((Expr::Aggregate { name, arg, distinct: false }, h));
         }
@@ -3685,5 +3759,21 @@ mod tests {
         assert_eq!(error("YIELD 1, EDGE"), "SyntaxError: please add alias when using `edge'. near `EDGE'");
         assert_eq!(error("YIELD $$"), "SyntaxError: please add alias when using `$$'. near `$$'");
         assert!(parse("YIELD vertex AS v, edge AS e").is_ok());
+    }
+
+    /// Query parameters as NebulaGraph's grammar takes them: `$p.a` reads an entry of parameter `p`'s value, a
+    /// variable of a parameter's name is refused, and so is a parameter where a VID goes.
+    #[test]
+    fn parameters_are_values_and_not_variables() {
+        let with = |src: &str| parse_with_params(src, &["p1", "p6"]);
+        let Statement::Yield { yield_clause, .. } = &with("YIELD $p6.a.b AS v").unwrap()[0] else { panic!("a YIELD") };
+        let Expr::Attribute { base, name } = &yield_clause.columns[0].expr else { panic!("an attribute") };
+        assert_eq!(name, "b");
+        assert!(matches!(&**base, Expr::Attribute { base, name } if name == "a" && **base == Expr::Param("p6".into())));
+        let e = with("$p1 = GO FROM \"a\" OVER e YIELD dst(edge) AS d; YIELD 1").unwrap_err();
+        assert_eq!(e.message, "SyntaxError: Variable definition conflicts with a parameter near `$p1'");
+        assert!(with("$v = GO FROM \"a\" OVER e YIELD dst(edge) AS d; GO FROM $v.d OVER e YIELD 1 AS x").is_ok());
+        let e = with("FETCH PROP ON t $p1 YIELD t.a").unwrap_err();
+        assert_eq!(e.message, "SyntaxError: Parameter is not supported in vid near `$p1'");
     }
 }

@@ -54,8 +54,9 @@ fn show_create_index(i: &IndexDesc) -> String {
     if !params.is_empty() {
         s.push_str(&format!(" WITH ({})", params.join(", ")));
     }
+    // IndexUtil::toShowCreateIndex: ` comment "..."`, in lower case.
     if let Some(c) = &i.comment {
-        s.push_str(" COMMENT ");
+        s.push_str(" comment ");
         let _ = quiver_common::value::write_quoted(&mut s, c);
     }
     s
@@ -194,17 +195,18 @@ impl QueryEngine {
             }
             Statement::ShowIndexStatus(kind) => {
                 let kind = kind_of(*kind);
-                let indexes = self.catalog.indexes(space);
-                let name_of = |id: &i32| {
-                    indexes.iter().find(|i| i.id == *id).map(|i| i.name.clone()).unwrap_or_else(|| format!("#{id}"))
-                };
                 let mut rows: Vec<Vec<Value>> = Vec::new();
-                // The latest rebuild of each set of indexes, as NebulaGraph lists them.
+                // The latest rebuild of each set of indexes, named by the names it was given, as NebulaGraph lists
+                // them (`all_tag_indexes` for a rebuild of all).
                 for j in self.storage.jobs(space)? {
                     if j.kind != JobKind::RebuildIndex(kind) {
                         continue;
                     }
-                    let name = Value::str(j.indexes.iter().map(name_of).collect::<Vec<_>>().join(","));
+                    let name = if j.paras.is_empty() {
+                        Value::str(format!("all_{}_indexes", keyword(kind).to_lowercase()))
+                    } else {
+                        Value::str(j.paras.join(","))
+                    };
                     if rows.iter().any(|r| r[0] == name) {
                         continue;
                     }
@@ -230,11 +232,12 @@ impl QueryEngine {
                 for i in &indexes {
                     self.catalog.set_index_state(space, i.id, IndexState::Building)?;
                 }
-                let id = self.storage.submit_job(
-                    space,
-                    JobKind::RebuildIndex(kind),
-                    indexes.iter().map(|i| i.id).collect(),
-                )?;
+                let job = NewJob {
+                    kind: JobKind::RebuildIndex(kind),
+                    indexes: indexes.iter().map(|i| i.id).collect(),
+                    paras: names.clone(),
+                };
+                let id = self.storage.submit_job(space, job)?;
                 Ok(DataSet::new(vec!["New Job Id".into()], vec![vec![Value::Int(id)]]))
             }
             Statement::SubmitJob(spec) => {
@@ -243,7 +246,7 @@ impl QueryEngine {
                     JobSpec::Flush => JobKind::Flush,
                     JobSpec::Stats => JobKind::Stats,
                 };
-                let id = self.storage.submit_job(space, kind, Vec::new())?;
+                let id = self.storage.submit_job(space, NewJob::of(kind))?;
                 Ok(DataSet::new(vec!["New Job Id".into()], vec![vec![Value::Int(id)]]))
             }
             Statement::ShowJobs => {

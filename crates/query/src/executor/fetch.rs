@@ -12,7 +12,6 @@ use quiver_api::{EdgeKeyVal, PropSelection, Props};
 use quiver_common::budget::Meter;
 use quiver_common::eval::eval;
 use quiver_common::expr::Expr;
-use quiver_common::fasthash::FastSet as HashSet;
 use quiver_common::{QResult, Value};
 
 pub(super) struct GetVerticesExecutor;
@@ -20,29 +19,25 @@ pub(super) struct GetVerticesExecutor;
 impl GetVerticesExecutor {
     pub fn execute(r: &Reads<'_>, f: &BoundFetchVertices, input: Option<&DataSet>) -> QResult<DataSet> {
         let (space, req) = (r.space, r.req);
-        // Each vertex once. Rows whose value is no VID of this space fetch nothing, as GO starts nothing from them.
-        let mut ids = Vec::new();
-        let mut seen_ids = HashSet::default();
-        match &f.ids {
-            VertexIds::Constants(vids) => {
-                for vid in vids {
-                    if seen_ids.insert(vid.clone()) {
-                        ids.push(vid.clone());
-                    }
-                }
-            }
+        // A vertex listed (or reached by input rows) twice is fetched twice, as in NebulaGraph, where only YIELD
+        // DISTINCT removes repeats. Rows whose value is no VID of this space fetch nothing, as GO starts nothing
+        // from them.
+        let ids: Vec<Value> = match &f.ids {
+            VertexIds::Constants(vids) => vids.clone(),
             VertexIds::Rows(e) => {
                 let src = input_rows(e, req, input)?;
                 let mut meter = Meter::new(&req.budget);
+                let mut ids = Vec::with_capacity(src.len());
                 for row in 0..src.len() {
                     meter.tick()?;
                     let v = eval(e, &src.context(req, row))?;
-                    if space.vid_type_matches(&v) && space.check_vid_len(&v).is_ok() && seen_ids.insert(v.clone()) {
+                    if space.vid_type_matches(&v) && space.check_vid_len(&v).is_ok() {
                         ids.push(v);
                     }
                 }
+                ids
             }
-        }
+        };
         let listed_ids: Vec<i32> = f.schemas[..f.listed].iter().map(|s| s.id).collect();
         let mut ds = DataSet::new(f.yield_clause.columns.iter().map(|c| c.name()).collect(), Vec::new());
         let mut seen = DistinctRows::default();
@@ -88,8 +83,8 @@ impl GetEdgesExecutor {
         Ok(ds)
     }
 
-    /// One key per input row, each once (an input repeats a key whenever several of its rows lead to one edge);
-    /// rows whose values are no VIDs of the space, or whose rank is not an integer, fetch nothing.
+    /// One key per input row, repeats kept as NebulaGraph keeps them (only YIELD DISTINCT removes them); rows whose
+    /// values are no VIDs of the space, or whose rank is not an integer, fetch nothing.
     fn keys_of_rows(
         r: &Reads<'_>,
         f: &BoundFetchEdges,
@@ -109,7 +104,6 @@ impl GetEdgesExecutor {
         }
         let src = input_rows(reference.as_ref().expect("the key reads its input"), req, input)?;
         let mut out = Vec::new();
-        let mut seen = HashSet::default();
         let mut meter = Meter::new(&req.budget);
         for row in 0..src.len() {
             meter.tick()?;
@@ -124,9 +118,7 @@ impl GetEdgesExecutor {
             if !(is_vid(&s) && is_vid(&d)) {
                 continue;
             }
-            if seen.insert((s.clone(), d.clone(), rank)) {
-                out.push(EdgeKeyVal { src: s, edge_type: f.schema.id, rank, dst: d });
-            }
+            out.push(EdgeKeyVal { src: s, edge_type: f.schema.id, rank, dst: d });
         }
         Ok(out)
     }

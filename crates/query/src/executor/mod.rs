@@ -23,7 +23,7 @@ pub(crate) mod mutation;
 mod path;
 mod pattern;
 pub(crate) mod project;
-mod schema;
+pub(crate) mod schema;
 mod set;
 mod sort;
 mod statement;
@@ -414,10 +414,12 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
             Op::VarJoin { left, right, left_col, right_col } => {
                 HashInnerJoinExecutor::execute(left, right, left_col, right_col, req)
             }
+            // As in NebulaGraph, an assignment answers the rows it assigned too (a request that ends with one
+            // returns them).
             Op::Assign(var) => {
                 let rows = input.cloned().unwrap_or_default();
-                self.req.vars.insert(var.clone(), rows);
-                Ok(DataSet::empty())
+                self.req.vars.insert(var.clone(), rows.clone());
+                Ok(rows)
             }
             Op::Argument => Ok(pattern::argument()),
             Op::Repeat { column } => pattern::repeat(column, req, input.unwrap_or(&DataSet::empty())),

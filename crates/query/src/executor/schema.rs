@@ -10,8 +10,8 @@ use quiver_common::value::write_quoted;
 use quiver_common::{PropType, QError, QResult, Value};
 use quiver_syntax::ast::{self, AlterOp, PropSpec, Statement, VidTypeSpec};
 
-/// NebulaGraph's default `partition_num` (3.6 and later).
-pub const DEFAULT_PARTITION_NUM: i64 = 10;
+/// NebulaGraph's default `partition_num` (3.6 and later), unless `--default-parts-num` says otherwise.
+pub const DEFAULT_PARTITION_NUM: u32 = 10;
 
 pub(crate) fn kind_of(k: ast::SchemaKind) -> SchemaKind {
     match k {
@@ -103,7 +103,7 @@ impl QueryEngine {
                 comment,
             } => {
                 check_charset(charset.as_deref(), collate.as_deref())?;
-                let parts = partition_num.unwrap_or(DEFAULT_PARTITION_NUM);
+                let parts = partition_num.unwrap_or(i64::from(self.default_parts_num));
                 if parts <= 0 || parts > PARTITIONS_MAX as i64 {
                     return Err(QError::semantic(format!(
                         "partition_num must be between 1 and {PARTITIONS_MAX}, got {parts}"
@@ -166,7 +166,9 @@ impl QueryEngine {
                 match self.catalog.space(name) {
                     Ok(space) => self.storage.clear_space(&space)?,
                     Err(_) if *if_exists => {}
-                    Err(e) => return Err(e),
+                    // NebulaGraph's meta service answers E_SPACE_NOT_FOUND here (its graph service's own lookup,
+                    // the `SpaceName` text, is not made).
+                    Err(_) => return Err(QError::execution("SpaceNotFound: Space not existed!")),
                 }
                 Ok(DataSet::empty())
             }
@@ -187,8 +189,6 @@ impl QueryEngine {
                     "Charset",
                     "Collate",
                     "Vid Type",
-                    "Atomic Edge",
-                    "Zones",
                     "Comment",
                 ]);
                 ds.push_row([
@@ -199,8 +199,6 @@ impl QueryEngine {
                     Value::str("utf8"),
                     Value::str("utf8_bin"),
                     Value::str(s.vid_type.name()),
-                    Value::Bool(false),
-                    Value::str("default_zone"),
                     s.comment.clone().map(Value::str).unwrap_or(Value::Empty),
                 ]);
                 Ok(ds)
@@ -235,6 +233,16 @@ impl QueryEngine {
             Statement::AlterSchema { kind, name, ops, options } => {
                 let mut changes = Vec::new();
                 for op in ops {
+                    // NebulaGraph's `validateColumns` for ALTER: an added or changed column that may not be NULL
+                    // needs a default, which the rows written before it get.
+                    if let AlterOp::Add(specs) | AlterOp::Change(specs) = op {
+                        if let Some(p) = specs.iter().find(|p| !p.nullable && p.default.is_none()) {
+                            return Err(QError::semantic(format!(
+                                "Column `{}' must have a default value if it's not nullable",
+                                p.name
+                            )));
+                        }
+                    }
                     changes.push(match op {
                         AlterOp::Add(specs) => SchemaChange::Add(specs.iter().map(prop_def).collect::<QResult<_>>()?),
                         AlterOp::Change(specs) => {
@@ -308,8 +316,11 @@ impl QueryEngine {
                 }
                 text.push_str(&format!(") ttl_duration = {}, ttl_col = ", schema.ttl_duration));
                 write_quoted(&mut text, &schema.ttl_col).expect("string write");
-                text.push_str(", comment = ");
-                write_quoted(&mut text, schema.comment.as_deref().unwrap_or("")).expect("string write");
+                // NebulaGraph's `SchemaUtil::toShowCreateSchema`: the comment only when one was given.
+                if let Some(c) = &schema.comment {
+                    text.push_str(", comment = ");
+                    write_quoted(&mut text, c).expect("string write");
+                }
                 let mut ds = DataSet::with_columns(&[c1, c2]);
                 ds.push_row([Value::str(schema.name.clone()), Value::str(text)]);
                 Ok(ds)
@@ -327,9 +338,16 @@ fn show_create_space(s: &SpaceDesc) -> String {
         s.replica_factor,
         s.vid_type.name()
     );
+    // NebulaGraph's `ShowCreateSpaceExecutor`: `comment = '...'`, in single quotes.
     if let Some(c) = &s.comment {
-        text.push_str(" comment = ");
-        write_quoted(&mut text, c).expect("string write");
+        text.push_str(" comment = '");
+        for ch in c.chars() {
+            if matches!(ch, '\'' | '\\') {
+                text.push('\\');
+            }
+            text.push(ch);
+        }
+        text.push('\'');
     }
     text
 }

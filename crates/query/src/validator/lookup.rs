@@ -71,6 +71,8 @@ fn value_kind(ty: PropType) -> &'static str {
         PropType::DateTime => "datetime",
         PropType::Duration => "duration",
         PropType::Geography(_) => "geography",
+        PropType::List(_) => "list",
+        PropType::Set(_) => "set",
     }
 }
 
@@ -143,7 +145,28 @@ impl Validator<'_> {
         let fetch = !exact
             || schema.ttl_duration > 0 && !schema.ttl_col.is_empty()
             || yield_clause.columns.iter().any(|c| needs_row(&c.expr));
-        Ok(LookupPlan { schema, scans, fetch, filter: stmt.filter.clone(), yield_clause })
+        // As NebulaGraph's `rewriteGeoPredicate`, the filter each hit is checked with has `ST_Distance(a, b) < d` as
+        // `ST_DWithin(a, b, d, true)` (`<=`: false): the geography's own measure, not a float comparison's epsilon.
+        let filter = stmt.filter.clone().map(|mut f| {
+            f.visit_mut(&mut |x| {
+                if let Expr::Binary { op, lhs, rhs } = x {
+                    let (call, bound, op) = match (is_distance(lhs), is_distance(rhs)) {
+                        (true, _) => (&**lhs, &**rhs, *op),
+                        (_, true) => (&**rhs, &**lhs, reverse(*op).unwrap_or(*op)),
+                        _ => return,
+                    };
+                    let Expr::Function { args, .. } = call else { return };
+                    if args.len() == 2 && matches!(op, BinaryOp::Lt | BinaryOp::Le) {
+                        let mut args = args.clone();
+                        args.push(bound.clone());
+                        args.push(Expr::Const(Value::Bool(op == BinaryOp::Lt)));
+                        *x = Expr::Function { name: "st_dwithin".into(), args };
+                    }
+                }
+            });
+            f
+        });
+        Ok(LookupPlan { schema, scans, fetch, filter, yield_clause })
     }
 
     /// The WHERE as a disjunction of conjunctions, checked as NebulaGraph's LookupValidator::checkFilter does.

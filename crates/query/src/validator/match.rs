@@ -270,14 +270,20 @@ impl Validator<'_> {
         anon: &mut usize,
     ) -> QResult<BoundPath> {
         if p.kind != PathKind::All {
-            let name = if p.kind == PathKind::Shortest { "shortestPath" } else { "allShortestPaths" };
+            // NebulaGraph's MatchValidator names `shortestPath(...)' for allShortestPaths too.
             if p.nodes.len() != 2 || p.edges.len() != 1 {
-                return Err(semantic(format!("`{name}(...)' only support pattern like (start)-[edge*..hop]-(end)")));
+                return Err(semantic("`shortestPath(...)' only support pattern like (start)-[edge*..hop]-(end)"));
             }
             if let Some(r) = p.edges[0].range {
                 if r.min > 1 {
                     return Err(semantic("The minimal number of steps for shortestPath() must be either 0 or 1."));
                 }
+            }
+            // NebulaGraph's ShortestPathPlanner (after the checks above, as its planner runs after its validator).
+            if p.nodes[0].alias.is_some() && p.nodes[0].alias == p.nodes[1].alias {
+                return Err(semantic(
+                    "The shortest path algorithm does not work when the start and end nodes are the same",
+                ));
             }
         }
         let catalog = &self.engine.catalog;

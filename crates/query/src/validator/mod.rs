@@ -267,11 +267,19 @@ impl Validator<'_> {
                 BoundSentence::Pipe(Box::new(left), Box::new(right))
             }
             Statement::SetOp { op, left, right } => {
-                let left = self.sentence(left, input, assigned)?;
-                let right = self.sentence(right, input, assigned)?;
-                if let (Some(l), Some(r)) = (left.columns(input), right.columns(input)) {
+                // As in NebulaGraph, a set operation piped into reads no input: its sides start afresh.
+                let none: Columns = Some(Vec::new());
+                let left = self.sentence(left, &none, assigned)?;
+                let right = self.sentence(right, &none, assigned)?;
+                if let (Some(l), Some(r)) = (left.columns(&none), right.columns(&none)) {
                     if l.len() != r.len() {
                         return Err(QError::semantic("number of columns to UNION/INTERSECT/MINUS must be same"));
+                    }
+                    // NebulaGraph's SetValidator: the columns are matched by name as well as by position.
+                    if l != r {
+                        return Err(QError::semantic(
+                            "different column names to UNION/INTERSECT/MINUS are not supported",
+                        ));
                     }
                 }
                 BoundSentence::SetOp { op: *op, left: Box::new(left), right: Box::new(right) }

@@ -190,6 +190,8 @@ fn value_type(t: &PropType) -> Ty {
         PropType::DateTime => Ty::DateTime,
         PropType::Duration => Ty::Duration,
         PropType::Geography(_) => Ty::Geography,
+        PropType::List(_) => Ty::List,
+        PropType::Set(_) => Ty::Set,
     }
 }
 
@@ -202,8 +204,52 @@ fn invalid(e: &Expr, why: impl std::fmt::Display) -> QError {
     QError::semantic(format!("`{e}' is not a valid expression, {why}"))
 }
 
+/// Whether `e` is an operator or a call on values only (constants, or lists and sets of them): a part NebulaGraph's
+/// `FoldConstantExprVisitor` evaluates while validating. Its operands are checked one level down only, so each
+/// part of an expression is evaluated once, not once per enclosing part.
+fn folds(e: &Expr) -> bool {
+    let value = |x: &Expr| match x {
+        Expr::Const(_) => true,
+        Expr::List(items) | Expr::Set(items) => items.iter().all(|i| matches!(i, Expr::Const(_))),
+        _ => false,
+    };
+    match e {
+        Expr::Unary { operand, .. } => value(operand),
+        Expr::Binary { lhs, rhs, .. } => value(lhs) && value(rhs),
+        Expr::Function { name, args } => {
+            let impure = ["rand", "rand32", "rand64", "now", "uuid"].iter().any(|n| name.eq_ignore_ascii_case(n));
+            !impure && args.iter().all(value)
+        }
+        _ => false,
+    }
+}
+
+/// NebulaGraph's constant folding while validating: a part of `e` on values only that evaluates to BAD_TYPE is the
+/// semantic error `Type error `part'`.
+fn fold_type_error(e: &Expr) -> QResult<()> {
+    let mut bad = None;
+    e.visit(&mut |x| {
+        if bad.is_none() && folds(x) && matches!(eval_const(x), Ok(Value::Null(NullKind::BadType))) {
+            bad = Some(x);
+        }
+    });
+    match bad {
+        Some(part) => Err(QError::semantic(format!("Type error `{part}'"))),
+        None => Ok(()),
+    }
+}
+
 impl Deducer<'_> {
     fn ty(&self, e: &Expr) -> QResult<Ty> {
+        let t = self.deduced(e)?;
+        // A part whose type is known may still fail when folded (`123 STARTS WITH 1`).
+        if folds(e) && matches!(eval_const(e), Ok(Value::Null(NullKind::BadType))) {
+            return Err(QError::semantic(format!("Type error `{e}'")));
+        }
+        Ok(t)
+    }
+
+    fn deduced(&self, e: &Expr) -> QResult<Ty> {
         Ok(match e {
             Expr::Const(v) => Ty::of(v),
             Expr::Vertex(VertexRef::Current | VertexRef::Src | VertexRef::Dst) => Ty::Vertex,
@@ -242,9 +288,10 @@ impl Deducer<'_> {
                     _ => Ty::Empty,
                 }
             }
+            // As NebulaGraph's DeduceTypeVisitor, the items of a list, set or map are not typed: only folded.
             Expr::List(items) | Expr::Set(items) => {
                 for item in items {
-                    self.ty(item)?;
+                    fold_type_error(item)?;
                 }
                 if matches!(e, Expr::List(_)) {
                     Ty::List
@@ -254,7 +301,7 @@ impl Deducer<'_> {
             }
             Expr::Map(items) => {
                 for (_, item) in items {
-                    self.ty(item)?;
+                    fold_type_error(item)?;
                 }
                 Ty::Map
             }
