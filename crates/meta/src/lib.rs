@@ -538,6 +538,22 @@ fn check_ttl(props: &[PropDef], ttl_col: &str, ttl_duration: i64) -> QResult<()>
     }
 }
 
+/// NebulaGraph's `isLegalTypeConversion`: a type to itself (a fixed string to a string or a wider fixed string), an
+/// integer to a wider integer, a float to a double; nothing else, as the old rows are too different from the new.
+fn legal_type_change(from: PropType, to: PropType) -> bool {
+    use PropType::*;
+    match (from, to) {
+        (FixedString(a), FixedString(b)) => a <= b,
+        (FixedString(_), String) => true,
+        (FixedString(_), _) => false,
+        // A geography's shape is no part of its type here, as in NebulaGraph.
+        (Geography(_), Geography(_)) => true,
+        (a, b) if a == b => true,
+        (Int32, Int64) | (Int16, Int64 | Int32) | (Int8, Int64 | Int32 | Int16) | (Float, Double) => true,
+        _ => false,
+    }
+}
+
 fn check_unique(props: &[PropDef]) -> QResult<()> {
     for (i, p) in props.iter().enumerate() {
         if props[..i].iter().any(|q| q.name == p.name) {
@@ -689,6 +705,14 @@ impl Catalog for MetaStore {
                     SchemaChange::Change(new) => {
                         for p in new {
                             let slot = props.iter_mut().find(|q| q.name == p.name).ok_or_else(prop_missing)?;
+                            // NebulaGraph's `alterColumnDefs`: not the TTL column, and to a type the old rows'
+                            // values convert to without loss (`isLegalTypeConversion`).
+                            if !old.ttl_col.is_empty() && p.name == old.ttl_col {
+                                return Err(QError::execution("Unsupported!"));
+                            }
+                            if !legal_type_change(slot.ty, p.ty) {
+                                return Err(QError::execution("Unsupported!"));
+                            }
                             *slot = p;
                         }
                     }
@@ -787,21 +811,22 @@ impl Catalog for MetaStore {
                 if index.fields[..i].iter().any(|g| g.name == f.name) {
                     return Err(QError::execution("Invalid param!"));
                 }
-                let p = latest.props.iter().find(|p| p.name == f.name).ok_or_else(|| match index.kind {
-                    SchemaKind::Tag => QError::execution("Tag prop not existed!"),
-                    SchemaKind::Edge => QError::execution("Edge prop not existed!"),
-                })?;
+                // NebulaGraph's CreateTagIndexProcessor: E_KEY_NOT_FOUND for a field the schema lacks, E_UNSUPPORTED
+                // for a string length past the most or one given to a fixed_string, E_INVALID_PARM for a string
+                // without one.
+                let p = latest
+                    .props
+                    .iter()
+                    .find(|p| p.name == f.name)
+                    .ok_or_else(|| QError::execution("Key not existed!"))?;
                 let len = match (p.ty, f.len) {
                     (PropType::String, None) => return Err(QError::execution("Invalid param!")),
                     (PropType::String, Some(n)) if n == 0 || n > quiver_common::limits::INDEX_STRING_LEN_MAX => {
-                        return Err(QError::execution("Invalid param!"))
+                        return Err(QError::execution("Unsupported!"))
                     }
                     (PropType::String, Some(n)) => Some(n),
                     (PropType::FixedString(n), None) => Some(n as u32),
-                    (PropType::FixedString(n), Some(l)) if l == 0 || l > n as u32 => {
-                        return Err(QError::execution("Invalid param!"))
-                    }
-                    (PropType::FixedString(_), Some(l)) => Some(l),
+                    (PropType::FixedString(_), Some(_)) => return Err(QError::execution("Unsupported!")),
                     // NebulaGraph (`CreateTagIndexProcessor`): a duration, list or set is not indexed, a bad parameter.
                     (PropType::Duration | PropType::List(_) | PropType::Set(_), _) => {
                         return Err(QError::execution("Invalid param!"))

@@ -84,6 +84,11 @@ pub fn lex(src: &str) -> QResult<Vec<Token>> {
             i += 1;
             continue;
         }
+        // A no-break space (U+00A0, as pasted from a web page) is a blank too, as NebulaGraph's scanner takes it.
+        if c == 0xC2 && bytes.get(i + 1) == Some(&0xA0) {
+            i += 2;
+            continue;
+        }
         // Comments: `#` and `//` to end of line, `/* ... */`. Since NebulaGraph 2.0 `--` is no comment: it is an
         // edge in a pattern, `(a)--(b)`.
         if c == b'#' || (c == b'/' && bytes.get(i + 1) == Some(&b'/')) {
@@ -101,7 +106,11 @@ pub fn lex(src: &str) -> QResult<Vec<Token>> {
         }
         let start = i;
         if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 {
-            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] >= 0x80) {
+            let nbsp = |i: usize| bytes[i] == 0xC2 && bytes.get(i + 1) == Some(&0xA0);
+            while i < bytes.len()
+                && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] >= 0x80)
+                && !nbsp(i)
+            {
                 i += 1;
             }
             out.push(Token { tok: Tok::Ident(src[start..i].to_string()), start, end: i });

@@ -294,7 +294,7 @@ impl<'a> Parser<'a> {
     /// A name: a non-reserved word or a backquoted name.
     fn name(&mut self) -> QResult<String> {
         let s = match self.peek() {
-            Tok::Ident(s) if !is_reserved(s) => s.clone(),
+            Tok::Ident(s) if !is_reserved(s) => name_of(s),
             Tok::Quoted(s) if !s.is_empty() => s.clone(),
             _ => return Err(self.error_here()),
         };
@@ -1974,9 +1974,17 @@ impl<'a> Parser<'a> {
             if !sample {
                 self.expect_kw("LIMIT")?;
             }
+            let at = self.pos;
             self.expect_sym("[")?;
             let counts = self.comma_separated(Parser::expr)?;
             self.expect_sym("]")?;
+            // NebulaGraph's `truncate_clause`: a SAMPLE list may not read a parameter (a LIMIT list may).
+            let mut param = false;
+            counts.iter().for_each(|c| c.visit(&mut |x| param |= matches!(x, Expr::Param(_))));
+            if param && sample {
+                let text = &self.src[self.tokens[at].start..self.tokens[self.pos - 1].end];
+                return Err(QError::syntax(format!("Parameter is not supported in sample clause near `{text}'")));
+            }
             Some(StepBounds { sample, counts })
         } else {
             None
@@ -3189,6 +3197,131 @@ fn one_above(below: usize, max: usize) -> Option<usize> {
     (below < max).then_some(below + 1)
 }
 
+/// NebulaGraph's `unreserved_keyword`s: words of its grammar that are names too, and then names in lower case however
+/// written (`CREATE TAG t(ACCOUNT string)` has the property `account`). Sorted, for a binary search.
+const UNRESERVED_KEYWORDS: &[&str] = &[
+    "ACCOUNT",
+    "ADMIN",
+    "AGENT",
+    "ALL",
+    "ALLSHORTESTPATHS",
+    "ANALYZER",
+    "ANY",
+    "ATOMIC_EDGE",
+    "AUTO",
+    "BIDIRECT",
+    "BOTH",
+    "CHARSET",
+    "CLEAR",
+    "CLIENTS",
+    "COLLATE",
+    "COLLATION",
+    "COMMENT",
+    "CONFIGS",
+    "CONTAINS",
+    "DATA",
+    "DBA",
+    "DEFAULT",
+    "DIVIDE",
+    "ELASTICSEARCH",
+    "ELSE",
+    "END",
+    "ENDS",
+    "ES_QUERY",
+    "FORCE",
+    "FORMAT",
+    "FULLTEXT",
+    "GOD",
+    "GRAPH",
+    "GROUP",
+    "GROUPS",
+    "GUEST",
+    "HDFS",
+    "HOST",
+    "HOSTS",
+    "HTTP",
+    "HTTPS",
+    "INTO",
+    "JOB",
+    "JOBS",
+    "KILL",
+    "LEADER",
+    "LIMIT",
+    "LINESTRING",
+    "LISTENER",
+    "LOCAL",
+    "MERGE",
+    "META",
+    "NEW",
+    "NOLOOP",
+    "NONE",
+    "OFFSET",
+    "OPTIONAL",
+    "OUT",
+    "PART",
+    "PARTITION_NUM",
+    "PARTS",
+    "PASSWORD",
+    "PLAN",
+    "POINT",
+    "POLYGON",
+    "PROFILE",
+    "QUERIES",
+    "QUERY",
+    "REDUCE",
+    "RENAME",
+    "REPLICA_FACTOR",
+    "RESET",
+    "ROLE",
+    "ROLES",
+    "S2_MAX_CELLS",
+    "S2_MAX_LEVEL",
+    "SAMPLE",
+    "SEARCH",
+    "SERVICE",
+    "SESSION",
+    "SESSIONS",
+    "SHORTEST",
+    "SHORTESTPATH",
+    "SIGN",
+    "SINGLE",
+    "SKIP",
+    "SNAPSHOT",
+    "SNAPSHOTS",
+    "SPACE",
+    "SPACES",
+    "STARTS",
+    "STATS",
+    "STATUS",
+    "STORAGE",
+    "SUBGRAPH",
+    "TEXT",
+    "TEXT_SEARCH",
+    "THEN",
+    "TOP",
+    "TTL_COL",
+    "TTL_DURATION",
+    "USER",
+    "USERS",
+    "UUID",
+    "VALUE",
+    "VALUES",
+    "VID_TYPE",
+    "ZONE",
+    "ZONES",
+];
+
+/// `word` as a name: an unreserved keyword in lower case, any other word as written.
+fn name_of(word: &str) -> String {
+    let keyword =
+        UNRESERVED_KEYWORDS.binary_search_by(|r| r.bytes().cmp(word.bytes().map(|b| b.to_ascii_uppercase()))).is_ok();
+    if keyword {
+        word.to_ascii_lowercase()
+    } else {
+        word.to_string()
+    }
+}
+
 /// Whether `word` is reserved, in any case: a binary search of `RESERVED`, which is sorted (a test holds it so).
 fn is_reserved(word: &str) -> bool {
     RESERVED.binary_search_by(|r| r.bytes().cmp(word.bytes().map(|b| b.to_ascii_uppercase()))).is_ok()
@@ -3201,6 +3334,11 @@ mod tests {
     #[test]
     fn reserved_words_are_sorted_and_found_in_any_case() {
         assert!(RESERVED.windows(2).all(|w| w[0] < w[1]), "RESERVED must stay sorted for is_reserved");
+        assert!(UNRESERVED_KEYWORDS.windows(2).all(|w| w[0] < w[1]), "UNRESERVED_KEYWORDS must stay sorted");
+        assert_eq!(
+            (name_of("ACCOUNT"), name_of("Status"), name_of("Accounts")),
+            ("account".into(), "status".into(), "Accounts".into())
+        );
         for w in RESERVED {
             assert!(is_reserved(w) && is_reserved(&w.to_lowercase()), "{w}");
         }
@@ -3775,5 +3913,8 @@ mod tests {
         assert!(with("$v = GO FROM \"a\" OVER e YIELD dst(edge) AS d; GO FROM $v.d OVER e YIELD 1 AS x").is_ok());
         let e = with("FETCH PROP ON t $p1 YIELD t.a").unwrap_err();
         assert_eq!(e.message, "SyntaxError: Parameter is not supported in vid near `$p1'");
+        let e = with("GO 1 TO 2 STEPS FROM \"a\" OVER e YIELD dst(edge) AS d SAMPLE [1,$p1]").unwrap_err();
+        assert_eq!(e.message, "SyntaxError: Parameter is not supported in sample clause near `[1,$p1]'");
+        assert!(with("GO 1 TO 2 STEPS FROM \"a\" OVER e YIELD dst(edge) AS d LIMIT [1,$p1]").is_ok());
     }
 }

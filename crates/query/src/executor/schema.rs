@@ -41,9 +41,11 @@ fn prop_def(spec: &PropSpec) -> QResult<PropDef> {
     if let Some(e) = &spec.default {
         let v = eval_const(e)?;
         // A DEFAULT must be a value of the property's type; NULL only for a nullable property. Unlike a written
-        // value, a float default of an integer property is refused, not rounded (NebulaGraph's SchemaUtil).
+        // value, a float default of an integer property is refused, not rounded, and an integer default of a float
+        // one, not widened (NebulaGraph's SchemaUtil::checkType).
         let integer = matches!(def.ty, PropType::Int8 | PropType::Int16 | PropType::Int32 | PropType::Int64);
-        if integer && matches!(v, Value::Float(_)) {
+        let float = matches!(def.ty, PropType::Float | PropType::Double);
+        if (integer && matches!(v, Value::Float(_))) || (float && matches!(v, Value::Int(_))) {
             return Err(QError::execution("Invalid param!"));
         }
         coerce(&def, v).map_err(|_| QError::execution("Invalid param!"))?;

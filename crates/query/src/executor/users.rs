@@ -106,6 +106,10 @@ impl QueryEngine {
                 self.check_read_user(session, name)?;
                 let user = catalog.user(name).ok_or_else(|| QError::execution("User not existed!"))?;
                 let mut ds = DataSet::with_columns(&["role", "space"]);
+                // The root user is GOD everywhere, listed as NebulaGraph lists it: one row, no space.
+                if name == "root" {
+                    ds.push_row([Value::str("GOD"), Value::str("")]);
+                }
                 let spaces = catalog.spaces();
                 for (id, r) in &user.roles {
                     let space = spaces.iter().find(|s| s.id == *id).map(|s| s.name.clone()).unwrap_or_default();

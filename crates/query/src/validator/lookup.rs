@@ -342,7 +342,7 @@ impl Validator<'_> {
             }
         }
         if input_var {
-            return Err(QError::semantic("unsupport input/variable property expression in yield."));
+            return Err(QError::semantic("unsupported input/variable property expression in yield."));
         }
         if src_dst {
             return Err(QError::semantic("unsupport src/dst property expression in yield."));
