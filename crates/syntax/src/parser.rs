@@ -2175,12 +2175,22 @@ impl<'a> Parser<'a> {
         if is_edge {
             let edge = tags.expect("checked").remove(0);
             let keys = self.comma_separated(Parser::edge_key)?;
-            let yield_clause = self.required_yield()?;
+            let yield_clause = self.fetch_yield()?;
             return Ok(Statement::FetchEdges { edge, keys, yield_clause });
         }
         let vids = self.vid_source()?;
-        let yield_clause = self.required_yield()?;
+        let yield_clause = self.fetch_yield()?;
         Ok(Statement::FetchVertices { tags, vids, yield_clause })
+    }
+
+    /// A FETCH's YIELD; at the end of the sentence, none: a clause of no column, which the validator refuses after
+    /// it has looked up the tags or the edge type (NebulaGraph's order: `TagNotFound` before `Missing yield
+    /// clause.`). A YIELD written out has at least one column.
+    fn fetch_yield(&mut self) -> QResult<YieldClause> {
+        if !self.peek_kw("YIELD") && self.at_sentence_end() {
+            return Ok(YieldClause { distinct: false, columns: Vec::new() });
+        }
+        self.required_yield()
     }
 
     fn required_yield(&mut self) -> QResult<YieldClause> {

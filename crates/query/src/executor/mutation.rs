@@ -394,6 +394,17 @@ pub(crate) fn of_input_rows(
             })
         }
         Statement::DeleteEdges { edge, keys } => {
+            // NebulaGraph's grammar reads a key from the input only as `$-.a -> $-.b @ $-.c` (or `$v.`): another
+            // expression of the input is a constant key that cannot be evaluated (its DeleteEdgesValidator).
+            for key in keys {
+                for e in [Some(&key.src), Some(&key.dst), key.rank.as_ref()].into_iter().flatten() {
+                    let mut reads = false;
+                    e.visit(&mut |x| reads |= matches!(x, Expr::InputProp(_) | Expr::VarProp { .. }));
+                    if reads && !matches!(e, Expr::InputProp(_) | Expr::VarProp { .. }) {
+                        return Err(QError::semantic(format!("`{e}' is not an evaluable expression.")));
+                    }
+                }
+            }
             let [key] = keys.as_slice() else {
                 return Err(QError::semantic("A DELETE of edges from a pipe or a variable takes one edge key."));
             };

@@ -253,11 +253,6 @@ impl PatternTraverseExecutor {
             let mut adjacent: HashMap<Value, Vec<(Arc<Edge>, Value)>> = HashMap::default();
             for n in neighbors {
                 let stored = n.edge_type.abs();
-                // Walked both ways, a self-loop is read once out and once in: it is one edge, taken once (NebulaGraph's
-                // SelfReflectiveEdges.feature).
-                if n.edge_type < 0 && n.from == n.to && edge_types.iter().any(|(t, _)| *t == stored) {
-                    continue;
-                }
                 let props = n.props.as_ref().map(PropRow::to_map).unwrap_or_default();
                 let far = n.to.clone();
                 let (src, dst) = if n.edge_type > 0 { (n.from.clone(), n.to) } else { (n.to, n.from.clone()) };

@@ -208,14 +208,17 @@ impl TraverseExecutor {
             if step == g.max_steps {
                 break;
             }
-            // The next frontier: far ends, de-duplicated per root (or globally without a join).
+            // The next frontier: far ends, de-duplicated per root for a GO from a pipe or a variable (NebulaGraph
+            // walks from each input VID apart: its GO.feature's `GO 1 STEPS ... | GO 2 STEPS FROM $-.id`), and
+            // globally for constant starts.
+            let per_root = source.is_some();
             let mut next_seen = HashSet::default();
             let mut next = Vec::new();
             for (root, vid) in &frontier {
                 meter.tick()?;
                 for i in edges_of(vid_pos[vid]) {
                     let to = &neighbors[i].to;
-                    let key = if needs.input { (root.clone(), to.clone()) } else { (Value::Empty, to.clone()) };
+                    let key = if per_root { (root.clone(), to.clone()) } else { (Value::Empty, to.clone()) };
                     if next_seen.insert(key) {
                         next.push((root.clone(), to.clone()));
                     }

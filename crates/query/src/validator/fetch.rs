@@ -84,6 +84,9 @@ impl Validator<'_> {
                 names.iter().map(|n| catalog.schema(space, SchemaKind::Tag, n)).collect::<QResult<Vec<_>>>()?
             }
         };
+        if yield_clause.columns.is_empty() {
+            return Err(QError::semantic("Missing yield clause."));
+        }
         let refs = self.fetch_yield(space, yield_clause, None)?;
         let listed = schemas.len();
         for t in refs.tags {
@@ -109,6 +112,9 @@ impl Validator<'_> {
     ) -> QResult<BoundFetchEdges> {
         let space = self.space()?;
         let schema = self.engine.catalog.schema(space, SchemaKind::Edge, edge)?;
+        if yield_clause.columns.is_empty() {
+            return Err(QError::semantic("Missing yield clause."));
+        }
         self.fetch_yield(space, yield_clause, Some(&schema))?;
         let reads =
             |k: &EdgeKey| reads_input(&k.src) || reads_input(&k.dst) || k.rank.as_ref().is_some_and(reads_input);

@@ -334,22 +334,31 @@ impl Validator<'_> {
                 }
                 None => None,
             };
+            // An edge alias bound by an earlier MATCH clause joins on that edge, as a node alias does.
+            let mut bound_to = None;
             let column = match &e.alias {
-                Some(a) => {
-                    if scope.kind(a).is_some() {
-                        return Err(semantic(format!("`{a}': Redefined alias")));
+                Some(a) => match scope.kind(a) {
+                    None => {
+                        scope.add(a, kind);
+                        defined_here.push((a.clone(), kind));
+                        a.clone()
                     }
-                    scope.add(a, kind);
-                    defined_here.push((a.clone(), kind));
-                    a.clone()
-                }
+                    Some(AliasKind::Edge) if kind == AliasKind::Edge && !defined_here.iter().any(|(d, _)| d == a) => {
+                        bound_to = Some(a.clone());
+                        hidden(anon)
+                    }
+                    Some(k @ (AliasKind::Edge | AliasKind::EdgeList)) if k != kind => {
+                        return Err(semantic(format!("{a} binding to different type: {} vs {}", kind.name(), k.name())))
+                    }
+                    Some(_) => return Err(semantic(format!("`{a}': Redefined alias"))),
+                },
                 None => hidden(anon),
             };
             let props = match &e.props {
                 Some(map) => map.iter().map(|(k, v)| Ok((k.clone(), evaluable(v)?))).collect::<QResult<Vec<_>>>()?,
                 None => Vec::new(),
             };
-            edges.push(BoundEdge { column, types, direction: e.direction, range, props, bound_to: None });
+            edges.push(BoundEdge { column, types, direction: e.direction, range, props, bound_to });
         }
         if let Some(a) = &p.alias {
             if scope.kind(a).is_some() {
