@@ -113,7 +113,7 @@ fn http_api_answers_in_execute_json_shape() {
 
     let r = server.exec("YIELD +", None);
     assert_eq!(code(&r), -1004);
-    assert_eq!(r["results"][0]["errors"]["message"], "SyntaxError: syntax error at end of input");
+    assert_eq!(r["results"][0]["errors"]["message"], "SyntaxError: syntax error near `+'");
     assert_eq!(r["errors"][0]["code"], -1004);
 
     let resp = ureq::post(&format!("http://{}/api/v1/exec", server.addr)).send_string("{not json");

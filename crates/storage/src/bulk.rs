@@ -123,9 +123,7 @@ impl EmbeddedStorage {
         }
         self.kv.write(b).map_err(kv_err)?;
         guard.counters.remove(&space.id);
-        self.topologies.write().expect("lock poisoned").remove(&space.id);
-        self.vcache.drop_space(space.id);
-        self.hot_edges.forget_space(space.id);
+        self.forget_mirrors(space.id);
         if let Some(catalog) = self.catalog() {
             for i in catalog.indexes(space) {
                 catalog.set_index_state(space, i.id, IndexState::Building)?;
@@ -176,9 +174,7 @@ impl EmbeddedStorage {
             }
             self.kv.write(b).map_err(kv_err)?;
             guard.counters.insert(space.id, counters);
-            self.topologies.write().expect("lock poisoned").remove(&space.id);
-            self.vcache.drop_space(space.id);
-            self.hot_edges.forget_space(space.id);
+            self.forget_mirrors(space.id);
         }
         log::debug!("bulk: recounted in {:.2} s", t.elapsed().as_secs_f64());
         if let Some(catalog) = self.catalog() {

@@ -276,6 +276,11 @@ impl EmbeddedStorage {
                 // A cluster host compacts its own engine only: the job's runner recounts each partition on its
                 // leader afterwards.
                 if armed && !self.is_replicated() {
+                    // The expired edges left the store but not the topology, which the writers also ask
+                    // whether an edge is stored: it is built again from the store.
+                    let _build = self.lock_for_build();
+                    self.forget_mirrors(space.id);
+                    drop(_build);
                     for part in 1..=space.partition_num {
                         self.recount_part(&space, part)?;
                         progress(part as u64, space.partition_num as u64);

@@ -613,15 +613,21 @@ impl EmbeddedStorage {
         Ok(())
     }
 
+    /// Drops a space's in-memory mirrors of the store (topology, cached tags, hot edges), to be built again from
+    /// the store on their next use. The caller holds the writers' lock, or the store changed under none.
+    pub(crate) fn forget_mirrors(&self, space_id: u32) {
+        self.topologies.write().expect("lock poisoned").remove(&space_id);
+        self.vcache.drop_space(space_id);
+        self.hot_edges.forget_space(space_id);
+    }
+
     /// Mirrors an appended batch in the space's topology, if it is built (else it is built later from the store).
     fn apply_topology(&self, space: &SpaceDesc, ops: Vec<TopoOp>) {
         if ops.is_empty() {
             return;
         }
         if ops.iter().any(|op| matches!(op, TopoOp::Clear)) {
-            self.topologies.write().expect("lock poisoned").remove(&space.id);
-            self.vcache.drop_space(space.id);
-            self.hot_edges.forget_space(space.id);
+            self.forget_mirrors(space.id);
             return;
         }
         self.apply_vcache(space, &ops);

@@ -312,6 +312,23 @@ impl Adjacency {
         self.edges
     }
 
+    /// Whether `from -> (rank, to)` is present: a binary search in the list's key order (rank, then the far end's
+    /// key bytes), the order [`Adjacency::edit`] keeps.
+    pub fn contains(&self, dict: &VidDict, from: u32, n: Neighbor) -> bool {
+        let Some(slot) = self.slot(from) else { return false };
+        let (mut lo, mut hi) = (0, slot.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let x = slot.get(mid);
+            match x.0.cmp(&n.0).then_with(|| dict.key_cmp(x.1, n.1)) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return true,
+            }
+        }
+        false
+    }
+
     fn page_mut(&mut self, v: u32) -> (&mut Page, usize) {
         let p = v as usize / PAGE;
         while self.pages.len() <= p {
@@ -453,6 +470,17 @@ impl SpaceTopology {
     pub fn add_edge(&mut self, e: &TopoEdge, due: &mut Vec<(i32, usize)>) {
         self.ends.store(ENDS_UNKNOWN, AtomicOrdering::Relaxed);
         self.change(e, true, due)
+    }
+
+    /// Whether the edge is stored (its out-copy, as the store has it once its batch is appended).
+    pub fn has_edge(&self, e: &TopoEdge) -> bool {
+        let (Some(s), Some(d)) = (self.dict.get(&e.src), self.dict.get(&e.dst)) else { return false };
+        self.adjacency(e.edge_type).is_some_and(|a| a.contains(&self.dict, s, (e.rank, d)))
+    }
+
+    /// Whether the vertex is stored (has its vertex key).
+    pub fn has_vertex(&self, vid: &Value) -> bool {
+        self.dict.get(vid).is_some_and(|id| self.vertex_exists(id))
     }
 
     /// Mirrors a vertex key written (`exists`) or deleted.

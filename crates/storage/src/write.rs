@@ -5,10 +5,12 @@
 //! entries and the `SHOW STATS` counters of their partition are always in the same atomic batch.
 
 use crate::keys::{self, KIND_STATS};
+use crate::topology::SpaceTopology;
 use crate::{codec, index, kv_err, Batch, EmbeddedStorage, TopoOp, WriterState};
 use quiver_api::*;
 use quiver_common::{QError, QResult, Value};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
 
 /// Exact counts of one partition, as a STATS job would find them: tag rows per tag, out-edges per edge type,
 /// vertex keys.
@@ -51,6 +53,10 @@ pub(crate) struct Tx<'s> {
     indexes: Vec<IndexRef>,
     /// The counters of each partition this batch changed, as they were before it: restored if the batch fails.
     saved: BTreeMap<u32, PartCounters>,
+    /// The space's topology where it answers "is this key stored?" exactly: embedded (a replicated host's
+    /// topology follows its group's applies, not this batch's lock) and built. It holds every appended batch,
+    /// since batches are appended and mirrored under the writers' lock this batch holds.
+    topology: Option<Arc<RwLock<SpaceTopology>>>,
 }
 
 impl<'s> Tx<'s> {
@@ -58,7 +64,24 @@ impl<'s> Tx<'s> {
     pub fn new(st: &'s EmbeddedStorage, space: &'s SpaceDesc, w: &mut WriterState) -> QResult<Tx<'s>> {
         st.load_counters(space, w)?;
         let indexes = st.catalog().map(|c| c.indexes(space)).unwrap_or_default();
-        Ok(Tx { st, space, b: Batch::default(), written: HashMap::new(), indexes, saved: BTreeMap::new() })
+        let topology = if st.is_replicated() {
+            None
+        } else {
+            st.topologies.read().expect("lock poisoned").get(&space.id).cloned()
+        };
+        Ok(Tx { st, space, b: Batch::default(), written: HashMap::new(), indexes, saved: BTreeMap::new(), topology })
+    }
+
+    /// Whether `key` is stored as this batch leaves it so far, where only that matters (not the old row): from
+    /// the batch, else from the topology (`in_topology`) when it is exact, else from the store.
+    fn stored(&self, key: &[u8], in_topology: impl FnOnce(&SpaceTopology) -> bool) -> QResult<bool> {
+        if let Some(v) = self.written.get(key) {
+            return Ok(v.is_some());
+        }
+        match &self.topology {
+            Some(t) => Ok(in_topology(&t.read().expect("lock poisoned"))),
+            None => Ok(self.st.kv.get(key).map_err(kv_err)?.is_some()),
+        }
     }
 
     /// The value of `key` as this batch leaves it so far.
@@ -82,6 +105,12 @@ impl<'s> Tx<'s> {
         self.written.insert(key, Some(value));
     }
 
+    /// Puts a key no later mutation of this batch reads back (an edge's in-copy, an index entry: only vertex keys,
+    /// tag rows and out-copies are asked for), so it is not kept in `written`.
+    fn put_unread(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.b.kv.put(key, value);
+    }
+
     fn delete(&mut self, key: Vec<u8>) {
         self.b.kv.delete(key.clone());
         self.written.insert(key, None);
@@ -101,7 +130,7 @@ impl<'s> Tx<'s> {
 
     pub fn put_vertex(&mut self, w: &mut WriterState, vid: &Value) -> QResult<()> {
         let key = keys::vertex_key(self.space, vid);
-        if self.current(&key)?.is_none() {
+        if !self.stored(&key, |t| t.has_vertex(vid))? {
             self.count(w, keys::part_of(self.space, vid), |c| c.vertices += 1);
             self.b.topo.push(TopoOp::Vertex { vid: vid.clone(), exists: true });
         }
@@ -154,7 +183,7 @@ impl<'s> Tx<'s> {
             }
             if let Some(new) = &new {
                 for k in entry(i, &index::field_values(i, new))? {
-                    self.put(k, Vec::new());
+                    self.put_unread(k, Vec::new());
                 }
             }
         }
@@ -206,17 +235,27 @@ impl<'s> Tx<'s> {
     /// Writes an edge (both copies), replacing the row it had, with its index entries.
     pub fn put_edge(&mut self, w: &mut WriterState, key: &EdgeKeyVal, schema: &SchemaRef, row: Vec<u8>) -> QResult<()> {
         let out_key = keys::edge_key(self.space, &key.src, key.edge_type, key.rank, &key.dst);
-        let old = self.current(&out_key)?;
-        if old.is_none() {
+        let edge = crate::topo_edge(key);
+        // The old row is read only to take its index entries out; without indexes, whether the edge is stored is
+        // enough (for the counters), and the topology answers that without a read of the store.
+        // (A TTL edge type's expired edges leave the store when compacted; the old row is read for those too.)
+        let needs_row = !self.schema_indexes(SchemaKind::Edge, schema.id).is_empty() || crate::ttl::has_ttl(schema);
+        let exists = if needs_row {
+            let old = self.current(&out_key)?;
+            let space = self.space;
+            self.reindex(SchemaKind::Edge, schema.id, old.as_deref(), Some(&row), &|i, v| {
+                index::edge_entries(space, i, &key.src, key.rank, &key.dst, v)
+            })?;
+            old.is_some()
+        } else {
+            self.stored(&out_key, |t| t.has_edge(&edge))?
+        };
+        if !exists {
             self.count(w, keys::part_of(self.space, &key.src), |c| *c.edges.entry(key.edge_type).or_default() += 1);
         }
-        let space = self.space;
-        self.reindex(SchemaKind::Edge, schema.id, old.as_deref(), Some(&row), &|i, v| {
-            index::edge_entries(space, i, &key.src, key.rank, &key.dst, v)
-        })?;
-        self.put(keys::edge_key(self.space, &key.dst, -key.edge_type, key.rank, &key.src), row.clone());
+        self.put_unread(keys::edge_key(self.space, &key.dst, -key.edge_type, key.rank, &key.src), row.clone());
         self.put(out_key, row.clone());
-        self.b.topo.push(TopoOp::Add(crate::topo_edge(key), row));
+        self.b.topo.push(TopoOp::Add(edge, row));
         Ok(())
     }
 

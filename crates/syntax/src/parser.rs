@@ -229,7 +229,12 @@ impl<'a> Parser<'a> {
 
     /// The syntax error at token `pos`.
     fn error_at(&self, pos: usize) -> QError {
-        let t = &self.tokens[pos];
+        let mut t = &self.tokens[pos];
+        // At the end of the input NebulaGraph's scanner still holds the last token's location, and quotes it as
+        // for any token (so `MATCH (v:player{name:"abc"})` is near `)'), when nothing follows that token.
+        if t.tok == Tok::Eof && pos > 0 && self.tokens[pos - 1].end == self.src.len() {
+            t = &self.tokens[pos - 1];
+        }
         near_error(self.src, t.start, t.end)
     }
 
@@ -3400,6 +3405,8 @@ mod tests {
         let e = parse("CREATE TAGG t()").unwrap_err();
         assert_eq!(e.message, "SyntaxError: syntax error near `TAGG'");
         let e = parse("YIELD 1 +").unwrap_err();
+        assert_eq!(e.message, "SyntaxError: syntax error near `+'");
+        let e = parse("YIELD 1 + ").unwrap_err();
         assert_eq!(e.message, "SyntaxError: syntax error at end of input");
         let e = parse("").unwrap_err();
         assert_eq!(e.code, quiver_common::ErrorCode::StatementEmpty);
@@ -3588,8 +3595,8 @@ mod tests {
             error("MATCH (v)-[*-1]->(w) RETURN v"),
             "SyntaxError: Expected an unsigned integer. near `-1]->(w)'"
         );
-        assert_eq!(error("MATCH (v) RETURN"), "SyntaxError: syntax error at end of input");
-        assert_eq!(error("MATCH (v)-[e]->(w)"), "SyntaxError: syntax error at end of input");
+        assert_eq!(error("MATCH (v) RETURN"), "SyntaxError: syntax error near `RETURN'");
+        assert_eq!(error("MATCH (v)-[e]->(w)"), "SyntaxError: syntax error near `)'");
         assert_eq!(error("MATCH (v)-[e]>(w) RETURN v"), "SyntaxError: syntax error near `>(w) RET'");
         assert_eq!(error("MATCH v RETURN v"), "SyntaxError: syntax error near `v RETURN'");
     }

@@ -8,7 +8,7 @@ use crate::distinct::DistinctRows;
 use crate::request::input_rows;
 use crate::validator::{BoundFetchEdges, BoundFetchVertices, EdgeKeys, VertexIds};
 use crate::DataSet;
-use quiver_api::{EdgeKeyVal, PropSelection, Props};
+use quiver_api::{EdgeKeyVal, PropSelection, Props, SchemaRef, VertexData};
 use quiver_common::budget::Meter;
 use quiver_common::eval::eval;
 use quiver_common::expr::Expr;
@@ -42,18 +42,50 @@ impl GetVerticesExecutor {
         let mut ds = DataSet::new(f.yield_clause.columns.iter().map(|c| c.name()).collect(), Vec::new());
         let mut seen = DistinctRows::default();
         let mut meter = Meter::new(&req.budget);
-        for data in r.storage.get_vertices(space, &ids, &f.schemas, &PropSelection::All)?.into_iter().flatten() {
+        let found = r.storage.get_vertices(space, &ids, &f.schemas, &PropSelection::All)?;
+        for data in Self::with_some_tag(r, f, &ids, found)? {
             meter.tick()?;
             let (own, extra): (Vec<_>, Vec<_>) = data.tags.into_iter().partition(|(s, _)| listed_ids.contains(&s.id));
-            if !f.any_tag && own.is_empty() {
-                continue;
-            }
             let vertex = make_vertex(data.vid, own.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect());
             let extra: Vec<(String, Props)> = extra.into_iter().map(|(s, p)| (s.name.clone(), p.to_map())).collect();
             let ctx = VertexContext { params: req.params, vertex: &vertex, extra: &extra };
             project(&f.yield_clause, &ctx, &mut ds, &mut seen)?;
         }
         Ok(ds)
+    }
+}
+
+impl GetVerticesExecutor {
+    /// The vertices that have a row, of those `found` for `ids`: as NebulaGraph's GetTagPropNode, a vertex that has
+    /// none of the tags read still has one (of EMPTY values) when it has a live tag of any other kind (so a vertex
+    /// whose tags were all deleted, or have expired, has none).
+    fn with_some_tag(
+        r: &Reads<'_>,
+        f: &BoundFetchVertices,
+        ids: &[Value],
+        found: Vec<Option<VertexData>>,
+    ) -> QResult<Vec<VertexData>> {
+        let tagless: Vec<usize> =
+            (0..ids.len()).filter(|&i| !f.any_tag && found[i].as_ref().is_none_or(|d| d.tags.is_empty())).collect();
+        let others: Vec<SchemaRef> =
+            f.every_tag.iter().filter(|t| !f.schemas.iter().any(|s| s.id == t.id)).cloned().collect();
+        let mut tagged = vec![false; ids.len()];
+        if !tagless.is_empty() && !others.is_empty() {
+            let vids: Vec<Value> = tagless.iter().map(|&i| ids[i].clone()).collect();
+            let other = r.storage.get_vertices(r.space, &vids, &others, &PropSelection::None)?;
+            for (&i, data) in tagless.iter().zip(other) {
+                tagged[i] = data.is_some_and(|d| !d.tags.is_empty());
+            }
+        }
+        Ok(found
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, data)| match data {
+                Some(d) if f.any_tag || !d.tags.is_empty() || tagged[i] => Some(d),
+                None if tagged[i] => Some(VertexData { vid: ids[i].clone(), tags: Vec::new() }),
+                _ => None,
+            })
+            .collect())
     }
 }
 

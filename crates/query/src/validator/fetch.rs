@@ -31,6 +31,9 @@ pub(crate) struct BoundFetchVertices {
     pub listed: usize,
     /// `ON *`: a vertex is returned whatever tags it has.
     pub any_tag: bool,
+    /// Every tag of the space: a vertex with none of the listed tags is still returned (with EMPTY values) when it
+    /// has one of these.
+    pub every_tag: Vec<SchemaRef>,
     pub ids: VertexIds,
     pub yield_clause: YieldClause,
 }
@@ -91,6 +94,10 @@ impl Validator<'_> {
         let listed = schemas.len();
         for t in refs.tags {
             if !schemas.iter().any(|s| s.id == t.id) {
+                // NebulaGraph's FetchVerticesValidator: the YIELD reads only the tags listed.
+                if tags.is_some() {
+                    return Err(QError::semantic(format!("mismatched tag `{}'", t.name)));
+                }
                 schemas.push(t);
             }
         }
@@ -101,7 +108,14 @@ impl Validator<'_> {
                 vids.iter().map(|v| eval_vid(space, v, self.req.params, VidUse::Start)).collect::<QResult<_>>()?,
             )
         };
-        Ok(BoundFetchVertices { schemas, listed, any_tag: tags.is_none(), ids, yield_clause: yield_clause.clone() })
+        Ok(BoundFetchVertices {
+            schemas,
+            listed,
+            any_tag: tags.is_none(),
+            every_tag: if tags.is_none() { Vec::new() } else { catalog.schemas(space, SchemaKind::Tag) },
+            ids,
+            yield_clause: yield_clause.clone(),
+        })
     }
 
     pub(super) fn fetch_edges(

@@ -228,6 +228,10 @@ impl Validator<'_> {
         let mut whole_vertex = false;
         let mut reads_input = false;
         for e in y.columns.iter().map(|c| &c.expr).chain(g.filter.iter()) {
+            // A bare name names nothing in a GO.
+            if let Some(name) = super::unbound_label(e) {
+                return Err(QError::semantic(format!("Invalid label identifiers: {name}")));
+            }
             let mut err = None;
             e.visit(&mut |x| {
                 if err.is_some() {

@@ -18,7 +18,7 @@ pub(crate) use path::{BoundFindPath, BoundSubgraph, Ends, SubgraphColumn};
 use crate::request::Request;
 use crate::QueryEngine;
 pub(crate) use lookup::{describe_scan, scan_name, LookupPlan};
-use quiver_api::{SchemaKind, SpaceDesc};
+use quiver_api::{SchemaKind, SpaceDesc, VidType};
 use quiver_common::expr::Expr;
 use quiver_common::{QError, QResult};
 use quiver_syntax::ast::{SetOp, Statement, YieldClause, YieldColumn, YieldJoin};
@@ -132,6 +132,48 @@ impl BoundSentence {
     }
 }
 
+/// The first bare name in `e` that no list comprehension, predicate or reduce of it binds (a name nGQL's
+/// sentences other than MATCH cannot resolve).
+pub(crate) fn unbound_label(e: &Expr) -> Option<String> {
+    let mut bound = Vec::new();
+    e.visit(&mut |x| match x {
+        Expr::ListComprehension { var, .. } | Expr::Predicate { var, .. } => bound.push(var.clone()),
+        Expr::Reduce(r) => bound.extend([r.acc.clone(), r.var.clone()]),
+        _ => {}
+    });
+    let mut unbound = None;
+    e.visit(&mut |x| {
+        if let Expr::Label(name) = x {
+            if unbound.is_none() && !bound.contains(name) {
+                unbound = Some(name.clone());
+            }
+        }
+    });
+    unbound
+}
+
+/// NebulaGraph's DeducePropsVisitor, which its YIELD, GO and GROUP BY validators run: `uuid()` (and, where
+/// `labels` says so, a bare name) is an expression it cannot say what it reads.
+fn check_props_deducible<'e>(exprs: impl IntoIterator<Item = &'e Expr>, labels: bool) -> QResult<()> {
+    for e in exprs {
+        let mut refused = None;
+        e.visit(&mut |x| {
+            if refused.is_none()
+                && matches!(x, Expr::Function { name, args } if args.is_empty() && name.eq_ignore_ascii_case("uuid"))
+            {
+                refused = Some(x.to_string());
+            }
+        });
+        if refused.is_none() && labels {
+            refused = unbound_label(e);
+        }
+        if let Some(what) = refused {
+            return Err(QError::semantic(format!("Not supported expression `{what}' for props deduction.")));
+        }
+    }
+    Ok(())
+}
+
 /// What a sentence is validated against: the catalog (through the engine), the current space, and the request
 /// (its parameters, and the columns of the variables assigned so far).
 pub(crate) struct Validator<'a> {
@@ -161,6 +203,7 @@ impl Validator<'_> {
     ) -> QResult<BoundSentence> {
         Ok(match stmt {
             Statement::Go(g) => {
+                check_props_deducible(g.yield_clause.iter().flat_map(|y| y.columns.iter().map(|c| &c.expr)), false)?;
                 let bound = self.go(g)?;
                 let exprs = g.yield_clause.iter().flat_map(|y| y.columns.iter().map(|c| &c.expr));
                 let from = match &g.from {
@@ -212,6 +255,7 @@ impl Validator<'_> {
                 BoundSentence::FetchEdges(Box::new(bound))
             }
             Statement::Yield { yield_clause, filter } => {
+                check_props_deducible(yield_clause.columns.iter().map(|c| &c.expr), false)?;
                 let yield_clause = self.expand_stars(yield_clause, input, assigned)?;
                 self.check_refs(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()), input, assigned)?;
                 self.check_types(filter.iter().chain(yield_clause.columns.iter().map(|c| &c.expr)))?;
@@ -249,6 +293,7 @@ impl Validator<'_> {
             Statement::Limit { offset, count } => BoundSentence::Limit { offset: offset.clone(), count: count.clone() },
             Statement::GroupBy { keys, yield_clause } => {
                 let exprs = || keys.iter().chain(yield_clause.columns.iter().map(|c| &c.expr));
+                check_props_deducible(exprs(), true)?;
                 self.check_refs(exprs(), input, assigned)?;
                 self.check_types(exprs())?;
                 BoundSentence::GroupBy { keys: keys.clone(), yield_clause: yield_clause.clone() }
@@ -263,8 +308,9 @@ impl Validator<'_> {
                         }
                     }
                 }
-                let right = self.sentence(right, &left.columns(input), assigned)?;
-                BoundSentence::Pipe(Box::new(left), Box::new(right))
+                let bound_right = self.sentence(right, &left.columns(input), assigned)?;
+                self.check_piped_vid(stmt, right)?;
+                BoundSentence::Pipe(Box::new(left), Box::new(bound_right))
             }
             Statement::SetOp { op, left, right } => {
                 // As in NebulaGraph, a set operation piped into reads no input: its sides start afresh.
@@ -428,6 +474,46 @@ impl Validator<'_> {
             Some((_, cols)) => Some(cols.clone()),
             None => self.req.vars.get(var).map(|d| d.columns().to_vec()),
         }
+    }
+
+    /// A DELETE VERTEX, DELETE TAG or UPDATE VERTEX whose VID is a piped column of a type other than the space's
+    /// VID type, as its producer's YIELD deduces it, is NebulaGraph's semantic error (its validators'
+    /// `deduceExprType` of the reference). A column of unknown type is let through, to be checked per row.
+    fn check_piped_vid(&self, pipe: &Statement, right: &Statement) -> QResult<()> {
+        let Statement::Pipe(left, _) = pipe else { return Ok(()) };
+        let vid = match right {
+            Statement::DeleteVertices { vids, .. } | Statement::DeleteTags { vids, .. } => vids.first(),
+            Statement::Update { target: quiver_syntax::ast::UpdateTarget::Vertex { vid, .. }, .. } => Some(vid),
+            _ => None,
+        };
+        let (Some(vid @ Expr::InputProp(col)), Some(space)) = (vid, &self.space) else { return Ok(()) };
+        let ty = self.column_type(left, col);
+        let want = if space.vid_type == VidType::Int64 { types::Ty::Int } else { types::Ty::String };
+        // A NULL column skips its rows, as an unknown one is checked per row.
+        if matches!(ty, types::Ty::Empty | types::Ty::Null) || ty == want {
+            return Ok(());
+        }
+        Err(QError::semantic(format!("The vid `{vid}' should be type of `{}', but was `{}'", want.name(), ty.name())))
+    }
+
+    /// The type of column `col` of what `stmt` outputs, as its YIELD deduces it; `__EMPTY__` when not known.
+    fn column_type(&self, stmt: &Statement, col: &str) -> types::Ty {
+        let yields = match stmt {
+            Statement::Pipe(_, right) => return self.column_type(right, col),
+            Statement::Go(g) => g.yield_clause.as_ref(),
+            Statement::Lookup(l) => l.yield_clause.as_ref(),
+            Statement::Yield { yield_clause, .. }
+            | Statement::GroupBy { yield_clause, .. }
+            | Statement::FetchVertices { yield_clause, .. }
+            | Statement::FetchEdges { yield_clause, .. } => Some(yield_clause),
+            _ => None,
+        };
+        let Some(column) = yields.and_then(|y| y.columns.iter().find(|c| c.name() == col)) else {
+            return types::Ty::Empty;
+        };
+        let vid = self.space.as_ref().map(|s| s.vid_type);
+        types::deduce(&column.expr, vid, &|x| self.space.as_ref().and_then(|s| self.prop_type(s, x)))
+            .unwrap_or(types::Ty::Empty)
     }
 
     /// Deduces the types of `exprs` (see [`types`]), raising the errors their types alone decide.

@@ -242,9 +242,13 @@ fn fold_type_error(e: &Expr) -> QResult<()> {
 impl Deducer<'_> {
     fn ty(&self, e: &Expr) -> QResult<Ty> {
         let t = self.deduced(e)?;
-        // A part whose type is known may still fail when folded (`123 STARTS WITH 1`).
-        if folds(e) && matches!(eval_const(e), Ok(Value::Null(NullKind::BadType))) {
-            return Err(QError::semantic(format!("Type error `{e}'")));
+        // A part whose type is known may still fail when folded (`123 STARTS WITH 1`, an integer overflow).
+        if folds(e) {
+            match eval_const(e) {
+                Ok(Value::Null(NullKind::BadType)) => return Err(QError::semantic(format!("Type error `{e}'"))),
+                Err(err) => return Err(err),
+                Ok(_) => {}
+            }
         }
         Ok(t)
     }
