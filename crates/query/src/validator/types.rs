@@ -8,7 +8,8 @@
 //! `vertex`, `edge`, `e._type`, `e._rank`, `id`/`src`/`dst` (the space's VID type), and a schema property
 //! (`$^.t.p`, `$$.t.p`, `e.p`, `t.p`: its declared type). A column, a variable, a parameter or a MATCH alias is
 //! unknown (`__EMPTY__`), which every check lets through, as NebulaGraph does for what it cannot type; NebulaGraph
-//! also types a piped column by the type its producer deduced, which Quiver does not (`docs/compat.md`).
+//! also types a piped column by the type its producer deduced, which Quiver does only for a piped VID of a DELETE
+//! or UPDATE VERTEX (`Validator::check_piped_vid`, `docs/compat.md`).
 
 use quiver_api::VidType;
 use quiver_common::datetime::{Date, DateTime, Duration, Time};
