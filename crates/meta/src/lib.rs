@@ -524,17 +524,11 @@ fn check_ttl(props: &[PropDef], ttl_col: &str, ttl_duration: i64) -> QResult<()>
     if ttl_col.is_empty() {
         return Ok(());
     }
+    // NebulaGraph's SchemaUtil::setTTLCol: an INT64 or TIMESTAMP column, else a plain error (-1005).
     match props.iter().find(|p| p.name == ttl_col) {
-        None => Err(QError::semantic("Ttl column name not exist in columns")),
-        Some(p)
-            if matches!(
-                p.ty,
-                PropType::Int64 | PropType::Int32 | PropType::Int16 | PropType::Int8 | PropType::Timestamp
-            ) =>
-        {
-            Ok(())
-        }
-        Some(_) => Err(QError::semantic("Ttl column type illegal")),
+        None => Err(QError::execution("Ttl column name not exist in columns")),
+        Some(p) if matches!(p.ty, PropType::Int64 | PropType::Timestamp) => Ok(()),
+        Some(_) => Err(QError::execution("Ttl column type illegal")),
     }
 }
 
@@ -621,6 +615,10 @@ impl Catalog for MetaStore {
         self.refresh();
         check_unique(&props)?;
         check_ttl(&props, &ttl_col, ttl_duration)?;
+        // NebulaGraph's SchemaUtil::validateProps: a TTL needs its column named.
+        if ttl_duration != 0 && ttl_col.is_empty() {
+            return Err(QError::execution("Implicit ttl_col not support"));
+        }
         self.with_space(space, |st| {
             // Tags and edge types share one namespace, as in NebulaGraph.
             if let Some(existing) = st.schemas.iter().find(|s| s.name == name) {
@@ -730,7 +728,15 @@ impl Catalog for MetaStore {
                 if ttl_dropped { (0, String::new()) } else { (old.ttl_duration, old.ttl_col.clone()) };
             let ttl_duration = options.ttl_duration.unwrap_or(old_duration);
             let ttl_col = options.ttl_col.clone().unwrap_or(old_col);
+            // NebulaGraph's meta (`alterSchemaProp`): a TTL column the schema lacks is its missing prop, and a
+            // duration set without a column (its implicit TTL) is refused.
+            if !ttl_col.is_empty() && !props.iter().any(|p| p.name == ttl_col) {
+                return Err(prop_missing());
+            }
             check_ttl(&props, &ttl_col, ttl_duration)?;
+            if options.ttl_duration.is_some_and(|d| d != 0) && ttl_col.is_empty() {
+                return Err(QError::execution("Unsupported!"));
+            }
             let mut new = (*old).clone();
             if props != old.latest().props {
                 let version = old.latest().version + 1;

@@ -117,7 +117,8 @@ fn class(stmt: &Statement) -> Class<'_> {
         | S::ShowCollation
         | S::ShowMetaLeader
         | S::ShowSpaces
-        | S::Unsupported(_) => Class::Everyone,
+        | S::Unsupported(_)
+        | S::Refused(_) => Class::Everyone,
         // NebulaGraph leaves these to the USE that chose the space; a space can also come with a request (the HTTP
         // API's `space`), so they need a role in it here.
         S::ShowParts(_)

@@ -605,6 +605,8 @@ pub enum Statement {
     /// `DESC[RIBE] USER name`.
     DescribeUser(String),
     Unsupported(String),
+    /// A statement NebulaGraph parses and its validator refuses with this semantic error.
+    Refused(String),
     /// `MATCH ... RETURN ...` and the other openCypher reading clauses.
     Match(Box<MatchStatement>),
 }

@@ -332,7 +332,9 @@ impl<'a> Parser<'a> {
             Tok::Int(v) => {
                 let v = if neg { -v } else { v };
                 if v > i64::MAX as i128 || v < i64::MIN as i128 {
-                    return Err(self.error_here());
+                    // NebulaGraph's scanner refuses an integer literal past 64 bits itself.
+                    let t = &self.tokens[self.pos];
+                    return Err(QError::syntax(format!("Out of range: near `{}'", &self.src[t.start..t.end])));
                 }
                 self.bump();
                 Ok(v as i64)
@@ -1321,7 +1323,7 @@ impl<'a> Parser<'a> {
         // `ON zone, ...`: placement on zones, which a cluster's topology decides.
         if self.peek_kw("ON") {
             self.skip_to_statement_end();
-            return Ok(Statement::Unsupported("CREATE SPACE ON".into()));
+            return Ok(Statement::Refused("Create space with zone is unsupported".into()));
         }
         let comment = if self.eat_kw("COMMENT") {
             self.expect_sym("=")?;
@@ -1445,6 +1447,10 @@ impl<'a> Parser<'a> {
         loop {
             if self.eat_kw("TTL_DURATION") {
                 self.expect_sym("=")?;
+                // An unsigned integer in NebulaGraph's grammar: `-1` is a syntax error.
+                if self.peek_sym("-") {
+                    return Err(self.error_here());
+                }
                 opts.ttl_duration = Some(self.int_lit()?);
             } else if self.eat_kw("TTL_COL") {
                 self.expect_sym("=")?;

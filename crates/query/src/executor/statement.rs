@@ -116,6 +116,7 @@ impl QueryEngine {
                 self.admin_statement(&space, stmt)
             }
             Statement::Unsupported(what) => Err(QError::not_supported(format!("`{what}'"))),
+            Statement::Refused(why) => Err(QError::semantic(why)),
             // Bound and planned by the validator and planner; never run as a whole statement.
             Statement::Match(_) => Err(QError::not_supported("`MATCH' here")),
             _ => {

@@ -226,7 +226,6 @@ impl Validator<'_> {
         }
         let mut tags = Vec::new();
         let mut whole_vertex = false;
-        let mut reads_input = false;
         for e in y.columns.iter().map(|c| &c.expr).chain(g.filter.iter()) {
             // A bare name names nothing in a GO.
             if let Some(name) = super::unbound_label(e) {
@@ -264,7 +263,6 @@ impl Validator<'_> {
                             add_tag(&mut tags, &s);
                         }
                         Expr::Vertex(VertexRef::Src | VertexRef::Dst) => whole_vertex = true,
-                        Expr::InputProp(_) | Expr::VarProp { .. } => reads_input = true,
                         _ => {}
                     }
                     Ok(())
@@ -275,9 +273,24 @@ impl Validator<'_> {
                 return Err(e);
             }
         }
-        if reads_input && matches!(g.from, FromClause::Vids(_)) {
-            // `$-` or a variable used without being the FROM source.
-            return Err(QError::semantic("A GO reads its input or a variable only when FROM names it."));
+        // NebulaGraph's GoValidator: the WHERE and YIELD read the input or the variable FROM names, one at most.
+        let (input, vars) = super::sources(y.columns.iter().map(|c| &c.expr).chain(g.filter.iter()));
+        let from_var = match &g.from {
+            FromClause::Ref(Expr::VarProp { var, .. }) => Some(var),
+            _ => None,
+        };
+        if input && !matches!(&g.from, FromClause::Ref(Expr::InputProp(_))) {
+            return Err(QError::semantic("$- must be referred in FROM before used in WHERE or YIELD"));
+        }
+        if let Some(first) = vars.first() {
+            let elsewhere = || QError::semantic("A variable must be referred in FROM before used in WHERE or YIELD");
+            let Some(from_var) = from_var else { return Err(elsewhere()) };
+            if vars.len() > 1 {
+                return Err(QError::semantic("Multiple variable property is not supported in WHERE or YIELD"));
+            }
+            if first != from_var {
+                return Err(elsewhere());
+            }
         }
         if whole_vertex {
             // Every tag, in the catalog's order (the named ones among them).

@@ -174,6 +174,27 @@ fn check_props_deducible<'e>(exprs: impl IntoIterator<Item = &'e Expr>, labels: 
     Ok(())
 }
 
+/// What a sentence's expressions read from outside it: the piped input, and the variables (distinct, in order).
+pub(crate) fn sources<'e>(exprs: impl IntoIterator<Item = &'e Expr>) -> (bool, Vec<String>) {
+    let (mut input, mut vars) = (false, Vec::<String>::new());
+    for e in exprs {
+        e.visit(&mut |x| match x {
+            Expr::InputProp(_) => input = true,
+            Expr::VarProp { var, .. } if !vars.contains(var) => vars.push(var.clone()),
+            _ => {}
+        });
+    }
+    (input, vars)
+}
+
+/// NebulaGraph's YieldValidator and OrderByValidator: a sentence reads its input or one variable, not both.
+fn check_one_source<'e>(exprs: impl IntoIterator<Item = &'e Expr>) -> QResult<()> {
+    match sources(exprs) {
+        (true, vars) if !vars.is_empty() => Err(QError::semantic("Not support both input and variable.")),
+        _ => Ok(()),
+    }
+}
+
 /// What a sentence is validated against: the catalog (through the engine), the current space, and the request
 /// (its parameters, and the columns of the variables assigned so far).
 pub(crate) struct Validator<'a> {
@@ -242,12 +263,15 @@ impl Validator<'_> {
                 BoundSentence::Lookup(Box::new(bound))
             }
             Statement::FetchVertices { tags, vids, yield_clause } => {
+                // A column its input lacks (`$-.*` too) is found before what a FETCH's YIELD may read.
+                self.check_refs(yield_clause.columns.iter().map(|c| &c.expr), input, assigned)?;
                 let bound = self.fetch_vertices(tags.as_deref(), vids, yield_clause)?;
                 self.check_types(yield_clause.columns.iter().map(|c| &c.expr))?;
                 self.check_refs(vids.iter(), input, assigned)?;
                 BoundSentence::FetchVertices(Box::new(bound))
             }
             Statement::FetchEdges { edge, keys, yield_clause } => {
+                self.check_refs(yield_clause.columns.iter().map(|c| &c.expr), input, assigned)?;
                 let bound = self.fetch_edges(edge, keys, yield_clause)?;
                 self.check_types(yield_clause.columns.iter().map(|c| &c.expr))?;
                 let exprs = keys.iter().flat_map(|k| [Some(&k.src), Some(&k.dst), k.rank.as_ref()]).flatten();
@@ -256,6 +280,7 @@ impl Validator<'_> {
             }
             Statement::Yield { yield_clause, filter } => {
                 check_props_deducible(yield_clause.columns.iter().map(|c| &c.expr), false)?;
+                check_one_source(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()))?;
                 let yield_clause = self.expand_stars(yield_clause, input, assigned)?;
                 self.check_refs(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()), input, assigned)?;
                 self.check_types(filter.iter().chain(yield_clause.columns.iter().map(|c| &c.expr)))?;
@@ -283,6 +308,7 @@ impl Validator<'_> {
                 BoundSentence::Unwind { expr: expr.clone(), alias: alias.clone() }
             }
             Statement::OrderBy(f) => {
+                check_one_source(f.iter().map(|(e, _)| e))?;
                 self.check_refs(f.iter().map(|(e, _)| e), input, assigned)?;
                 self.check_types(f.iter().map(|(e, _)| e))?;
                 match self.order_var(f, input, assigned)? {
@@ -301,6 +327,8 @@ impl Validator<'_> {
             Statement::Pipe(left, right) => {
                 let left = self.sentence(left, input, assigned)?;
                 // A sentence's input has distinct column names (NebulaGraph's `checkDuplicateColName`).
+                // (After the right side's own checks, as NebulaGraph finds a column it lacks first.)
+                let bound_right = self.sentence(right, &left.columns(input), assigned)?;
                 if let Some(cols) = left.columns(input) {
                     for (i, c) in cols.iter().enumerate() {
                         if cols[..i].contains(c) {
@@ -308,7 +336,6 @@ impl Validator<'_> {
                         }
                     }
                 }
-                let bound_right = self.sentence(right, &left.columns(input), assigned)?;
                 self.check_piped_vid(stmt, right)?;
                 BoundSentence::Pipe(Box::new(left), Box::new(bound_right))
             }
@@ -331,6 +358,9 @@ impl Validator<'_> {
                 BoundSentence::SetOp { op: *op, left: Box::new(left), right: Box::new(right) }
             }
             Statement::Assign { var, statement } => {
+                if assigned.iter().any(|(v, _)| v == var) {
+                    return Err(QError::semantic(format!("Variable `{var}' already exists")));
+                }
                 let sentence = self.sentence(statement, input, assigned)?;
                 if let Some(columns) = sentence.columns(input) {
                     assigned.push((var.clone(), columns));
