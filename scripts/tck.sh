@@ -39,9 +39,11 @@ start() {
   case "$1" in
     embedded)
       port=$(free_port); local http; http=$(free_port)
-      # One partition per space by default, as NebulaGraph's test harness (`tests/common/nebula_service.py`) runs.
+      # As NebulaGraph's test harness (`tests/common/nebula_service.py`) runs graphd: one partition per space by
+      # default, authorization on, five wrong passwords lock a user for ten seconds.
       "$bin" serve --data-dir "$work/embedded" --graph-addr "127.0.0.1:$port" --http-addr "127.0.0.1:$http" \
-        --default-parts-num 1 >"$work/embedded.log" 2>&1 &
+        --default-parts-num 1 --enable-authorize --failed-login-attempts 5 --password-lock-time-in-secs 10 \
+        >"$work/embedded.log" 2>&1 &
       pid=$!
       for _ in $(seq 1 300); do
         "$venv/bin/python" -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$http/api/v1/health', timeout=1)" \
@@ -79,6 +81,11 @@ for target in $targets; do
   "$venv/bin/python" "$runner" --host 127.0.0.1 --port "$port" --wait-cap 0 --timeout 30 \
     --json-out "$work/$target.json" ${features[@]+--features "${features[@]}"}
   code=$?
+  # The TTL scenarios wait for rows to expire: run them again with their waits (about 100 s), and count that run.
+  if [ "$target" = embedded ] && [ "$code" -ne 2 ]; then
+    "$venv/bin/python" "$runner" --host 127.0.0.1 --port "$port" --wait-cap 12 --timeout 30 -q \
+      --json-out "$work/$target-timed.json" --features features/ttl
+  fi
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=""
   if [ "$code" -eq 2 ] || [ ! -f "$work/$target.json" ]; then
     echo "tck: the $target run was aborted (runner exit $code)" >&2
@@ -86,10 +93,13 @@ for target in $targets; do
     status=1
     continue
   fi
-  read -r passed failed skipped < <("$venv/bin/python" - "$work/$target.json" <<'EOF'
-import json, sys
-s = json.load(open(sys.argv[1]))["summary"]
-print(s["passed"], s["failed"], s["skipped"])
+  read -r passed failed skipped < <("$venv/bin/python" - "$work/$target.json" "$work/$target-timed.json" <<'EOF'
+import json, os, sys
+# A scenario of the timed run counts as that run says, in place of its run without waits.
+status = {s["id"]: s["status"] for s in json.load(open(sys.argv[1]))["scenarios"]}
+if os.path.exists(sys.argv[2]):
+    status.update({s["id"]: s["status"] for s in json.load(open(sys.argv[2]))["scenarios"]})
+print(*(sum(1 for v in status.values() if v == k) for k in ("passed", "failed", "skipped")))
 EOF
 )
   echo "tck $target: $passed passed, $failed failed, $skipped skipped (floor $floor)"

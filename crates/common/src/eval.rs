@@ -278,6 +278,12 @@ fn function(
     ctx: &dyn EvalContext,
     scope: Option<&Scope<'_>>,
 ) -> QResult<Nested> {
+    // `exists(x.p)` of a NULL `x` is NULL, not false (NebulaGraph's PredicateExpression reads the container).
+    if let [Expr::Attribute { base, .. } | Expr::Subscript { base, .. }] = args {
+        if name.eq_ignore_ascii_case("exists") && matches!(operand(base, ctx, scope)?, Value::Null(NullKind::Null)) {
+            return measured(Value::NULL, expr);
+        }
+    }
     let mut vals = Vec::with_capacity(args.len());
     for a in args {
         vals.push(operand(a, ctx, scope)?);
@@ -623,21 +629,38 @@ fn logic(op: BinaryOp, l: Value, r: Value) -> QResult<Value> {
     })
 }
 
-/// Three-valued `==`: NULL if either side is NULL, EMPTY if either is EMPTY, false across unrelated types.
+/// Three-valued `==`, as NebulaGraph's `Value::equal`: EMPTY equals nothing else (false, so `!=` is true) and is
+/// NULL against itself; otherwise NULL if either side is NULL, false across unrelated types.
 pub fn equal(l: &Value, r: &Value) -> Value {
+    if l.is_empty() || r.is_empty() {
+        return if l.is_empty() && r.is_empty() { Value::NULL } else { Value::Bool(false) };
+    }
     if l.is_null() || r.is_null() {
         return Value::NULL;
-    }
-    if l.is_empty() || r.is_empty() {
-        return Value::Empty;
     }
     if let (Value::Geography(a), Value::Geography(b)) = (l, r) {
         return Value::Bool(a.approx_eq(b));
     }
-    if let Some((a, b)) = floats(l, r) {
-        return Value::Bool((a - b).abs() < FLOAT_EPSILON);
+    Value::Bool(same(l, r))
+}
+
+/// Two-valued equality of values neither EMPTY nor NULL at the top: numbers within [`FLOAT_EPSILON`] when one is a
+/// float, lists item by item (so `[1.9999999999] == [2]`, as NebulaGraph's `List::operator==` finds), anything
+/// else by its order.
+fn same(l: &Value, r: &Value) -> bool {
+    match (l, r) {
+        // Items of lists: a NULL equals a NULL of its kind, an EMPTY an EMPTY.
+        (Value::Null(a), Value::Null(b)) => return a == b,
+        (Value::Empty, Value::Empty) => return true,
+        _ => {}
     }
-    Value::Bool(comparable(l, r) && l.total_cmp(r) == Ordering::Equal)
+    if let Some((a, b)) = floats(l, r) {
+        return (a - b).abs() < FLOAT_EPSILON;
+    }
+    if let (Value::List(a), Value::List(b)) = (l, r) {
+        return a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y));
+    }
+    comparable(l, r) && l.total_cmp(r) == Ordering::Equal
 }
 
 /// NebulaGraph's `kEpsilon`: numbers of which one is a float are equal when this close, and ordered only when not.

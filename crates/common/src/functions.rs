@@ -608,6 +608,31 @@ fn call_inner(name: &str, args: Option<Vec<Value>>) -> Option<QResult<Value>> {
                 _ => Value::Null(NullKind::BadType),
             })
         }
+        // NebulaGraph's `none_direct_dst`/`none_direct_src`: the ends of an edge as it holds them, whichever way it
+        // was read; of a vertex its VID; of a list of edges or vertices, the last's destination (or the first's
+        // source); of an empty list the VID of the optional second argument, a vertex.
+        "none_direct_dst" | "none_direct_src" => {
+            let a = known!();
+            let max = if name == "none_direct_dst" { 2 } else { 1 };
+            arity(name, &a, 1, max).map(|_| {
+                let dst = name == "none_direct_dst";
+                let end = |v: &Value| match v {
+                    Value::Edge(e) => (if dst { &e.dst } else { &e.src }).clone(),
+                    Value::Vertex(v) => v.vid.clone(),
+                    _ => Value::Null(NullKind::BadType),
+                };
+                match &a[0] {
+                    Value::Null(_) => Value::NULL,
+                    v @ (Value::Edge(_) | Value::Vertex(_)) => end(v),
+                    Value::List(items) => match (if dst { items.last() } else { items.first() }, a.get(1)) {
+                        (Some(v), _) => end(v),
+                        (None, Some(Value::Vertex(v))) if dst => v.vid.clone(),
+                        (None, _) => Value::Null(NullKind::BadType),
+                    },
+                    _ => Value::Null(NullKind::BadType),
+                }
+            })
+        }
         "nodes" | "relationships" => {
             let a = known!();
             arity(name, &a, 1, 1).map(|_| match &a[0] {

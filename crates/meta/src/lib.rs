@@ -726,15 +726,19 @@ impl Catalog for MetaStore {
             check_unique(&props)?;
             let (old_duration, old_col) =
                 if ttl_dropped { (0, String::new()) } else { (old.ttl_duration, old.ttl_col.clone()) };
-            let ttl_duration = options.ttl_duration.unwrap_or(old_duration);
             let ttl_col = options.ttl_col.clone().unwrap_or(old_col);
+            // `ttl_col = ""` turns the TTL off, whatever duration the statement names (`alterSchemaProp`).
+            let ttl_duration = match &options.ttl_col {
+                Some(c) if c.is_empty() => 0,
+                _ => options.ttl_duration.unwrap_or(old_duration),
+            };
             // NebulaGraph's meta (`alterSchemaProp`): a TTL column the schema lacks is its missing prop, and a
             // duration set without a column (its implicit TTL) is refused.
             if !ttl_col.is_empty() && !props.iter().any(|p| p.name == ttl_col) {
                 return Err(prop_missing());
             }
             check_ttl(&props, &ttl_col, ttl_duration)?;
-            if options.ttl_duration.is_some_and(|d| d != 0) && ttl_col.is_empty() {
+            if ttl_duration != 0 && ttl_col.is_empty() {
                 return Err(QError::execution("Unsupported!"));
             }
             let mut new = (*old).clone();

@@ -255,6 +255,11 @@ fn scan_range(space_id: u32, part: u32, scan: &IndexScan) -> QResult<(Vec<u8>, V
         encode_field(f, v, &mut k)?;
         Ok(k)
     };
+    // A string bound as long as the key keeps is cut like the values: a value past it (`"aaaaaaa" > "aaaaa"` in a
+    // five-byte key) has the bound's key, so an exclusive bound takes that key in too (the rows are re-checked).
+    let cut = |v: &Value| matches!(v, Value::String(s) if !f.exact() && s.len() >= width(f));
+    let lower = lower.as_ref().map(|(v, inclusive)| (v, *inclusive || cut(v)));
+    let upper = upper.as_ref().map(|(v, inclusive)| (v, *inclusive || cut(v)));
     let start = match lower {
         // Values start at the flag byte 0x01: NULL (0x00) never satisfies a range.
         None => {

@@ -140,10 +140,38 @@ pub struct EdgeRow {
     pub values: Vec<Expr>,
 }
 
+/// What an UPDATE or UPSERT changes: one or more VIDs or edge keys of constants (`UPDATE VERTEX ON t "a", "b"`),
+/// or one that reads a pipe or a variable (`$-.id`), which then stands alone.
 #[derive(Debug, Clone, PartialEq)]
 pub enum UpdateTarget {
-    Vertex { tag: String, vid: Expr },
-    Edge { edge: String, key: EdgeKey },
+    Vertex { tag: String, vids: Vec<Expr> },
+    Edge { edge: String, keys: Vec<EdgeKey> },
+}
+
+impl UpdateTarget {
+    /// How many vertices or edges it names.
+    pub fn len(&self) -> usize {
+        match self {
+            UpdateTarget::Vertex { vids, .. } => vids.len(),
+            UpdateTarget::Edge { keys, .. } => keys.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// One target per vertex or edge named, in order.
+    pub fn each(&self) -> Vec<UpdateTarget> {
+        match self {
+            UpdateTarget::Vertex { tag, vids } => {
+                vids.iter().map(|v| UpdateTarget::Vertex { tag: tag.clone(), vids: vec![v.clone()] }).collect()
+            }
+            UpdateTarget::Edge { edge, keys } => {
+                keys.iter().map(|k| UpdateTarget::Edge { edge: edge.clone(), keys: vec![k.clone()] }).collect()
+            }
+        }
+    }
 }
 
 /// Where a traversal starts: constant VIDs, or a column of the piped input (`$-.c`) or of a variable (`$v.c`).

@@ -11,6 +11,10 @@ use quiver_common::limits::{
 use quiver_common::{functions, ItemType, PropType, QError, QResult, Value};
 use std::collections::HashMap;
 
+/// The functions whose names are keywords in NebulaGraph's grammar (they print in lower case, however written).
+const KEYWORD_FUNCTIONS: &[&str] =
+    &["timestamp", "date", "time", "datetime", "tags", "sign", "duration", "left", "right", "exists"];
+
 /// Words that cannot be used as names without backquotes.
 const RESERVED: &[&str] = &[
     "ADD",
@@ -862,7 +866,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `WHERE cond` of MATCH or WITH; an aggregate there is NebulaGraph's syntax error.
+    /// `WHERE cond` of MATCH, WITH or GO; an aggregate there is NebulaGraph's syntax error.
     fn match_where(&mut self) -> QResult<Expr> {
         self.bump();
         let start = self.tokens[self.pos].start;
@@ -988,6 +992,7 @@ impl<'a> Parser<'a> {
 
     /// `(alias :tag {props} ... {props})`.
     fn node_pattern(&mut self) -> QResult<NodePattern> {
+        let open = self.pos;
         self.expect_sym("(")?;
         let mut node = NodePattern::default();
         if matches!(self.peek(), Tok::Ident(_) | Tok::Quoted(_)) {
@@ -1001,8 +1006,29 @@ impl<'a> Parser<'a> {
         if self.peek_sym("{") {
             node.props = Some(self.pattern_props()?);
         }
+        if !self.peek_sym(")") && node.labels.is_empty() && node.props.is_none() {
+            return Err(self.invalid_node(open));
+        }
         self.expect_sym(")")?;
         Ok(node)
+    }
+
+    /// At a node pattern that is no alias, label or property map: NebulaGraph's grammar reads a parenthesized
+    /// expression there and refuses any but a bare name, as "Invalid node pattern" near the whole `(...)`; when
+    /// no expression parses either, the syntax error where it stops.
+    #[inline(never)]
+    fn invalid_node(&mut self, open: usize) -> QError {
+        let here = self.error_here();
+        let after_alias = self.pos;
+        self.pos = open + 1;
+        let parsed = self.expr().is_ok() && self.peek_sym(")");
+        if !parsed {
+            self.pos = after_alias;
+            return here;
+        }
+        let (start, end) = (self.tokens[open].start, self.tokens[self.pos].end);
+        let text = crate::lexer::truncate(&self.src[start..end], 80);
+        QError::syntax(format!("Invalid node pattern near `{text}'"))
     }
 
     /// `-[...]->`, `<-[...]-`, `-[...]-`, `<-[...]->`, and the same without brackets (`-->`, `<--`, `--`, `<-->`).
@@ -1882,24 +1908,32 @@ impl<'a> Parser<'a> {
         self.bump();
         // NebulaGraph 1.0's forms, `UPDATE VERTEX vid SET tag.prop = ...` and `UPDATE EDGE a->b[@r] OF e SET ...`,
         // are kept: the vertex's tag is the one every SET item names.
+        // With ON, a list of VIDs or edge keys (`vid_list`, `edge_keys`), or one reference to a pipe or variable.
+        let reads_input = |e: &Expr| matches!(e, Expr::InputProp(_) | Expr::VarProp { .. });
         let mut target = if self.eat_kw("VERTEX") {
             if self.eat_kw("ON") {
                 let tag = self.name()?;
-                let vid = self.vid_expr()?;
-                UpdateTarget::Vertex { tag, vid }
+                let mut vids = vec![self.vid_expr()?];
+                while !reads_input(&vids[0]) && self.eat_sym(",") {
+                    vids.push(self.vid_expr()?);
+                }
+                UpdateTarget::Vertex { tag, vids }
             } else {
-                UpdateTarget::Vertex { tag: String::new(), vid: self.vid_expr()? }
+                UpdateTarget::Vertex { tag: String::new(), vids: vec![self.vid_expr()?] }
             }
         } else {
             self.expect_kw("EDGE")?;
             if self.eat_kw("ON") {
                 let edge = self.name()?;
-                let key = self.edge_key()?;
-                UpdateTarget::Edge { edge, key }
+                let mut keys = vec![self.edge_key()?];
+                while !reads_input(&keys[0].src) && self.eat_sym(",") {
+                    keys.push(self.edge_key()?);
+                }
+                UpdateTarget::Edge { edge, keys }
             } else {
                 let key = self.edge_key()?;
                 self.expect_kw("OF")?;
-                UpdateTarget::Edge { edge: self.name()?, key }
+                UpdateTarget::Edge { edge: self.name()?, keys: vec![key] }
             }
         };
         self.expect_kw("SET")?;
@@ -1973,7 +2007,7 @@ impl<'a> Parser<'a> {
         self.expect_kw("OVER")?;
         let edges = self.names_or_star()?;
         let direction = self.direction();
-        let filter = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        let filter = if self.peek_kw("WHERE") { Some(self.match_where()?) } else { None };
         let yield_at = self.pos;
         let yield_clause = if self.peek_kw("YIELD") { Some(self.yield_clause()?) } else { None };
         // An aggregate in a GO's YIELD is NebulaGraph's syntax error (its `go_sentence` takes no aggregate).
@@ -2760,8 +2794,9 @@ impl<'a> Parser<'a> {
 
     /// A map `{k: v, ...}` or a set `{a, ...}`, after its `{`.
     fn braces(&mut self) -> QResult<Tree> {
-        if self.eat_sym("}") {
-            return Ok((Expr::Map(vec![]), 0));
+        // An empty `{}` is neither a set nor a map until `SET` or `MAP` names it (NebulaGraph's grammar).
+        if self.peek_sym("}") {
+            return Err(self.error_here());
         }
         let is_map = matches!(self.peek(), Tok::Ident(_) | Tok::Quoted(_) | Tok::Str(_))
             && matches!(self.peek_at(1), Tok::Sym(":"));
@@ -2823,6 +2858,17 @@ impl<'a> Parser<'a> {
                         _ => Expr::DstProp { tag, prop },
                     };
                     return Ok((e, 0));
+                }
+                // Bare, `$^` and `$$` are only a call's one argument (`id($$)`) or a YIELD column (`$$ AS v`), as
+                // in NebulaGraph's grammar (`argument_list`, `yield_column`).
+                let sole_argument = self.pos >= 3
+                    && matches!(self.tokens[self.pos - 2].tok, Tok::Sym("("))
+                    && matches!(&self.tokens[self.pos - 3].tok, Tok::Ident(w) if !is_reserved(w) || KEYWORD_FUNCTIONS.iter().any(|f| w.eq_ignore_ascii_case(f)))
+                    && self.peek_sym(")");
+                let column = self.peek_kw("AS")
+                    || matches!(self.peek(), Tok::Sym(",") | Tok::Sym("|") | Tok::Sym(";") | Tok::Eof);
+                if !sole_argument && !column {
+                    return Err(self.error_here());
                 }
                 Ok((Expr::Vertex(which), 0))
             }
@@ -2912,11 +2958,8 @@ impl<'a> Parser<'a> {
     fn call(&mut self, name: String) -> QResult<Tree> {
         let name_token = self.pos - 1;
         // The functions whose names are keywords in NebulaGraph's grammar print in lower case, however written.
-        let name = match name.to_ascii_lowercase().as_str() {
-            lower @ ("timestamp" | "date" | "time" | "datetime" | "tags" | "sign" | "duration" | "left" | "right"
-            | "exists") => lower.to_string(),
-            _ => name,
-        };
+        let lower = name.to_ascii_lowercase();
+        let name = if KEYWORD_FUNCTIONS.contains(&lower.as_str()) { lower } else { name };
         self.expect_sym("(")?;
         if functions::is_aggregate(&name) && (self.peek_kw("DISTINCT") || self.peek_sym("*")) {
             let distinct = self.eat_kw("DISTINCT");
@@ -3900,7 +3943,7 @@ mod tests {
                 assert_eq!(at_bound.to_string().len(), 2 * quiver_common::limits::VALUE_DEPTH_MAX);
                 assert!(value_of("[reduce(acc = [], x IN range(1, 511) | [acc])]").is_err());
                 // The outermost level built past the bound is the one named.
-                let e = value_of("reduce(m = {}, x IN range(1, 100000) | {k: [m]})").unwrap_err();
+                let e = value_of("reduce(m = MAP{}, x IN range(1, 100000) | {k: [m]})").unwrap_err();
                 assert!(e.message.starts_with("SemanticError: `{k:[m]}' would build"), "{}", e.message);
                 // Concatenation keeps the depth of its deeper side; appending nests the appended value.
                 assert_eq!(value_of("reduce(acc = [], x IN range(1, 2000) | acc + [x])").unwrap().depth(), 1);

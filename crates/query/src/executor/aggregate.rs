@@ -2,7 +2,7 @@
 //! aggregate.
 
 use crate::distinct::DistinctRows;
-use crate::request::{Request, RowContext, RowSource};
+use crate::request::{input_rows, Request, RowContext, RowSource};
 use crate::DataSet;
 use quiver_common::budget::Meter;
 use quiver_common::eval::{eval, EvalContext};
@@ -193,21 +193,27 @@ pub(crate) struct AggregateExecutor;
 
 impl AggregateExecutor {
     pub fn execute(keys: &[Expr], y: &YieldClause, req: &Request<'_>, input: Option<&DataSet>) -> QResult<DataSet> {
+        // The rows of the one variable the sentence reads (the validator saw to it that there is at most one),
+        // else the piped input.
+        let mut var = None;
+        for e in keys.iter().chain(y.columns.iter().map(|c| &c.expr)) {
+            e.visit(&mut |x| {
+                if var.is_none() && matches!(x, Expr::VarProp { .. }) {
+                    var = Some(x.clone());
+                }
+            });
+        }
+        if let Some(v) = var {
+            return group_by(keys, y, req, &input_rows(&v, req, input)?);
+        }
         let data =
             input.ok_or_else(|| QError::semantic("GROUP BY needs an input, as in `... | GROUP BY $-.c YIELD ...'"))?;
         group_by(keys, y, req, &RowSource { var: None, data })
     }
 }
 
+/// Groups `src`'s rows by `keys` (the validator checked the columns against them).
 pub(crate) fn group_by(keys: &[Expr], y: &YieldClause, req: &Request<'_>, src: &RowSource<'_>) -> QResult<DataSet> {
-    for c in &y.columns {
-        if !c.expr.has_aggregate() && c.expr.reads_input() && !keys.contains(&c.expr) {
-            return Err(QError::semantic(format!(
-                "Yield non-agg expression `{}' must be functionally dependent on items in GROUP BY clause",
-                c.expr
-            )));
-        }
-    }
     let columns: Vec<String> = y.columns.iter().map(|c| c.name()).collect();
     let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
     let mut index: HashMap<Vec<Value>, usize> = HashMap::default();

@@ -210,9 +210,31 @@ impl QueryEngine {
         yield_clause: Option<&YieldClause>,
         params: &Params,
     ) -> QResult<DataSet> {
+        // Several vertices or edges are each updated on their own, the rows they yield joined; as NebulaGraph's
+        // UpdateExecutor sends every key and then reports the first failure, a failed key does not stop the others.
+        if target.len() > 1 {
+            let mut out: Option<DataSet> = None;
+            let mut failed = None;
+            for one in target.each() {
+                match self.update(space, upsert, &one, set, when, yield_clause, params) {
+                    Ok(ds) => match &mut out {
+                        Some(all) => (0..ds.len()).for_each(|r| all.push_row(ds.row(r))),
+                        None => out = Some(ds),
+                    },
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                    }
+                }
+            }
+            return match failed {
+                Some(e) => Err(e),
+                None => Ok(out.unwrap_or_else(DataSet::empty)),
+            };
+        }
         let (schema, edge_key) = match target {
             UpdateTarget::Vertex { tag, .. } => (self.schema_for_write(space, SchemaKind::Tag, tag)?, None),
-            UpdateTarget::Edge { edge, key } => {
+            UpdateTarget::Edge { edge, keys } => {
+                let key = &keys[0];
                 let schema = self.schema_for_write(space, SchemaKind::Edge, edge)?;
                 let k = eval_edge_key(space, key, schema.id, params, false)?;
                 (schema, Some(k))
@@ -291,8 +313,8 @@ impl QueryEngine {
             Ok(RmwDecision::Write(row))
         };
         let after = match target {
-            UpdateTarget::Vertex { vid, .. } => {
-                let vid = eval_vid(space, vid, params, VidUse::Mutation)?;
+            UpdateTarget::Vertex { vids, .. } => {
+                let vid = eval_vid(space, &vids[0], params, VidUse::Mutation)?;
                 self.storage.rmw_vertex(space, &vid, &schema, &mut decide)?
             }
             UpdateTarget::Edge { .. } => {
@@ -323,10 +345,10 @@ pub(crate) fn reads_input_rows(stmt: &Statement) -> bool {
 /// `| UPDATE EDGE ON e $-.s -> $-.d @ $-.r`), if one does: the statement then runs once per row of that input.
 pub(crate) fn update_input(stmt: &Statement) -> Option<&Expr> {
     match stmt {
-        Statement::Update { target: UpdateTarget::Vertex { vid, .. }, .. } => Some(vid).filter(|e| reads_input(e)),
-        Statement::Update { target: UpdateTarget::Edge { key, .. }, .. } => {
+        Statement::Update { target: UpdateTarget::Vertex { vids, .. }, .. } => vids.first().filter(|e| reads_input(e)),
+        Statement::Update { target: UpdateTarget::Edge { keys, .. }, .. } => keys.first().and_then(|key| {
             [Some(&key.src), Some(&key.dst), key.rank.as_ref()].into_iter().flatten().find(|e| reads_input(e))
-        }
+        }),
         _ => None,
     }
 }
@@ -339,14 +361,16 @@ pub(crate) fn update_of_row(stmt: &Statement, ctx: &dyn quiver_common::eval::Eva
     };
     let constant = |e: &Expr| eval(e, ctx).map(Expr::Const);
     let target = match target {
-        UpdateTarget::Vertex { tag, vid } => UpdateTarget::Vertex { tag: tag.clone(), vid: constant(vid)? },
-        UpdateTarget::Edge { edge, key } => UpdateTarget::Edge {
+        UpdateTarget::Vertex { tag, vids } => {
+            UpdateTarget::Vertex { tag: tag.clone(), vids: vec![constant(&vids[0])?] }
+        }
+        UpdateTarget::Edge { edge, keys } => UpdateTarget::Edge {
             edge: edge.clone(),
-            key: EdgeKey {
-                src: constant(&key.src)?,
-                dst: constant(&key.dst)?,
-                rank: key.rank.as_ref().map(constant).transpose()?,
-            },
+            keys: vec![EdgeKey {
+                src: constant(&keys[0].src)?,
+                dst: constant(&keys[0].dst)?,
+                rank: keys[0].rank.as_ref().map(constant).transpose()?,
+            }],
         },
     };
     Ok(Statement::Update {

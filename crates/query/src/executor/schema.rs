@@ -48,8 +48,15 @@ fn prop_def(spec: &PropSpec) -> QResult<PropDef> {
         if (integer && matches!(v, Value::Float(_))) || (float && matches!(v, Value::Int(_))) {
             return Err(QError::execution("Invalid param!"));
         }
-        coerce(&def, v).map_err(|_| QError::execution("Invalid param!"))?;
-        def.default = Some((e.to_string(), e.clone()));
+        let coerced = coerce(&def, v).map_err(|_| QError::execution("Invalid param!"))?;
+        def.default = match (def.ty, e) {
+            // A string constant is kept cut to a fixed string's length, as NebulaGraph keeps it (DESC shows it so).
+            (PropType::FixedString(_), quiver_common::expr::Expr::Const(Value::String(_))) => {
+                let e = quiver_common::expr::Expr::Const(coerced);
+                Some((e.to_string(), e))
+            }
+            _ => Some((e.to_string(), e.clone())),
+        };
     }
     check_comment(&spec.comment)?;
     Ok(def)
@@ -233,8 +240,17 @@ impl QueryEngine {
                 Ok(DataSet::empty())
             }
             Statement::AlterSchema { kind, name, ops, options } => {
+                let mut named = std::collections::HashSet::new();
                 let mut changes = Vec::new();
                 for op in ops {
+                    // NebulaGraph's `validateSchemaOpts`: a column is named once across the statement's changes.
+                    let names: Vec<&String> = match op {
+                        AlterOp::Add(specs) | AlterOp::Change(specs) => specs.iter().map(|p| &p.name).collect(),
+                        AlterOp::Drop(names) => names.iter().collect(),
+                    };
+                    if let Some(dup) = names.into_iter().find(|n| !named.insert(*n)) {
+                        return Err(QError::semantic(format!("Duplicate column name `{dup}'")));
+                    }
                     // NebulaGraph's `validateColumns` for ALTER: an added or changed column that may not be NULL
                     // needs a default, which the rows written before it get.
                     if let AlterOp::Add(specs) | AlterOp::Change(specs) = op {

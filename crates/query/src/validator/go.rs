@@ -123,13 +123,13 @@ impl BoundGo {
 impl Validator<'_> {
     /// GoValidator. Errors come in NebulaGraph's order: the YIELD, the edge types, the expressions, the steps,
     /// the LIMIT/SAMPLE list, then the start vertices.
-    pub(super) fn go(&self, g: &GoStatement) -> QResult<BoundGo> {
+    pub(super) fn go(&self, g: &GoStatement, input_cols: &super::Columns) -> QResult<BoundGo> {
         let space = self.space()?;
         let Some(yield_clause) = &g.yield_clause else {
             return Err(QError::semantic("Missing yield clause."));
         };
         let edges = self.over_edges(space, &g.over)?;
-        let tags = self.go_tags(space, g, yield_clause, &edges)?;
+        let tags = self.go_tags(space, g, yield_clause, &edges, input_cols)?;
         let mut bound = BoundGo { stmt: g.clone(), edges, tags, starts: None, step_bounds: Vec::new() };
         let min_steps = g.min_steps.max(1);
         if g.max_steps == 0 || g.max_steps < min_steps {
@@ -214,6 +214,7 @@ impl Validator<'_> {
         g: &GoStatement,
         y: &YieldClause,
         edges: &[(i32, SchemaRef)],
+        input_cols: &super::Columns,
     ) -> QResult<Vec<SchemaRef>> {
         let catalog = &self.engine.catalog;
         for c in &y.columns {
@@ -280,7 +281,10 @@ impl Validator<'_> {
             _ => None,
         };
         if input && !matches!(&g.from, FromClause::Ref(Expr::InputProp(_))) {
-            return Err(QError::semantic("$- must be referred in FROM before used in WHERE or YIELD"));
+            // A column the input lacks is found first, as NebulaGraph types the YIELD before this check.
+            let exprs = y.columns.iter().map(|c| &c.expr).chain(g.filter.iter());
+            return Err(missing_input_column(exprs, input_cols)
+                .unwrap_or_else(|| QError::semantic("$- must be referred in FROM before used in WHERE or YIELD")));
         }
         if let Some(first) = vars.first() {
             let elsewhere = || QError::semantic("A variable must be referred in FROM before used in WHERE or YIELD");
@@ -298,4 +302,19 @@ impl Validator<'_> {
         }
         Ok(tags)
     }
+}
+
+/// The error for the first `$-.c` of `exprs` whose column the input (`cols`) lacks.
+fn missing_input_column<'e>(exprs: impl IntoIterator<Item = &'e Expr>, cols: &super::Columns) -> Option<QError> {
+    let mut missing = None;
+    for e in exprs {
+        e.visit(&mut |x| {
+            if let Expr::InputProp(c) = x {
+                if missing.is_none() && !cols.as_ref().is_none_or(|cols| cols.contains(c)) {
+                    missing = Some(QError::semantic(format!("`$-.{c}', not exist prop `{c}'")));
+                }
+            }
+        });
+    }
+    missing
 }

@@ -992,8 +992,12 @@ fn rewrite_in(e: &mut Expr, scope: &Scope, bound: &mut Vec<String>, err: &mut Op
         Expr::SrcProp { .. } | Expr::DstProp { .. } => {
             *err = Some(semantic(format!("Expression {e} is not allowed to use in cypher")));
         }
-        Expr::InputProp(_) | Expr::VarProp { .. } => {
-            *err = Some(semantic(format!("Expression {e} is not allowed to use in cypher")));
+        // A MATCH has no piped input and no variables: NebulaGraph's DeduceTypeVisitor finds no such column.
+        Expr::InputProp(col) => {
+            *err = Some(semantic(format!("`$-.{col}', not exist prop `{col}'")));
+        }
+        Expr::VarProp { var, prop } => {
+            *err = Some(semantic(format!("`${var}.{prop}', not exist variable `{var}'")));
         }
         Expr::ListComprehension { var, list, filter, mapping } => {
             rewrite_in(list, scope, bound, err);

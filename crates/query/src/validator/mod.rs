@@ -187,6 +187,62 @@ pub(crate) fn sources<'e>(exprs: impl IntoIterator<Item = &'e Expr>) -> (bool, V
     (input, vars)
 }
 
+/// NebulaGraph's GroupByValidator (`validateGroup`, `checkAggExpr`, `groupClauseSemanticCheck`): each key reads
+/// the input or a variable and is an arithmetic, a cast, a call, a CASE or a column; no aggregate nests another;
+/// the sentence reads its input or one variable; and a column that aggregates nothing contains a key.
+fn check_group_by(keys: &[Expr], y: &YieldClause) -> QResult<()> {
+    use quiver_common::expr::BinaryOp as B;
+    for k in keys {
+        let kind_ok = matches!(
+            k,
+            Expr::Binary { op: B::Add | B::Sub | B::Mul | B::Div | B::Mod, .. }
+                | Expr::Cast { .. }
+                | Expr::Function { .. }
+                | Expr::InputProp(_)
+                | Expr::VarProp { .. }
+                | Expr::Case { .. }
+        );
+        if k.has_aggregate() || !k.reads_input() || !kind_ok {
+            return Err(QError::semantic(format!("Group `{k}' invalid")));
+        }
+    }
+    for c in &y.columns {
+        let mut nested = None;
+        c.expr.visit(&mut |e| {
+            if let Expr::Aggregate { arg: Some(arg), .. } = e {
+                if nested.is_none() && arg.has_aggregate() {
+                    nested = Some(e.to_string());
+                }
+            }
+        });
+        if let Some(agg) = nested {
+            return Err(QError::semantic(format!("Aggregate function nesting is not allowed: `{agg}'")));
+        }
+    }
+    let exprs = || keys.iter().chain(y.columns.iter().map(|c| &c.expr));
+    if exprs().any(|e| e.any(&|x| matches!(x, Expr::SrcProp { .. } | Expr::DstProp { .. }))) {
+        return Err(QError::semantic("Only support input and variable in GroupBy sentence."));
+    }
+    match sources(exprs()) {
+        (true, vars) if !vars.is_empty() => {
+            return Err(QError::semantic("Not support both input and variable in GroupBy sentence."))
+        }
+        (_, vars) if vars.len() > 1 => return Err(QError::semantic("Only one variable allowed to use.")),
+        _ => {}
+    }
+    if !keys.is_empty() {
+        for c in y.columns.iter().filter(|c| !c.expr.has_aggregate() && c.expr.reads_input()) {
+            if !c.expr.any(&|e| keys.contains(e)) {
+                return Err(QError::semantic(format!(
+                    "Yield non-agg expression `{}' must be functionally dependent on items in GROUP BY clause",
+                    c.expr
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// NebulaGraph's YieldValidator and OrderByValidator: a sentence reads its input or one variable, not both.
 fn check_one_source<'e>(exprs: impl IntoIterator<Item = &'e Expr>) -> QResult<()> {
     match sources(exprs) {
@@ -225,7 +281,7 @@ impl Validator<'_> {
         Ok(match stmt {
             Statement::Go(g) => {
                 check_props_deducible(g.yield_clause.iter().flat_map(|y| y.columns.iter().map(|c| &c.expr)), false)?;
-                let bound = self.go(g)?;
+                let bound = self.go(g, input)?;
                 let exprs = g.yield_clause.iter().flat_map(|y| y.columns.iter().map(|c| &c.expr));
                 let from = match &g.from {
                     quiver_syntax::ast::FromClause::Ref(e) => Some(e),
@@ -280,7 +336,15 @@ impl Validator<'_> {
             }
             Statement::Yield { yield_clause, filter } => {
                 check_props_deducible(yield_clause.columns.iter().map(|c| &c.expr), false)?;
+                self.check_yield_tags(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()))?;
+                // A YIELD that aggregates is validated as a GROUP BY first (NebulaGraph's implicit GroupByValidator).
+                if yield_clause.columns.iter().any(|c| c.expr.has_aggregate()) {
+                    check_group_by(&[], yield_clause)?;
+                }
                 check_one_source(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()))?;
+                if sources(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter())).1.len() > 1 {
+                    return Err(QError::semantic("Only one variable allowed to use."));
+                }
                 let yield_clause = self.expand_stars(yield_clause, input, assigned)?;
                 self.check_refs(yield_clause.columns.iter().map(|c| &c.expr).chain(filter.iter()), input, assigned)?;
                 self.check_types(filter.iter().chain(yield_clause.columns.iter().map(|c| &c.expr)))?;
@@ -308,6 +372,10 @@ impl Validator<'_> {
                 BoundSentence::Unwind { expr: expr.clone(), alias: alias.clone() }
             }
             Statement::OrderBy(f) => {
+                // NebulaGraph's OrderByValidator: each factor is a column of the input or of a variable.
+                if let Some((e, _)) = f.iter().find(|(e, _)| !matches!(e, Expr::InputProp(_) | Expr::VarProp { .. })) {
+                    return Err(QError::semantic(format!("Order by with invalid expression `{e}'")));
+                }
                 check_one_source(f.iter().map(|(e, _)| e))?;
                 self.check_refs(f.iter().map(|(e, _)| e), input, assigned)?;
                 self.check_types(f.iter().map(|(e, _)| e))?;
@@ -319,6 +387,7 @@ impl Validator<'_> {
             Statement::Limit { offset, count } => BoundSentence::Limit { offset: offset.clone(), count: count.clone() },
             Statement::GroupBy { keys, yield_clause } => {
                 let exprs = || keys.iter().chain(yield_clause.columns.iter().map(|c| &c.expr));
+                check_group_by(keys, yield_clause)?;
                 check_props_deducible(exprs(), true)?;
                 self.check_refs(exprs(), input, assigned)?;
                 self.check_types(exprs())?;
@@ -368,6 +437,21 @@ impl Validator<'_> {
                 BoundSentence::Assign { var: var.clone(), sentence: Box::new(sentence) }
             }
             Statement::Match(m) => {
+                // A pattern's property values are folded first (NebulaGraph's "filter evaluable"): `{age: "24"-1}`
+                // is ``Type error `("24"-1)'``.
+                for c in &m.clauses {
+                    if let quiver_syntax::ast::MatchClause::Match { paths, .. } = c {
+                        for p in paths {
+                            let maps = p
+                                .nodes
+                                .iter()
+                                .flat_map(|n| n.labels.iter().filter_map(|(_, m)| m.as_ref()).chain(&n.props));
+                            for (_, e) in maps.chain(p.edges.iter().filter_map(|e| e.props.as_ref())).flatten() {
+                                types::fold_type_error(e)?;
+                            }
+                        }
+                    }
+                }
                 let bound = self.match_statement(m)?;
                 self.check_types(m.clauses.iter().flat_map(|c| c.exprs()).chain(m.ret.exprs()))?;
                 BoundSentence::Match(Box::new(bound))
@@ -513,7 +597,7 @@ impl Validator<'_> {
         let Statement::Pipe(left, _) = pipe else { return Ok(()) };
         let vid = match right {
             Statement::DeleteVertices { vids, .. } | Statement::DeleteTags { vids, .. } => vids.first(),
-            Statement::Update { target: quiver_syntax::ast::UpdateTarget::Vertex { vid, .. }, .. } => Some(vid),
+            Statement::Update { target: quiver_syntax::ast::UpdateTarget::Vertex { vids, .. }, .. } => vids.first(),
             _ => None,
         };
         let (Some(vid @ Expr::InputProp(col)), Some(space)) = (vid, &self.space) else { return Ok(()) };
@@ -563,6 +647,27 @@ impl Validator<'_> {
         Err(QError::semantic(format!("`{e}', expected boolean, but was `{}'", ty.name())))
     }
 
+    /// A YIELD's `$^.t.p` or `$$.t.p` names a tag of the current space (NebulaGraph's DeducePropsVisitor looks
+    /// the tag up before the YIELD is refused for reading no input), else `TagNotFound`.
+    fn check_yield_tags<'e>(&self, exprs: impl IntoIterator<Item = &'e Expr>) -> QResult<()> {
+        for e in exprs {
+            let mut tags = Vec::new();
+            e.visit(&mut |x| {
+                if let Expr::SrcProp { tag, .. } | Expr::DstProp { tag, .. } = x {
+                    tags.push(tag);
+                }
+            });
+            for tag in tags {
+                let known =
+                    self.space.as_ref().is_some_and(|s| self.engine.catalog.schema(s, SchemaKind::Tag, tag).is_ok());
+                if !known {
+                    return Err(QError::execution(format!("TagNotFound: TagName `{tag}`")));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The declared type of the schema property `e` reads, if it names one.
     fn prop_type(&self, space: &SpaceDesc, e: &Expr) -> Option<quiver_common::types::PropType> {
         let catalog = &self.engine.catalog;
@@ -606,7 +711,13 @@ impl Validator<'_> {
                         Some(cols) if !cols.contains(prop) => {
                             err = Some(QError::semantic(format!("`${var}.{prop}', not exist prop `{prop}'")))
                         }
-                        Some(_) => {}
+                        // A variable read has distinct column names, as a piped input (`checkDuplicateColName`).
+                        Some(cols) => {
+                            let dup = cols.iter().enumerate().find(|(i, c)| cols[..*i].contains(c));
+                            if let Some((_, c)) = dup {
+                                err = Some(QError::semantic(format!("Duplicate Column Name : `{c}'")));
+                            }
+                        }
                     },
                     _ => {}
                 }

@@ -227,7 +227,7 @@ fn folds(e: &Expr) -> bool {
 
 /// NebulaGraph's constant folding while validating: a part of `e` on values only that evaluates to BAD_TYPE is the
 /// semantic error `Type error `part'`.
-fn fold_type_error(e: &Expr) -> QResult<()> {
+pub(crate) fn fold_type_error(e: &Expr) -> QResult<()> {
     let mut bad = None;
     e.visit(&mut |x| {
         if bad.is_none() && folds(x) && matches!(eval_const(x), Ok(Value::Null(NullKind::BadType))) {
