@@ -377,7 +377,8 @@ pub(super) struct ShortestPathExecutor;
 
 impl ShortestPathExecutor {
     /// MATCH's `shortestPath` / `allShortestPaths`: one storage search for every start and end vertex of the input
-    /// rows, then each row joined with the paths of its own pair (a pair of one vertex with itself has none).
+    /// rows, then each row joined with the paths of its own pair (a pair of one vertex with itself, two aliases
+    /// bound to it: the search's shortest cycles through it, as NebulaGraph answers).
     pub fn execute(r: &Reads<'_>, s: &ShortestNode, input: &DataSet) -> QResult<DataSet> {
         let (Some(fc), Some(tc)) = (input.column_index(&s.from), input.column_index(&s.to)) else {
             return Ok(input.empty_like());
@@ -422,7 +423,11 @@ impl ShortestPathExecutor {
                 alternatives.reduce(|a, b| Expr::binary(BinaryOp::Or, a, b)).unwrap_or(Expr::Const(Value::Bool(false))),
             );
         }
-        let max_steps = s.edge.range.and_then(|(_, max)| max).unwrap_or(u32::MAX);
+        // An edge written without `*` is one step, and its column holds the edge (not a list of one).
+        let max_steps = match s.edge.range {
+            None => 1,
+            Some((_, max)) => max.unwrap_or(u32::MAX),
+        };
         let found = r.storage.find_paths(
             r.space,
             &PathSearchRequest {
@@ -459,7 +464,11 @@ impl ShortestPathExecutor {
                 at = &st.dst;
             }
             let end = p.steps.last().map_or(&p.src, |st| &st.dst);
-            by_pair.entry((p.src.clone(), end.clone())).or_default().push(Value::List(edges));
+            let value = match (s.edge.range, edges.len()) {
+                (None, 1) => edges.pop().expect("one edge"),
+                _ => Value::List(edges),
+            };
+            by_pair.entry((p.src.clone(), end.clone())).or_default().push(value);
         }
         let mut columns = input.columns().to_vec();
         columns.push(s.edge.column.clone());
@@ -467,9 +476,6 @@ impl ShortestPathExecutor {
         let mut meter = quiver_common::budget::Meter::new(&r.req.budget);
         for row in 0..input.len() {
             let (Some(a), Some(b)) = (vid(input.value(row, fc)), vid(input.value(row, tc))) else { continue };
-            if a == b {
-                continue;
-            }
             for edges in by_pair.get(&(a, b)).into_iter().flatten() {
                 meter.tick()?;
                 let mut out: Vec<Value> = (0..input.columns().len()).map(|c| input.value(row, c).clone()).collect();

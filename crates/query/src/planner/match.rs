@@ -269,6 +269,8 @@ fn shortest(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
     let [a, b]: [BoundNode; 2] = nodes.try_into().unwrap_or_else(|_| unreachable!("the validator checked two nodes"));
     let edge = edges.into_iter().next().expect("the validator checked one edge");
     let edge_column = edge.column.clone();
+    // Without `*` the column holds one edge, else a list of them.
+    let list = edge.range.is_some();
     let mut root = start_node(input, a, start, tags);
     let bound = b.bound;
     if !bound {
@@ -290,7 +292,7 @@ fn shortest(input: Option<PlanNode>, p: BoundPath, tags: &Tags) -> PlanNode {
                 tags: tags.clone(),
                 alias,
                 nodes: columns,
-                edges: vec![(edge_column, true)],
+                edges: vec![(edge_column, list)],
             })),
         );
     }

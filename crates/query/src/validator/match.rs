@@ -306,13 +306,9 @@ impl Validator<'_> {
                     .collect::<QResult<Vec<_>>>()?
             };
             let mut kind = AliasKind::Edge;
-            // A shortest path's edge is a list, however many steps it allows.
-            let written = match (e.range, p.kind) {
-                (None, PathKind::Shortest | PathKind::AllShortest) => {
-                    Some(quiver_common::pattern::StepRange { min: 1, max: Some(1) })
-                }
-                (r, _) => r,
-            };
+            // A shortest path's edge written without `*` is one step and one edge, as NebulaGraph answers it
+            // (AllShortestPaths.feature's "one step shortest path"); with `*` a list.
+            let written = e.range;
             if written.is_some() && p.kind != PathKind::All {
                 kind = AliasKind::EdgeList;
             }
