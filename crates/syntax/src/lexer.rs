@@ -297,6 +297,31 @@ fn lex_string(src: &str, i: &mut usize, quote: u8) -> QResult<String> {
             let Some(&e) = bytes.get(*i + 1) else {
                 return continue_err(src, start);
             };
+            // NebulaGraph's scanner (`scanner.lex`): `\uHHHH` or `\xHHHH` a code point, one to three octal digits a
+            // byte (a run of more digits, or an 8 or 9, is refused), `\n \t \r \b \f`, and any other character
+            // stands for itself (`\\w` is `\w`, `\w` is `w`).
+            let hex4 = bytes.get(*i + 2..*i + 6).filter(|h| h.iter().all(u8::is_ascii_hexdigit));
+            if let (b'u' | b'U' | b'x' | b'X', Some(h)) = (e, hex4) {
+                let code = u32::from_str_radix(std::str::from_utf8(h).expect("hex digits"), 16).expect("hex");
+                let Some(c) = char::from_u32(code) else { return continue_err(src, start) };
+                s.push(c);
+                *i += 6;
+                continue;
+            }
+            if e.is_ascii_digit() {
+                let digits = bytes[*i + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
+                let octal = &bytes[*i + 1..*i + 1 + digits];
+                if digits > 3 || octal.iter().any(|b| *b > b'7') {
+                    return Err(QError::syntax(format!("bad escape in string near `{}'", truncate(&src[start..], 80))));
+                }
+                let val = octal.iter().fold(0u32, |v, b| v * 8 + u32::from(b - b'0'));
+                if val > 0xFF {
+                    return Err(QError::syntax(format!("bad escape in string near `{}'", truncate(&src[start..], 80))));
+                }
+                s.push(char::from(val as u8));
+                *i += 1 + digits;
+                continue;
+            }
             *i += 2;
             match e {
                 b'n' => s.push('\n'),
@@ -304,13 +329,12 @@ fn lex_string(src: &str, i: &mut usize, quote: u8) -> QResult<String> {
                 b'r' => s.push('\r'),
                 b'b' => s.push('\u{8}'),
                 b'f' => s.push('\u{c}'),
-                b'0' => s.push('\0'),
-                b'\\' => s.push('\\'),
-                b'\'' => s.push('\''),
-                b'"' => s.push('"'),
                 _ => {
-                    s.push('\\');
+                    // The character after the backslash, whole (it may take more than one byte).
                     *i -= 1;
+                    let ch = src[*i..].chars().next().expect("in bounds");
+                    s.push(ch);
+                    *i += ch.len_utf8();
                 }
             }
             continue;

@@ -2541,6 +2541,14 @@ impl<'a> Parser<'a> {
     fn additive(&mut self) -> QResult<Tree> {
         let mut lhs = self.multiplicative()?;
         loop {
+            // NebulaGraph's scanner reads `]-` written together as one token (a pattern's `]-`), so `[2,3]-[3]` is
+            // its syntax error there, while `[2,3] - [3]` is a subtraction.
+            if self.peek_sym("-") && self.pos > 0 {
+                let (before, minus) = (&self.tokens[self.pos - 1], &self.tokens[self.pos]);
+                if before.tok == Tok::Sym("]") && before.end == minus.start {
+                    return Err(QError::syntax("syntax error near `]-'"));
+                }
+            }
             let op = if self.eat_sym("+") {
                 BinaryOp::Add
             } else if self.eat_sym("-") {
