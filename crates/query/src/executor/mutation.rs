@@ -9,7 +9,7 @@ use quiver_api::*;
 use quiver_common::eval::{eval, eval_condition};
 use quiver_common::expr::Expr;
 use quiver_common::fasthash::FastSet as HashSet;
-use quiver_common::{QError, QResult, Value};
+use quiver_common::{NullKind, QError, QResult, Value};
 use quiver_syntax::ast::{EdgeKey, Statement, UpdateTarget, YieldClause};
 
 /// The value of a property that an INSERT or UPSERT does not set: its default, else NULL if it may be NULL.
@@ -79,6 +79,15 @@ fn check_update_expr(e: &Expr, name: &str, is_edge: bool) -> QResult<()> {
     Ok(())
 }
 
+/// A value of an INSERT's VALUES: one that evaluates to any NULL but a plain one (BAD_DATA, BAD_TYPE, NaN, ...) is
+/// NebulaGraph's `Wrong value type: <expression>` (`SchemaUtil::toValueVec`), before any schema check.
+fn insert_value(e: &Expr, params: &Params) -> QResult<Value> {
+    match eval(e, &ParamContext { params })? {
+        Value::Null(k) if k != NullKind::Null => Err(QError::execution(format!("Wrong value type: {e}"))),
+        v => Ok(v),
+    }
+}
+
 /// Every property of `schema`, in its order: what `INSERT VERTEX t VALUES ...` without a list writes.
 fn all_prop_names(schema: &SchemaDesc) -> Vec<String> {
     schema.latest().props.iter().map(|p| p.name.clone()).collect()
@@ -115,8 +124,7 @@ impl QueryEngine {
                         return Err(QError::semantic("Column count doesn't match value count."));
                     }
                     let vid = eval_vid(space, &row.vid, params, VidUse::Mutation)?;
-                    let values =
-                        row.values.iter().map(|e| eval(e, &ParamContext { params })).collect::<QResult<Vec<_>>>()?;
+                    let values = row.values.iter().map(|e| insert_value(e, params)).collect::<QResult<Vec<_>>>()?;
                     let mut offset = 0;
                     let mut tag_rows = Vec::new();
                     for (schema, props) in &resolved {
@@ -139,8 +147,7 @@ impl QueryEngine {
                         return Err(QError::semantic("Column count doesn't match value count."));
                     }
                     let key = eval_edge_key(space, &row.key, schema.id, params, false)?;
-                    let values =
-                        row.values.iter().map(|e| eval(e, &ParamContext { params })).collect::<QResult<Vec<_>>>()?;
+                    let values = row.values.iter().map(|e| insert_value(e, params)).collect::<QResult<Vec<_>>>()?;
                     let values = build_row(&schema, props, &values, params)?;
                     mutations.push(Mutation::InsertEdge {
                         key,
