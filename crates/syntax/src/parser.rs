@@ -829,7 +829,11 @@ impl<'a> Parser<'a> {
                 }
                 let filter = if self.peek_kw("WHERE") {
                     let start = self.tokens[self.pos].start;
-                    let e = self.match_where()?;
+                    // A `$name` that is no parameter parses there (the validator names it undefined).
+                    let outer = std::mem::replace(&mut self.in_column, true);
+                    let e = self.match_where();
+                    self.in_column = outer;
+                    let e = e?;
                     if optional {
                         let end = self.tokens[self.pos.saturating_sub(1)].end.max(start);
                         let text = crate::lexer::truncate(&self.src[start..end], 80);
@@ -1286,7 +1290,15 @@ impl<'a> Parser<'a> {
         self.expect_kw("LOOKUP")?;
         self.expect_kw("ON")?;
         let schema = self.name()?;
-        let filter = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        // A variable parses there, as in NebulaGraph's grammar; the validator refuses the condition it is in.
+        let filter = if self.eat_kw("WHERE") {
+            let outer = std::mem::replace(&mut self.in_column, true);
+            let filter = self.expr();
+            self.in_column = outer;
+            Some(filter?)
+        } else {
+            None
+        };
         let yield_clause = if self.peek_kw("YIELD") { Some(self.yield_clause()?) } else { None };
         Ok(Statement::Lookup(Box::new(LookupStatement { schema, filter, yield_clause })))
     }

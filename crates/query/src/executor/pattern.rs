@@ -14,11 +14,11 @@ use crate::validator::{BoundNode, Start};
 use crate::DataSet;
 use quiver_api::{NeighborsRequest, PropRow, PropSelection, SchemaRef};
 use quiver_common::budget::Meter;
-use quiver_common::eval::{equal, eval, eval_condition};
+use quiver_common::eval::{equal, eval};
 use quiver_common::expr::Expr;
 use quiver_common::fasthash::{FastMap as HashMap, FastSet as HashSet};
 use quiver_common::value::{Edge, Path, Step, Vertex};
-use quiver_common::{QResult, Value};
+use quiver_common::{NullKind, QError, QResult, Value};
 use std::sync::Arc;
 
 /// The hidden column of [`argument`]'s one row.
@@ -607,8 +607,16 @@ impl FilterExecutor {
         let mut meter = Meter::new(&req.budget);
         for row in 0..input.len() {
             meter.tick()?;
-            if eval_condition(cond, &src.context(req, row))? {
-                kept.push(row);
+            // NebulaGraph's FilterExecutor: NULL and EMPTY drop the row; an error's NULL or a value that is no
+            // boolean fails the query.
+            match eval(cond, &src.context(req, row))? {
+                Value::Bool(true) => kept.push(row),
+                Value::Bool(false) | Value::Null(NullKind::Null) | Value::Empty => {}
+                _ => {
+                    return Err(QError::execution(format!(
+                        "Failed to evaluate condition: {cond}. For boolean conditions, please write in their full forms like <condition> == <true/false> or <condition> IS [NOT] NULL."
+                    )))
+                }
             }
         }
         Ok(input.gather(&kept))

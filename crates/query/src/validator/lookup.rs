@@ -368,6 +368,17 @@ fn prop_and_constant<'s>(
         .iter()
         .find(|p| p.name == prop)
         .ok_or_else(|| QError::semantic(format!("Invalid column: {prop}")))?;
+    // NebulaGraph folds the constant with the parameters' values in it: `$p2+43` of `p2 = true` is
+    // ``Type error `(true+43)'``.
+    let mut folded = c.clone();
+    folded.visit_mut(&mut |x| {
+        if let Expr::Param(p) = x {
+            if let Some(v) = params.get(p.as_str()) {
+                *x = Expr::Const(v.clone());
+            }
+        }
+    });
+    super::types::fold_type_error(&folded)?;
     Ok((def, eval(c, &ParamContext { params })?))
 }
 

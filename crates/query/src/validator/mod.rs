@@ -313,6 +313,7 @@ impl Validator<'_> {
                 BoundSentence::GetSubgraph(Box::new(bound))
             }
             Statement::Lookup(l) => {
+                self.check_params_defined(l.filter.iter(), assigned)?;
                 let bound = self.lookup(l)?;
                 let yields = l.yield_clause.iter().flat_map(|y| y.columns.iter().map(|c| &c.expr));
                 self.check_types(l.filter.iter().chain(yields))?;
@@ -437,6 +438,19 @@ impl Validator<'_> {
                 BoundSentence::Assign { var: var.clone(), sentence: Box::new(sentence) }
             }
             Statement::Match(m) => {
+                let wheres = m.clauses.iter().filter_map(|c| match c {
+                    quiver_syntax::ast::MatchClause::Match { filter, .. } => filter.as_ref(),
+                    _ => None,
+                });
+                self.check_params_defined(wheres.clone(), assigned)?;
+                // NebulaGraph's MatchValidator types the WHERE: one known to be no boolean (nor NULL, EMPTY or a
+                // list) is refused before anything runs; one known only at run time is checked per row.
+                for w in wheres {
+                    let ty = types::deduce(w, self.space.as_ref().map(|s| s.vid_type), &|_| None)?;
+                    if !matches!(ty, types::Ty::Bool | types::Ty::Null | types::Ty::Empty | types::Ty::List) {
+                        return Err(QError::semantic(format!("`{w}', expected Boolean, but was `{}'", ty.name())));
+                    }
+                }
                 // A pattern's property values are folded first (NebulaGraph's "filter evaluable"): `{age: "24"-1}`
                 // is ``Type error `("24"-1)'``.
                 for c in &m.clauses {
@@ -645,6 +659,30 @@ impl Validator<'_> {
             return Ok(());
         }
         Err(QError::semantic(format!("`{e}', expected boolean, but was `{}'", ty.name())))
+    }
+
+    /// A `$name` in a WHERE of LOOKUP or MATCH that is neither a parameter nor a variable: NebulaGraph's parser
+    /// takes both there, and its validator names the undefined ones (a variable's condition is refused later).
+    fn check_params_defined<'e>(
+        &self,
+        exprs: impl IntoIterator<Item = &'e Expr>,
+        assigned: &[(String, Vec<String>)],
+    ) -> QResult<()> {
+        let mut undefined: Vec<&str> = Vec::new();
+        for e in exprs {
+            e.visit(&mut |x| {
+                if let Expr::Param(p) = x {
+                    let known = self.req.params.contains_key(p.as_str()) || self.var_columns(p, assigned).is_some();
+                    if !known && !undefined.contains(&p.as_str()) {
+                        undefined.push(p);
+                    }
+                }
+            });
+        }
+        if undefined.is_empty() {
+            return Ok(());
+        }
+        Err(QError::semantic(format!("Undefined parameters: {}", undefined.join(", "))))
     }
 
     /// A YIELD's `$^.t.p` or `$$.t.p` names a tag of the current space (NebulaGraph's DeducePropsVisitor looks
