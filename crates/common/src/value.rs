@@ -74,6 +74,17 @@ pub struct Edge {
     pub props: BTreeMap<String, Value>,
 }
 
+impl Edge {
+    /// The edge as stored: `(source, positive type, destination)`, whichever way it was walked.
+    pub fn stored(&self) -> (&Value, i32, &Value) {
+        if self.edge_type < 0 {
+            (&self.dst, -self.edge_type, &self.src)
+        } else {
+            (&self.src, self.edge_type, &self.dst)
+        }
+    }
+}
+
 /// One hop of a [`Path`]: the edge walked and the vertex it leads to, as NebulaGraph's `Step`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Step {
@@ -353,12 +364,14 @@ impl Value {
             (Value::List(a), Value::List(b)) | (Value::Set(a), Value::Set(b)) => cmp_seq(a, b),
             (Value::Map(a), Value::Map(b)) => cmp_props(a, b),
             (Value::Vertex(a), Value::Vertex(b)) => a.vid.total_cmp(&b.vid),
-            (Value::Edge(a), Value::Edge(b)) => a
-                .src
-                .total_cmp(&b.src)
-                .then(a.edge_type.cmp(&b.edge_type))
-                .then(a.ranking.cmp(&b.ranking))
-                .then_with(|| a.dst.total_cmp(&b.dst)),
+            // An edge is the stored one however it was walked (NebulaGraph's `Edge::operator==`).
+            (Value::Edge(a), Value::Edge(b)) => {
+                let ((asrc, at, adst), (bsrc, bt, bdst)) = (a.stored(), b.stored());
+                asrc.total_cmp(bsrc)
+                    .then(at.cmp(&bt))
+                    .then(a.ranking.cmp(&b.ranking))
+                    .then_with(|| adst.total_cmp(bdst))
+            }
             (Value::Path(a), Value::Path(b)) => cmp_path(a, b),
             (Value::Null(a), Value::Null(b)) => a.cmp(b),
             _ => Ordering::Equal,
@@ -470,7 +483,7 @@ impl PartialEq for Value {
             && self.total_cmp(other) == Ordering::Equal
             && match (self, other) {
                 (Value::Vertex(a), Value::Vertex(b)) => a == b,
-                (Value::Edge(a), Value::Edge(b)) => a == b,
+                (Value::Edge(a), Value::Edge(b)) => a.name == b.name && a.props == b.props,
                 (Value::Path(a), Value::Path(b)) => a == b,
                 _ => true,
             }
@@ -500,8 +513,9 @@ impl std::hash::Hash for Value {
             }),
             Value::Vertex(v) => v.vid.hash(state),
             Value::Edge(e) => {
-                e.src.hash(state);
-                e.dst.hash(state);
+                let (src, _, dst) = e.stored();
+                src.hash(state);
+                dst.hash(state);
                 e.ranking.hash(state);
             }
             // What `total_cmp` compares first, so values it finds equal hash equal.

@@ -771,7 +771,9 @@ impl<'a> Parser<'a> {
             false
         } else {
             let inner = self.peek_kw("INNER");
-            if !(inner || self.peek_kw("LEFT") || self.peek_kw("RIGHT") || self.peek_kw("OUTER")) {
+            // NebulaGraph's `join_mode`: INNER, LEFT, RIGHT, OUTER, SEMI or ANTI.
+            let mode = ["LEFT", "RIGHT", "OUTER", "SEMI", "ANTI"].iter().any(|m| self.peek_kw(m));
+            if !(inner || mode) {
                 return Err(self.error_here());
             }
             self.bump();
