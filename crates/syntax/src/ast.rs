@@ -645,4 +645,6 @@ pub enum PlanFormat {
     Row,
     Dot,
     DotStruct,
+    /// NebulaGraph's `tck`: the operators as rows, as its TCK's plan tables read them.
+    Tck,
 }

@@ -380,9 +380,10 @@ impl<'a> Parser<'a> {
                 "row" => PlanFormat::Row,
                 "dot" => PlanFormat::Dot,
                 "dot:struct" => PlanFormat::DotStruct,
+                "tck" => PlanFormat::Tck,
                 _ => {
                     return Err(QError::syntax(format!(
-                        "Invalid explain/profile format type: \"{f}\", only following values are supported: row,dot,dot:struct"
+                        "Invalid explain/profile format type: \"{f}\", only following values are supported: row,dot,dot:struct,tck"
                     )))
                 }
             };

@@ -346,6 +346,15 @@ impl AppendVerticesExecutor {
     fn append(r: &Reads<'_>, a: &AppendNode, input: &DataSet) -> QResult<DataSet> {
         let check = NodeCheck::new(&a.node, r.req)?;
         let Some(from) = input.column_index(&a.from) else { return Ok(input.clone()) };
+        if a.argument {
+            let wrong = input.column(from).iter().find(|v| !matches!(v, Value::Vertex(_) | Value::Null(_)));
+            if let Some(v) = wrong {
+                return Err(QError::execution(format!(
+                    "Argument only support vertex, but got {v}, whose type is '{}'",
+                    v.type_name()
+                )));
+            }
+        }
         let mut meter = Meter::new(&r.req.budget);
         if a.node.bound {
             // The walk must arrive at the vertex bound before: keep the rows where it does, drop the VID column.

@@ -61,13 +61,14 @@ impl PlanDesc {
             PlanFormat::Row => "row",
             PlanFormat::Dot => "dot",
             PlanFormat::DotStruct => "dot:struct",
+            PlanFormat::Tck => "tck",
         };
         PlanDesc { nodes, format: format.into(), optimize_time_us }
     }
 
-    /// The rows EXPLAIN returns: one per operator (`row`), or the digraph in one cell (`dot`).
+    /// The rows EXPLAIN returns: one per operator (`row`, `tck`), or the digraph in one cell (`dot`).
     pub fn to_data_set(&self) -> DataSet {
-        if self.format != "row" {
+        if self.format != "row" && self.format != "tck" {
             return DataSet::new(vec!["plan".into()], vec![vec![Value::str(self.to_dot())]]);
         }
         let columns = ["id", "name", "dependencies", "profiling data", "operator info"];

@@ -99,6 +99,9 @@ pub(crate) struct AppendNode {
     /// Only these columns of the rows are output, in this order (`prune_match_columns`, where the walk ends and
     /// what follows reads fewer); `None` outputs them all.
     pub keep: Option<Vec<String>>,
+    /// `from` is an alias the input row binds (a node of an earlier clause): it must hold vertices (or NULL), as
+    /// NebulaGraph's ArgumentExecutor requires.
+    pub argument: bool,
 }
 
 impl AppendNode {
@@ -114,6 +117,7 @@ impl AppendNode {
             exist: false,
             columns: Vec::new(),
             keep: None,
+            argument: false,
         }
     }
 }
@@ -253,7 +257,8 @@ fn new_columns(p: &BoundPath) -> Vec<String> {
 fn start_node(input: Option<PlanNode>, node: BoundNode, start: Start, tags: &Tags) -> PlanNode {
     match start {
         Start::Bound => {
-            above_opt(input, Op::AppendVertices(Box::new(AppendNode::whole(node.column.clone(), node, tags))))
+            let append = AppendNode { argument: true, ..AppendNode::whole(node.column.clone(), node, tags) };
+            above_opt(input, Op::AppendVertices(Box::new(append)))
         }
         start => {
             above_opt(input, Op::StartVertices(Box::new(StartNode { node, start, tags: tags.clone(), props: None })))
