@@ -1106,29 +1106,45 @@ impl StorageClient for EmbeddedStorage {
     fn write(&self, space: &SpaceDesc, mutations: Vec<Mutation>) -> QResult<()> {
         let vertices = mutations.iter().filter(|m| matches!(m, Mutation::InsertVertex { .. })).count() as i64;
         let edges = mutations.iter().filter(|m| matches!(m, Mutation::InsertEdge { .. })).count() as i64;
+        // The rows are encoded before the writers' lock is taken: concurrent writers encode in parallel, and the
+        // lock covers only what must see the batches before it (reads, counters, the log append).
+        let mut encoded = Vec::with_capacity(mutations.len());
+        for m in &mutations {
+            match m {
+                Mutation::InsertVertex { tags, .. } => {
+                    encoded.extend(tags.iter().map(|(schema, values)| codec::encode(schema.latest(), values)))
+                }
+                Mutation::InsertEdge { schema, values, .. } => encoded.push(codec::encode(schema.latest(), values)),
+                _ => {}
+            }
+        }
         let mut guard = self.lock_writers();
         let w = &mut *guard;
         let mut tx = write::Tx::new(self, space, w)?;
+        let mut rows = encoded.into_iter();
+        let mut next_row = || rows.next().expect("a row was encoded for every tag and edge");
         let applied = (|| -> QResult<()> {
             for m in mutations {
                 match m {
                     Mutation::InsertVertex { vid, tags, if_not_exists } => {
                         tx.put_vertex(w, &vid)?;
-                        for (schema, values) in tags {
+                        for (schema, _) in tags {
+                            let row = next_row();
                             if if_not_exists && tx.visible(&keys::tag_key(space, &vid, schema.id), &schema)? {
                                 continue;
                             }
-                            tx.put_tag(w, &vid, &schema, codec::encode(schema.latest(), &values))?;
+                            tx.put_tag(w, &vid, &schema, row)?;
                         }
                     }
-                    Mutation::InsertEdge { key, schema, values, if_not_exists } => {
+                    Mutation::InsertEdge { key, schema, if_not_exists, .. } => {
+                        let row = next_row();
                         if if_not_exists
                             && tx
                                 .visible(&keys::edge_key(space, &key.src, key.edge_type, key.rank, &key.dst), &schema)?
                         {
                             continue;
                         }
-                        tx.put_edge(w, &key, &schema, codec::encode(schema.latest(), &values))?;
+                        tx.put_edge(w, &key, &schema, row)?;
                     }
                     Mutation::DeleteVertex { vid, with_edges } => {
                         tx.delete_vertex(w, &vid)?;
