@@ -146,6 +146,9 @@ pub struct QueryEngine {
     /// The address this process serves on: the one host SHOW HOSTS, SHOW PARTS and SHOW ZONES report, which
     /// plays every role (graph, meta, storage) in the embedded mode.
     pub local_host: (String, u16),
+    /// What SHOW HOSTS reports as `Git Info Sha`: the commit the server binary was built from (it sets this), else
+    /// the package version.
+    pub git_sha: String,
     /// A cluster's machines, in a cluster's graphd; `None` in the embedded mode.
     pub cluster: Option<Arc<dyn quiver_api::ClusterView>>,
     /// The partitions of a space created without `partition_num` (`--default-parts-num`).
@@ -167,6 +170,7 @@ impl QueryEngine {
             authorize: false,
             observers: Vec::new(),
             local_host: ("127.0.0.1".into(), 9669),
+            git_sha: env!("CARGO_PKG_VERSION").into(),
             cluster: None,
             default_parts_num: DEFAULT_PARTITION_NUM,
         }

@@ -539,6 +539,7 @@ fn serve(
         db.enable_authorize(attempts, lock_secs);
     }
     db.engine.local_host = (graph.addr.ip().to_string(), graph.addr.port());
+    db.engine.git_sha = env!("QUIVER_GIT_SHA").into();
     if !(1..=quiver_common::limits::PARTITIONS_MAX).contains(&graph.default_parts_num) {
         return Err(format!(
             "--default-parts-num must be between 1 and {}, got {}",

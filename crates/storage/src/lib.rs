@@ -374,6 +374,17 @@ impl EmbeddedStorage {
         let vl = space.vid_type.key_len();
         for &part in parts {
             let kind = if schema.kind == SchemaKind::Tag { keys::KIND_TAG } else { keys::KIND_EDGE };
+            // Tag rows come grouped by vertex: one whose only tag this was is gone with it (a vertex exists by
+            // its tags, as in NebulaGraph, which keeps no vertex key by default).
+            let mut orphans: Vec<Vec<u8>> = Vec::new();
+            let mut group: Option<(Vec<u8>, bool, bool)> = None;
+            let close = |g: Option<(Vec<u8>, bool, bool)>, orphans: &mut Vec<Vec<u8>>| {
+                if let Some((vid, dropped, other)) = g {
+                    if dropped && !other {
+                        orphans.push(vid);
+                    }
+                }
+            };
             self.kv
                 .scan_prefix(&keys::prefix(space.id, part, kind), &mut |k, _| {
                     let off = keys::PREFIX_LEN + vl;
@@ -382,12 +393,42 @@ impl EmbeddedStorage {
                     } else {
                         ((u32::from_be_bytes(k[off..off + 4].try_into().expect("edge key")) ^ (1 << 31)) as i32).abs()
                     };
+                    if kind == keys::KIND_TAG {
+                        let vid = &k[keys::PREFIX_LEN..off];
+                        if group.as_ref().is_none_or(|(g, _, _)| g.as_slice() != vid) {
+                            close(group.take(), &mut orphans);
+                            group = Some((vid.to_vec(), false, false));
+                        }
+                        let g = group.as_mut().expect("set above");
+                        if id == schema.id {
+                            g.1 = true;
+                        } else {
+                            g.2 = true;
+                        }
+                    }
                     if id == schema.id {
                         b.kv.delete(k.to_vec());
                     }
                     true
                 })
                 .map_err(kv_err)?;
+            close(group.take(), &mut orphans);
+            let c = &mut guard.counters.get_mut(&space.id).expect("loaded above")[part as usize - 1];
+            let mut gone = 0;
+            for vid in orphans {
+                let mut vkey = keys::prefix(space.id, part, keys::KIND_VERTEX);
+                vkey.extend_from_slice(&vid);
+                if self.kv.get(&vkey).map_err(kv_err)?.is_some() {
+                    b.kv.delete(vkey);
+                    b.topo.push(TopoOp::Vertex { vid: keys::decode_vid(space, &vid)?, exists: false });
+                    gone += 1;
+                }
+            }
+            if gone > 0 {
+                c.vertices -= gone;
+                debug_assert!(c.vertices >= 0, "a partition's vertex count went below zero");
+                write::put_counters(&mut b.kv, space.id, part, c);
+            }
         }
         b.topo.push(if schema.kind == SchemaKind::Edge {
             TopoOp::DropEdgeType(schema.id)

@@ -56,13 +56,15 @@ impl QueryEngine {
         Ok(match stmt {
             Statement::AddHosts { .. } => return Err(QError::not_supported("`ADD HOSTS' in the embedded mode")),
             Statement::DropHosts(_) => return Err(QError::not_supported("`DROP HOSTS' in the embedded mode")),
-            Statement::ShowHosts(None) | Statement::ShowHosts(Some(HostRole::Storage)) => self.show_storage_hosts(),
+            // `SHOW HOSTS` is the storage hosts' partitions; `SHOW HOSTS STORAGE`, like the other roles, their
+            // builds (NebulaGraph's ShowHostsExecutor).
+            Statement::ShowHosts(None) => self.show_storage_hosts(),
             Statement::ShowHosts(Some(HostRole::Agent)) => {
                 DataSet::with_columns(&["Host", "Port", "Status", "Role", "Git Info Sha", "Version"])
             }
             Statement::ShowHosts(Some(role)) => {
                 let mut ds = DataSet::with_columns(&["Host", "Port", "Status", "Role", "Git Info Sha", "Version"]);
-                let sha = Value::str(env!("CARGO_PKG_VERSION"));
+                let sha = Value::str(self.git_sha.clone());
                 ds.push_row([
                     host,
                     port,
@@ -132,7 +134,17 @@ impl QueryEngine {
             }
         };
         Ok(Some(match stmt {
-            Statement::ShowHosts(None) | Statement::ShowHosts(Some(HostRole::Storage)) => {
+            Statement::ShowHosts(Some(HostRole::Storage)) => {
+                let mut ds = DataSet::with_columns(&["Host", "Port", "Status", "Role", "Git Info Sha", "Version"]);
+                for h in cluster.storage_hosts()? {
+                    let (host, port) = split(&h.addr);
+                    let status = Value::str(if h.online { "ONLINE" } else { "OFFLINE" });
+                    let sha = Value::str(self.git_sha.clone());
+                    ds.push_row([host, port, status, Value::str("STORAGE"), sha, Value::str(NEBULA_VERSION)]);
+                }
+                ds
+            }
+            Statement::ShowHosts(None) => {
                 let hosts = cluster.storage_hosts()?;
                 let rows = hosts
                     .into_iter()
@@ -150,7 +162,7 @@ impl QueryEngine {
                     let (host, port) = split(&addr);
                     // A metad is shown ONLINE when it leads or while the leader answers (followers are not asked).
                     let status = if leader.is_some() { "ONLINE" } else { "OFFLINE" };
-                    let sha = Value::str(env!("CARGO_PKG_VERSION"));
+                    let sha = Value::str(self.git_sha.clone());
                     ds.push_row([host, port, Value::str(status), Value::str("META"), sha, Value::str(NEBULA_VERSION)]);
                 }
                 ds
