@@ -59,22 +59,8 @@ impl QueryEngine {
             // `SHOW HOSTS` is the storage hosts' partitions; `SHOW HOSTS STORAGE`, like the other roles, their
             // builds (NebulaGraph's ShowHostsExecutor).
             Statement::ShowHosts(None) => self.show_storage_hosts(),
-            Statement::ShowHosts(Some(HostRole::Agent)) => {
-                DataSet::with_columns(&["Host", "Port", "Status", "Role", "Git Info Sha", "Version"])
-            }
-            Statement::ShowHosts(Some(role)) => {
-                let mut ds = DataSet::with_columns(&["Host", "Port", "Status", "Role", "Git Info Sha", "Version"]);
-                let sha = Value::str(self.git_sha.clone());
-                ds.push_row([
-                    host,
-                    port,
-                    Value::str("ONLINE"),
-                    Value::str(role.name()),
-                    sha,
-                    Value::str(NEBULA_VERSION),
-                ]);
-                ds
-            }
+            Statement::ShowHosts(Some(HostRole::Agent)) => self.role_hosts("AGENT", []),
+            Statement::ShowHosts(Some(role)) => self.role_hosts(role.name(), [(host, port, true)]),
             Statement::ShowCharset => {
                 let mut ds = DataSet::with_columns(&["Charset", "Description", "Default collation", "Maxlen"]);
                 ds.push_row([Value::str("utf8"), Value::str("UTF-8 Unicode"), Value::str("utf8_bin"), Value::Int(4)]);
@@ -135,14 +121,14 @@ impl QueryEngine {
         };
         Ok(Some(match stmt {
             Statement::ShowHosts(Some(HostRole::Storage)) => {
-                let mut ds = DataSet::with_columns(&["Host", "Port", "Status", "Role", "Git Info Sha", "Version"]);
-                for h in cluster.storage_hosts()? {
-                    let (host, port) = split(&h.addr);
-                    let status = Value::str(if h.online { "ONLINE" } else { "OFFLINE" });
-                    let sha = Value::str(self.git_sha.clone());
-                    ds.push_row([host, port, status, Value::str("STORAGE"), sha, Value::str(NEBULA_VERSION)]);
-                }
-                ds
+                let hosts = cluster.storage_hosts()?;
+                self.role_hosts(
+                    "STORAGE",
+                    hosts.iter().map(|h| {
+                        let (host, port) = split(&h.addr);
+                        (host, port, h.online)
+                    }),
+                )
             }
             Statement::ShowHosts(None) => {
                 let hosts = cluster.storage_hosts()?;
@@ -156,16 +142,15 @@ impl QueryEngine {
                 storage_hosts(rows)
             }
             Statement::ShowHosts(Some(HostRole::Meta)) => {
-                let mut ds = DataSet::with_columns(&["Host", "Port", "Status", "Role", "Git Info Sha", "Version"]);
-                let leader = cluster.meta_leader().ok();
-                for addr in cluster.metas() {
-                    let (host, port) = split(&addr);
-                    // A metad is shown ONLINE when it leads or while the leader answers (followers are not asked).
-                    let status = if leader.is_some() { "ONLINE" } else { "OFFLINE" };
-                    let sha = Value::str(self.git_sha.clone());
-                    ds.push_row([host, port, Value::str(status), Value::str("META"), sha, Value::str(NEBULA_VERSION)]);
-                }
-                ds
+                // A metad is shown ONLINE when it leads or while the leader answers (followers are not asked).
+                let online = cluster.meta_leader().is_ok();
+                self.role_hosts(
+                    "META",
+                    cluster.metas().iter().map(|addr| {
+                        let (host, port) = split(addr);
+                        (host, port, online)
+                    }),
+                )
             }
             Statement::ShowMetaLeader => {
                 let mut ds = DataSet::with_columns(&["Meta Leader", "secs from last heart beat"]);
@@ -185,6 +170,23 @@ impl QueryEngine {
             }
             _ => return Ok(None),
         }))
+    }
+
+    /// `SHOW HOSTS GRAPH|META|STORAGE|AGENT`: one row per host of the role, with this build's commit.
+    fn role_hosts(&self, role: &str, hosts: impl IntoIterator<Item = (Value, Value, bool)>) -> DataSet {
+        let mut ds = DataSet::with_columns(&["Host", "Port", "Status", "Role", "Git Info Sha", "Version"]);
+        for (host, port, online) in hosts {
+            let status = Value::str(if online { "ONLINE" } else { "OFFLINE" });
+            ds.push_row([
+                host,
+                port,
+                status,
+                Value::str(role),
+                Value::str(self.git_sha.clone()),
+                Value::str(NEBULA_VERSION),
+            ]);
+        }
+        ds
     }
 
     /// SHOW HOSTS: this host with every partition of every space, led here, and the total row.

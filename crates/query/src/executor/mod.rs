@@ -388,7 +388,7 @@ impl<'e, 's, 'r, 'p> Executor<'e, 's, 'r, 'p> {
                     let stmt = mutation::update_of_row(s, &src.context(req, row))?;
                     let ds = self.engine.execute_statement(self.session, &stmt, self.req.params)?;
                     match &mut out {
-                        Some(all) => (0..ds.len()).for_each(|r| all.push_row(ds.row(r))),
+                        Some(all) => all.append(ds),
                         None => out = Some(ds),
                     }
                 }

@@ -225,7 +225,7 @@ impl QueryEngine {
             for one in target.each() {
                 match self.update(space, upsert, &one, set, when, yield_clause, params) {
                     Ok(ds) => match &mut out {
-                        Some(all) => (0..ds.len()).for_each(|r| all.push_row(ds.row(r))),
+                        Some(all) => all.append(ds),
                         None => out = Some(ds),
                     },
                     Err(e) => {
